@@ -3,7 +3,7 @@ vocabulary, with the ds_config file it names linked through ``deepspeed.config_p
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from .records import field, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
@@ -22,7 +22,7 @@ def deepspeed_keys() -> dict:
     return load("accelerate/deepspeed_keys.json")
 
 
-@dataclass
+@record
 class Entry:
     key: str
     key_node: Any
@@ -30,7 +30,7 @@ class Entry:
     value: Any
 
 
-@dataclass
+@record
 class AccelerateConfig:
     path: str
     root: Any
@@ -85,7 +85,7 @@ def read(source: Source) -> AccelerateConfig | None:
     return cfg
 
 
-@dataclass
+@record
 class AccelerateJob(Job):
     accelerate: AccelerateConfig | None = None
 

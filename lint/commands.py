@@ -6,7 +6,7 @@ rules that check memory and topology read Jobs.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from .records import field, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
 from .model import UNKNOWN, Span
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class WordPart:
     """A stretch of a word's expanded text that is the whole value of one expansion (``$VAR`` in ``key=$VAR``).
 
@@ -28,7 +28,7 @@ class WordPart:
     origin_span: Span
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Word:
     """One argv word after expansion.
 
@@ -66,7 +66,7 @@ class Word:
         return self.origin_span or self.span
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Arg:
     """A flag and the plain words after it (argparse decides later how many it consumes).
 
@@ -88,7 +88,7 @@ class Arg:
         return Span(self.flag_span.start, max(end, self.flag_span.end))
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Command:
     path: str
     span: Span  # the whole command as written (for a heredoc-expanded one, the command that expands it)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass, field
+from .records import field, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
@@ -56,7 +56,7 @@ def parse_size(value: Any) -> int:
     return int(number * base ** _UNITS[unit])
 
 
-@dataclass
+@record
 class Hardware:
     gpu: str | None = None
     gpu_memory: int | None = None  # bytes, overrides the catalog
@@ -93,7 +93,7 @@ class Hardware:
         return hw
 
 
-@dataclass
+@record
 class Config:
     path: str | None = None  # the file it came from
     root: str = "."

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
+from .records import record
 
 import click
 
@@ -20,7 +20,7 @@ WATCHED = ("torch", "torchvision", "vllm", "deepspeed", "transformers", "flash-a
            "accelerate", "ray", "xformers", "tensordict", "peft", "flashinfer-python")
 
 
-@dataclass
+@record
 class EnvFinding:
     code: str
     severity: Severity

@@ -67,7 +67,7 @@ The vocabulary (keys of ``job.settings``); ``<role>`` is one of ROLES:
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
+from .records import field, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
@@ -93,7 +93,7 @@ BUILDER_KINDS: dict[str, frozenset[str]] = {
 _BUILDERS: list[tuple[frozenset[str], Callable]] = []
 
 
-@dataclass
+@record
 class Job:
     name: str  # short label for reports, e.g. "train_ppo.sh:12 openrlhf.cli.train_ppo_ray"
     path: str  # the file that launches it

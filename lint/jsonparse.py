@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from .records import field, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
@@ -26,7 +26,7 @@ class JSONError(Exception):
         self.offset = offset
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class JNode:
     span: Span
 
@@ -34,7 +34,7 @@ class JNode:
         raise NotImplementedError
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class JValue(JNode):
     value: Any  # str, int, float, bool or None
 
@@ -42,7 +42,7 @@ class JValue(JNode):
         return self.value
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class JMember:
     key: str
     key_span: Span
@@ -53,7 +53,7 @@ class JMember:
         return Span(self.key_span.start, self.value.span.end)
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class JObject(JNode):
     members: list[JMember] = field(default_factory=list)
 
@@ -74,7 +74,7 @@ class JObject(JNode):
         return {m.key: m.value.to_python() for m in self.members}
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class JArray(JNode):
     items: list[JNode] = field(default_factory=list)
 
@@ -82,7 +82,7 @@ class JArray(JNode):
         return [i.to_python() for i in self.items]
 
 
-@dataclass
+@record
 class JSONDocument:
     root: JNode
     comments: list[Span] = field(default_factory=list)

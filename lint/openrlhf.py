@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from dataclasses import dataclass, field
+from .records import field, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
@@ -29,7 +29,7 @@ _PIN = re.compile(r"^\s*openrlhf\s*(?:\[[^\]]*\])?\s*(==|===|~=|>=)\s*v?([0-9][0
 
 
 # -- knowledge ---------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@record(frozen=True)
 class FlagSpec:
     flag: str
     dest: str
@@ -179,7 +179,7 @@ def knowledge() -> Knowledge:
 
 
 # -- argparse emulation ------------------------------------------------------------------------------------------
-@dataclass(eq=False)
+@record(eq=False)
 class FlagUse:
     """One flag as argparse of the targeted release reads it."""
 
@@ -198,7 +198,7 @@ class FlagUse:
         return self.arg.flag_span
 
 
-@dataclass
+@record
 class Value:
     value: Any
     word: Any = None  # the Word it was written as (None for defaults and switches)
@@ -213,7 +213,7 @@ class Value:
         return self.use.flag_span if self.use is not None else None
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Invocation:
     command: Any
     path: str

@@ -12,7 +12,7 @@ import functools
 import itertools
 import os
 import re
-from dataclasses import dataclass, field
+from .records import field, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
@@ -42,7 +42,7 @@ def release_defaults() -> dict:
 
 
 # -- values ------------------------------------------------------------------------------------------------------
-@dataclass
+@record
 class Resolved:
     """A field's value in one scenario and where it is written.
 
@@ -58,7 +58,7 @@ class Resolved:
     flags_used: frozenset = frozenset()
 
 
-@dataclass
+@record
 class DeadBranch:
     """A conditional whose test never depends on a flag while its other branch does (ORZ issue #6)."""
 
@@ -70,7 +70,7 @@ class DeadBranch:
     field: str
 
 
-@dataclass
+@record
 class Scenario:
     flags: dict[str, bool]
     values: dict[str, Resolved]
@@ -84,7 +84,7 @@ class Scenario:
         return UNKNOWN if r is None else r.value
 
 
-@dataclass
+@record
 class OrzConfig:
     path: str
     class_name: str
@@ -307,7 +307,7 @@ def _is_dataclass(classdef) -> bool:
     return any(_dotted(d.decorator).split(".")[-1] == "dataclass" for d in classdef.decorators)
 
 
-@dataclass
+@record
 class _Module:
     path: str
     tree: Any
@@ -655,7 +655,7 @@ def jobs_for(config: OrzConfig, project, launch_path: str | None = None, launch_
     return jobs
 
 
-@dataclass
+@record
 class OrzJob(Job):
     config: OrzConfig | None = None
     unknown_overrides: list = field(default_factory=list)  # (Override, message) from the launch command

@@ -11,7 +11,7 @@ file with its includes, one pyproject extra, one Dockerfile stage, one ``pip ins
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from .records import field, record, replace
 
 from .model import Span
 from .project import ParseError
@@ -29,7 +29,7 @@ VALUE_OPTIONS = frozenset({
 CONDA_NAMES = {"pytorch": "torch"}  # conda package name -> PyPI distribution name
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Pin:
     name: str  # canonical distribution name (``flash-attn``)
     text: str  # the requirement as written
@@ -54,14 +54,14 @@ class Pin:
         return f"{self.name}{extras}{self.specifier}" if not self.url else f"{self.name}{extras} @ {self.url}"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Include:
     option: str  # "-r" or "-c"
     target: str
     span: Span
 
 
-@dataclass
+@record
 class PinDocument:
     pins: list[Pin] = field(default_factory=list)
     includes: list[Include] = field(default_factory=list)

@@ -9,7 +9,7 @@ import functools
 import os
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field, replace
+from .records import field, record, replace
 
 from .model import Related, Setting, Span
 from .pins import Pin, canonical, pin_documents
@@ -57,7 +57,7 @@ def _read_tsv(name: str) -> list[dict[str, str]]:
     return rows
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RequiresRow:
     package: str
     versions: object  # SpecifierSet
@@ -66,7 +66,7 @@ class RequiresRow:
     source: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Fact:
     id: str
     package: str
@@ -82,7 +82,7 @@ class Fact:
         return _contains(self.affected, version)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class WheelRow:
     flash_attn: object  # SpecifierSet
     torch: tuple[str, ...]
@@ -167,7 +167,7 @@ def marker_applies(marker) -> bool:
 
 
 # -- install sets -------------------------------------------------------------------------------------------------
-@dataclass
+@record
 class InstallSet:
     id: str
     path: str
@@ -175,7 +175,7 @@ class InstallSet:
     pins: list[Pin] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Constraint:
     """One requirement on a package inside an install set: written directly (chain empty) or implied by a
     framework pin (``vllm==0.7.2`` implies ``torch==2.5.1``)."""
@@ -412,7 +412,7 @@ def _build_evidence(project, scope: str | None = None) -> dict[str, Related]:
 
 
 # -- findings the P rules report ----------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@record(frozen=True)
 class Conflict:
     package: str
     first: Constraint
@@ -453,7 +453,7 @@ def _find_conflicts(project):
             yield c
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class BadHit:
     fact: Fact
     pin: Pin  # the pin written in the file (the framework pin when the version is implied)
@@ -560,7 +560,7 @@ def nearest_good(package: str, version: str, facts, others) -> str | None:
     return below[-1] if below else None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class WheelGap:
     pin: Pin
     row: WheelRow

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from dataclasses import dataclass
+from .records import record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
@@ -29,7 +29,7 @@ PARSERS: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class InternalError:
     """An exception raised by our own code (a parser, job builder, rule or fixer) while checking one file.
     It becomes an F010 diagnostic on that file; the rest of the run goes on. ``--debug`` re-raises instead."""
@@ -128,7 +128,7 @@ def reference_candidates(from_path: str, reference: str, root: str) -> list[str]
     return candidates
 
 
-@dataclass
+@record
 class Context:
     """What a rule sees. Rules read it; they never do I/O."""
 

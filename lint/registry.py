@@ -10,7 +10,7 @@ import importlib
 import inspect
 import os
 import re
-from dataclasses import dataclass, field
+from .records import field, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
@@ -36,7 +36,7 @@ CODE_RE = re.compile(r"^[A-Z][0-9]{3}$")
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Rule:
     code: str
     name: str
@@ -76,7 +76,7 @@ class Rule:
         yield from self.func(ctx)
 
 
-@dataclass
+@record
 class Registry:
     rules: dict[str, Rule] = field(default_factory=dict)
     by_name: dict[str, Rule] = field(default_factory=dict)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import stat
-from dataclasses import dataclass, field
+from .records import field, record
 
 from .config import Config
 from .discovery import discover, kind_from_content, kind_from_name
@@ -23,14 +23,14 @@ CHECKED_KINDS = {"json", "ds_config", "shell", "python", "yaml", "requirements",
                  "dockerfile"}
 
 
-@dataclass
+@record
 class Unreadable:
     path: str
     message: str
     code: str  # F001 unreadable-file or F002 file-too-large
 
 
-@dataclass
+@record
 class Options:
     fix: bool = False
     unsafe_fixes: bool = False
@@ -43,7 +43,7 @@ class Options:
     debug: bool = False  # internal errors raise with their traceback instead of becoming F010 diagnostics
 
 
-@dataclass
+@record
 class Result:
     diagnostics: list[Diagnostic]
     fixed: int = 0

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from .records import field, record
 from functools import lru_cache
 
 TYPE_CHECKING = False
@@ -117,7 +117,7 @@ class _Doc:
 # ---------------------------------------------------------------------------------------------------------------
 # expansion values
 # ---------------------------------------------------------------------------------------------------------------
-@dataclass
+@record
 class _Inst:
     """One expansion of a variable at one place: where it was written and what it expanded."""
 
@@ -130,7 +130,7 @@ class _Inst:
     count: int = 0  # fragments it produced
 
 
-@dataclass
+@record
 class _Frag:
     text: Any  # str or UNKNOWN
     span: Span  # where the text was written
@@ -151,7 +151,7 @@ class _Frag:
 _BREAK = object()  # a field boundary (array elements of "${A[@]}")
 
 
-@dataclass
+@record
 class Var:
     """A shell variable's value: a scalar (fragments) or an array (one fragment list per element)."""
 
@@ -195,7 +195,7 @@ def _join(parts: list[Any]) -> Any:
 # ---------------------------------------------------------------------------------------------------------------
 # the result
 # ---------------------------------------------------------------------------------------------------------------
-@dataclass(eq=False)
+@record(eq=False)
 class SimpleCommand:
     """One simple command as bash would run it: argv Words, its env prefix, where it was written."""
 
@@ -209,7 +209,7 @@ class SimpleCommand:
     depth: int = 0  # nested bash -c level
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Heredoc:
     path: str
     variable: str  # the variable `read` stores it in ("" for other commands)
@@ -218,7 +218,7 @@ class Heredoc:
     command_span: Span
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class ShellScript:
     path: str
     simple_commands: list[SimpleCommand] = field(default_factory=list)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import bisect
 import os
-from dataclasses import dataclass, field
+from .records import field, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
@@ -18,7 +18,7 @@ class DecodeError(Exception):
     pass
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Source:
     path: str  # as given or discovered, used in reports
     raw: bytes

@@ -6,7 +6,7 @@ something, so unused ones can be reported.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from .records import field, record
 
 from .model import Span
 from .source import Source
@@ -15,7 +15,7 @@ DIRECTIVE = re.compile(r"(?:#|//)\s*rlhf-lint:\s*(ignore-file|ignore)\b(?:\[([^\
 COMMENT_KINDS = {"shell", "python", "yaml", "requirements", "pyproject_toml", "setup_cfg", "dockerfile", "json", "ds_config"}
 
 
-@dataclass
+@record
 class Directive:
     line: int
     span: Span
@@ -27,7 +27,7 @@ class Directive:
         return not self.codes or code in self.codes or name in self.codes
 
 
-@dataclass
+@record
 class Suppressions:
     directives: list[Directive]
 

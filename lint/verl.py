@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from dataclasses import dataclass, field
+from .records import field, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
@@ -116,7 +116,7 @@ def parse_value(text: str) -> Any:
     return t
 
 
-@dataclass
+@record
 class Override:
     op: str  # "", "+", "++", "~"
     key: str
@@ -174,7 +174,7 @@ def split_override(word, source_text: str | None) -> Override | None:
 
 
 # -- YAML configs ------------------------------------------------------------------------------------------------
-@dataclass
+@record
 class YamlEntry:
     key: str
     value: Any
@@ -235,7 +235,7 @@ class _Interp(str):
 
 
 # -- the effective config ----------------------------------------------------------------------------------------
-@dataclass
+@record
 class VerlConfig:
     release: str
     defaults: dict
@@ -442,7 +442,7 @@ def settings_from(cfg: VerlConfig) -> Settings:
     return settings
 
 
-@dataclass
+@record
 class VerlJob(Job):
     verl: VerlConfig | None = None
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, replace
+from ..records import fields, record, replace
 from functools import lru_cache
 
 GIB = 1024**3
@@ -17,7 +17,7 @@ _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([bBmM])\s*$")
 _SIZE_IN_NAME_RE = re.compile(r"(?<![0-9a-z.])(\d+(?:\.\d+)?)([bm])(?![a-z0-9])", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ModelArch:
     name: str
     hidden_size: int
@@ -104,7 +104,7 @@ class ModelArch:
         return 2 * self.num_layers * heads_per_rank * self.dim_head * dtype_bytes
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ModelResolution:
     reference: str
     arch: ModelArch | None
@@ -120,7 +120,7 @@ class ModelResolution:
         return None if self.arch is None else self.arch.param_count()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GPU:
     name: str
     nominal_bytes: int
@@ -136,7 +136,7 @@ def _load(name: str) -> dict:
     return load(name)
 
 
-_ARCH_FIELDS = {f for f in ModelArch.__dataclass_fields__}
+_ARCH_FIELDS = set(fields(ModelArch))
 
 
 def _arch_from_entry(entry: dict) -> ModelArch:

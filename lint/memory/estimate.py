@@ -8,7 +8,7 @@ had to be assumed is listed in Estimate.assumptions.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from ..records import field, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
@@ -75,7 +75,7 @@ def _count(n: float) -> str:
     return f"{n / 1e6:.0f}M" if n >= 1e6 else f"{n / 1e3:.0f}K"
 
 
-@dataclass
+@record
 class Term:
     name: str
     bytes: int
@@ -93,7 +93,7 @@ class Term:
         return f"{self.name}@{'+'.join(self.phases)}" if self.phases else self.name
 
 
-@dataclass
+@record
 class RoleEstimate:
     role: str
     model: str
@@ -122,7 +122,7 @@ class RoleEstimate:
         return per_gpu
 
 
-@dataclass
+@record
 class GpuGroup:
     """Roles that share the same GPUs; the peak is the largest phase."""
 
@@ -164,7 +164,7 @@ class GpuGroup:
         return self.gpu_memory is not None and self.floor_peak > self.gpu_memory
 
 
-@dataclass
+@record
 class HostNode:
     index: int
     ranks: dict[str, int]  # role -> GPUs of that role on this node
@@ -185,7 +185,7 @@ class HostNode:
         return None if self.limit is None else self.total <= self.limit
 
 
-@dataclass
+@record
 class Estimate:
     roles: list[RoleEstimate]
     groups: list[GpuGroup]
