@@ -7,16 +7,15 @@ matters, Example, Fix, References) so that ``rlhf-lint rule CODE`` and docs/rule
 from __future__ import annotations
 
 import importlib
-import inspect
 import os
 import re
-from .records import field, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
     from typing import Callable, Iterable, Iterator
 
 from .model import Finding, Severity
+from .records import field, record
 
 FAMILIES = {
     "F": "Files, parsing and suppressions",
@@ -36,25 +35,48 @@ CODE_RE = re.compile(r"^[A-Z][0-9]{3}$")
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 
-@record(frozen=True)
+@record(eq=False)
 class Rule:
+    """A rule's metadata, and its function once its module is imported. Rules known from the index
+    (rlhf_lint.rule_index) start without ``func``: a run imports only the rule modules it needs."""
+
     code: str
     name: str
     severity: Severity
-    func: Callable[..., Iterable[Finding]]
-    kinds: frozenset[str]  # file kinds it reads; empty with scope "project"
-    scope: str = "file"  # "file": once per matching Source; "project": once per run
+    kinds: frozenset[str]  # file kinds it reads; empty with scope "job" or "project"
+    scope: str = "file"  # "file": once per matching Source; "job": once per launch; "project": once per run
     fixable: bool = False
     default_enabled: bool = True
-    doc: str = ""
+    module: str = ""  # where the rule is defined
+    func: Callable[..., Iterable[Finding]] | None = None
+    docstring: str = field(default="", repr=False)
+
+    def metadata(self) -> tuple:
+        return (self.code, self.name, self.severity, tuple(sorted(self.kinds)), self.scope, self.fixable,
+                self.default_enabled, self.module)
+
+    def _defined(self) -> "Rule":
+        if self.func is None and self.module:
+            importlib.import_module(self.module)  # its @rule decorators fill in func and docstring
+            if self.func is None:
+                raise RuntimeError(f"rule {self.code} is in the rule index but {self.module} does not define it: "
+                                   "regenerate the index with `python -m rlhf_lint.registry --write-index`")
+        return self
 
     @property
     def family(self) -> str:
         return self.code[0]
 
     @property
+    def doc(self) -> str:
+        import inspect  # only for documentation output; inspect costs ~6 ms to import
+
+        return inspect.cleandoc(self._defined().docstring or "")
+
+    @property
     def summary(self) -> str:
-        return self.doc.strip().splitlines()[0].strip() if self.doc.strip() else self.name
+        doc = self.doc.strip()
+        return doc.splitlines()[0].strip() if doc else self.name
 
     def sections(self) -> dict[str, str]:
         """The docstring split into its '## Heading' sections ('' holds the summary)."""
@@ -73,14 +95,15 @@ class Rule:
         return re.findall(r"https?://[^\s)>\]]+", self.sections().get("References", ""))
 
     def run(self, ctx) -> Iterator[Finding]:
-        yield from self.func(ctx)
+        yield from self._defined().func(ctx)
 
 
 @record
 class Registry:
     rules: dict[str, Rule] = field(default_factory=dict)
     by_name: dict[str, Rule] = field(default_factory=dict)
-    loaded: bool = False
+    indexed: bool = False  # every rule of the index is known (none of their modules need be imported)
+    loaded: bool = False  # every rule module is imported
 
     def add(self, r: Rule) -> None:
         if not CODE_RE.match(r.code):
@@ -94,8 +117,33 @@ class Registry:
         self.rules[r.code] = r
         self.by_name[r.name] = r
 
+    def define(self, r: Rule) -> None:
+        """Called by @rule when a rule module is imported: fill in the indexed entry, or add a new rule."""
+        known = self.rules.get(r.code)
+        if known is None or known.func is not None:
+            self.add(r)
+            return
+        if known.metadata() != r.metadata():
+            raise RuntimeError(f"rule {r.code} differs from the rule index ({known.metadata()} there, "
+                               f"{r.metadata()} in {r.module}): regenerate it with "
+                               "`python -m rlhf_lint.registry --write-index`")
+        known.func, known.docstring = r.func, r.docstring
+
+    def index(self) -> "Registry":
+        """Know every rule from the generated index, without importing any rule module."""
+        if not self.indexed:
+            self.indexed = True
+            from .rule_index import RULES
+
+            for code, name, severity, kinds, scope, fixable, default_enabled, module in RULES:
+                if code not in self.rules:
+                    self.add(Rule(code, name, Severity(severity), frozenset(kinds), scope, fixable, default_enabled,
+                                  module))
+        return self
+
     def load(self) -> "Registry":
         if not self.loaded:
+            self.index()
             self.loaded = True
             # every module of the rules package registers its rules at import time; rule modules keep heavy
             # imports (libcst, jsonschema) inside the functions that need them, so this stays cheap
@@ -106,27 +154,37 @@ class Registry:
         return self
 
     def all(self) -> list[Rule]:
+        """Every rule, with every rule module imported (documentation, listings, the index itself)."""
         self.load()
         return sorted(self.rules.values(), key=lambda r: r.code)
 
+    def known(self) -> list[Rule]:
+        """Every rule, from the index: selecting rules this way imports no rule module."""
+        self.index()
+        return sorted(self.rules.values(), key=lambda r: r.code)
+
     def get(self, code_or_name: str) -> Rule | None:
-        self.load()
+        self.index()
         key = code_or_name.strip()
-        return self.rules.get(key.upper()) or self.by_name.get(key.lower())
+        found = self.rules.get(key.upper()) or self.by_name.get(key.lower())
+        if found is None and not self.loaded:  # a rule missing from a stale index is still found
+            self.load()
+            found = self.rules.get(key.upper()) or self.by_name.get(key.lower())
+        return found
 
     def match(self, selector: str) -> list[Rule]:
         """Rules matched by a code, a code prefix (``D``, ``D1``), a name, or ``ALL``."""
-        self.load()
+        self.index()
         sel = selector.strip()
         if not sel:
             return []
         if sel.upper() == "ALL":
-            return self.all()
+            return self.known()
         if sel.lower() in self.by_name:
             return [self.by_name[sel.lower()]]
         up = sel.upper()
         if re.match(r"^[A-Z][0-9]{0,3}$", up):
-            return [r for r in self.all() if r.code.startswith(up)]
+            return [r for r in self.known() if r.code.startswith(up)]
         return []
 
 
@@ -162,19 +220,52 @@ def rule(
     default_enabled: bool = True,
 ) -> Callable[[Callable[..., Iterable[Finding]]], Callable[..., Iterable[Finding]]]:
     def decorate(func: Callable[..., Iterable[Finding]]) -> Callable[..., Iterable[Finding]]:
-        REGISTRY.add(
+        REGISTRY.define(
             Rule(
                 code=code,
                 name=name,
                 severity=severity,
-                func=func,
                 kinds=frozenset(kinds),
                 scope=scope,
                 fixable=fixable,
                 default_enabled=default_enabled,
-                doc=inspect.cleandoc(func.__doc__ or ""),
+                module=func.__module__,
+                func=func,
+                docstring=func.__doc__ or "",
             )
         )
         return func
 
     return decorate
+
+
+def index_source() -> str:
+    """The text of rlhf_lint/rule_index.py, from the rules as their modules define them."""
+    REGISTRY.load()
+    lines = ['"""Every rule\'s metadata, so that a run selects rules and imports only the rule modules it needs.',
+             "",
+             "Generated by `python -m rlhf_lint.registry --write-index` from the @rule decorators;",
+             "tests/test_rule_index.py fails when it is stale.",
+             '"""',
+             "# code, name, severity, kinds, scope, fixable, default_enabled, module",
+             "RULES = ("]
+    for r in sorted(REGISTRY.rules.values(), key=lambda r: r.code):
+        if r.module.startswith(RULES_PACKAGE + "."):
+            lines.append(f"    ({r.code!r}, {r.name!r}, {int(r.severity)}, {tuple(sorted(r.kinds))!r}, {r.scope!r}, "
+                         f"{r.fixable!r}, {r.default_enabled!r}, {r.module!r}),")
+    lines.append(")")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    import sys
+
+    from rlhf_lint import registry  # the module the decorators register with (this file runs as __main__)
+
+    registry.REGISTRY.indexed = True  # define every rule from its module, not from the index being regenerated
+    text = registry.index_source()
+    if sys.argv[1:] == ["--write-index"]:
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "rule_index.py"), "w", encoding="utf-8") as fh:
+            fh.write(text)
+    else:
+        sys.stdout.write(text)

@@ -70,14 +70,14 @@ def selected_rules(config: Config, options: Options, messages: list[str]) -> lis
     unknown: list[str] = []
     base = options.select if options.select is not None else config.select
     if base is None:
-        codes = {r.code for r in REGISTRY.all() if r.default_enabled}
+        codes = {r.code for r in REGISTRY.known() if r.default_enabled}
     else:
         codes = _expand(base, unknown)
     codes |= _expand(config.extend_select + options.extend_select, unknown)
     codes -= _expand(config.ignore + options.ignore, unknown)
     for sel in unknown:
         messages.append(f"warning: selector {sel!r} matches no rule")
-    return [r for r in REGISTRY.all() if r.code in codes]
+    return [r for r in REGISTRY.known() if r.code in codes]
 
 
 def _per_file_ignored(config: Config, path: str) -> set[str]:

@@ -52,7 +52,7 @@ def temporary_rule(code, name, severity, func, **kwargs):
     """Register a test-only rule on JSON files for the duration of a test, then remove it from the registry."""
     REGISTRY.load()
     rule = Rule(code=code, name=name, severity=severity, func=func, kinds=frozenset({"json", "ds_config"}),
-                doc=func.__doc__, **kwargs)
+                docstring=func.__doc__, **kwargs)
     REGISTRY.add(rule)
     try:
         yield rule

@@ -46,6 +46,12 @@ NOT_FOR_ONE_SCRIPT = {
     "rlhf_lint.verl": "~2 ms; job builder for YAML files and verl jobs only",
     "rlhf_lint.orz": "~4 ms; job builder for Python files only",
     "rlhf_lint.accelerate_config": "~1 ms; job builder for YAML files only",
+    "rlhf_lint.rules.deepspeed": "~5 ms with the JSON parser and ds_config classifier; ds_config files only",
+    "rlhf_lint.rules.deepspeed_checks": "~4 ms; ds_config files only",
+    "rlhf_lint.rules.accelerate": "YAML files only",
+    "rlhf_lint.jsonparse": "JSON files only",
+    "dataclasses": "~8 ms with inspect; value types are rlhf_lint.records",
+    "inspect": "~6 ms (ast, dis, tokenize); only rule documentation cleans docstrings with it",
 }
 
 

@@ -1,0 +1,47 @@
+"""The rule index (rlhf_lint/rule_index.py) lets a run select rules and import only the rule modules of the file
+kinds present; a stale row would hide a rule or run it on the wrong files, so it must equal what the modules define."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from rlhf_lint import registry
+from rlhf_lint.model import Severity
+from rlhf_lint.registry import REGISTRY, Registry, Rule
+
+
+def test_index_file_is_current():
+    out = subprocess.run([sys.executable, "-m", "rlhf_lint.registry"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    path = os.path.join(os.path.dirname(registry.__file__), "rule_index.py")
+    with open(path, encoding="utf-8") as fh:
+        assert fh.read() == out.stdout, "stale: run `python -m rlhf_lint.registry --write-index`"
+
+
+def test_index_knows_every_rule_without_importing_rule_modules():
+    code = ("import sys\nfrom rlhf_lint.registry import REGISTRY\nrules = REGISTRY.known()\n"
+            "print(len(rules), sum(r.func is None for r in rules), "
+            "sorted(m for m in sys.modules if m.startswith('rlhf_lint.rules.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    count, undefined, modules = out.stdout.split(" ", 2)
+    assert int(count) == len(REGISTRY.all()) and int(undefined) == int(count)
+    assert modules.strip() == "[]"
+
+
+def test_a_rule_that_differs_from_its_index_row_is_refused():
+    reg = Registry()
+    reg.add(Rule("F901", "indexed", Severity.ERROR, frozenset({"json"}), module="m"))
+    with pytest.raises(RuntimeError, match="rule index"):
+        reg.define(Rule("F901", "indexed", Severity.WARNING, frozenset({"json"}), module="m", func=lambda ctx: ()))
+    reg.define(Rule("F901", "indexed", Severity.ERROR, frozenset({"json"}), module="m", func=lambda ctx: (),
+                    docstring="Doc."))
+    assert reg.get("F901").func is not None and reg.get("F901").docstring == "Doc."
+
+
+def test_documentation_of_an_indexed_rule_imports_its_module():
+    rule = REGISTRY.get("D001")
+    assert rule.summary and rule.sections().get("Why it matters")
