@@ -104,6 +104,32 @@ def parse_source(source: Source) -> None:
         source.internal_errors.append(InternalError.of(source.path, f"parser {spec}", exc))
 
 
+PIN_FILE_KINDS = ("requirements", "pyproject_toml", "setup_cfg", "dockerfile")
+
+
+def may_declare_pins(source: Source) -> bool:
+    """False when rlhf_lint.pins surely finds no pin in ``source``: a run of launch scripts without ``pip install``
+    then never imports it. Pin files, ``setup.py`` and conda environment files are read by it; a script or a YAML
+    file needs at least the word ``install`` or a conda-like name."""
+    if source.kind in PIN_FILE_KINDS:
+        return True
+    if source.kind == "python":
+        return source.name == "setup.py"
+    if source.kind == "yaml":
+        return source.name.lower().startswith(("environment", "conda", "env"))
+    return source.kind == "shell" and "install" in source.text
+
+
+def declares_pins(project) -> bool:
+    """Whether any source pins or includes anything (rlhf_lint.pins.declares_pins, imported only when some source
+    may declare a pin): without pins the P rules have nothing to check."""
+    if not any(may_declare_pins(s) for s in project.sources.values()):
+        return False
+    from .pins import declares_pins as read_pins
+
+    return read_pins(project)
+
+
 def reference_candidates(from_path: str, reference: str, root: str) -> list[str]:
     """Every path ``reference`` written in ``from_path`` may name, in the order Project.resolve tries them.
     The grouping of files for parallel runs and the cache (rlhf_lint.groups) uses the same list, so that a file

@@ -46,7 +46,7 @@ def conflicting_pins(ctx):
     https://github.com/OpenRLHF/OpenRLHF/blob/v0.9.5/requirements.txt
     https://github.com/Open-Reasoner-Zero/Open-Reasoner-Zero/blob/main/docker/Dockerfile
     """
-    from rlhf_lint.pins import declares_pins
+    from rlhf_lint.project import declares_pins
 
     if not declares_pins(ctx.project):
         return
@@ -117,7 +117,7 @@ def known_bad_version(ctx):
     https://github.com/deepspeedai/DeepSpeedExamples/pull/957
     https://github.com/deepspeedai/DeepSpeed/issues/7718
     """
-    from rlhf_lint.pins import declares_pins
+    from rlhf_lint.project import declares_pins
 
     if not declares_pins(ctx.project):
         return
@@ -175,7 +175,7 @@ def unpinned_critical(ctx):
     ## References
     https://github.com/OpenRLHF/OpenRLHF/blob/v0.11.0/requirements.txt
     """
-    from rlhf_lint.pins import declares_pins
+    from rlhf_lint.project import declares_pins
 
     if not declares_pins(ctx.project):
         return
@@ -227,7 +227,7 @@ def flash_attn_no_prebuilt_wheel(ctx):
     https://github.com/Dao-AILab/flash-attention/issues/853
     https://github.com/OpenRLHF/OpenRLHF/issues/252
     """
-    from rlhf_lint.pins import declares_pins
+    from rlhf_lint.project import declares_pins
 
     if not declares_pins(ctx.project):
         return

@@ -33,6 +33,7 @@ print(json.dumps({'exit': code, 'modules': sorted(sys.modules)}))
 NOT_FOR_ONE_SCRIPT = {
     "packaging.specifiers": "~25 ms with packaging.tags, logging, subprocess, platform; requirements pins only",
     "rlhf_lint.pins_facts": "~6 ms; only when some file declares a pin",
+    "rlhf_lint.pins": "~1.3 ms; only when some file may declare a pin (a pin file, `pip install` in a script)",
     "typing": "~2 ms; annotations only",
     "pkgutil": "imports typing; the rule modules are listed with os.listdir",
     "importlib.resources": "~7 ms; tree_sitter_bash's __init__ imports it for a query file we never read",
