@@ -89,7 +89,16 @@ def parse_check_args(argv: list[str]) -> tuple[tuple[str, ...], dict] | None:
     return tuple(paths), params
 
 
+# Collect young objects every 20,000 allocations instead of 700: start-up creates tens of thousands of long-lived
+# objects (modules, functions, knowledge), and the default ran ~23 collections (~2 ms) over them in a one-file run.
+GC_THRESHOLD = (20_000, 10, 10)
+
+
 def main(argv: list[str] | None = None) -> None:
+    """The console script (``argv`` None: it ends the process) or a caller's check (it raises SystemExit)."""
+    import gc
+
+    gc.set_threshold(*GC_THRESHOLD)
     args = sys.argv[1:] if argv is None else argv
     parsed = parse_check_args(args)
     if parsed is None:
@@ -100,4 +109,19 @@ def main(argv: list[str] | None = None) -> None:
     from .checkcmd import run_check
 
     paths, params = parsed
-    sys.exit(run_check(paths, **params))
+    code = run_check(paths, **params)
+    if argv is None:
+        hard_exit(code)
+    sys.exit(code)
+
+
+def hard_exit(code: int) -> None:
+    """End the process without tearing down modules and freeing every object one by one, which costs ~5 ms, a
+    tenth of a one-file run (mypy's ``util.hard_exit`` does the same). Only the console script does this, after the
+    report: fixed files and cache entries are written, closed and renamed by then, and no atexit work is pending."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):  # a closed or broken pipe: let the ordinary exit report it as it always has
+        sys.exit(code)
+    os._exit(code)

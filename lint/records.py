@@ -140,27 +140,24 @@ def _init_for(cls, names: tuple[str, ...], specs: dict[str, Field]):
     post_init = hasattr(cls, "__post_init__")
     store = object.__setattr__  # also for frozen values and slots
 
-    def bind(args: tuple, kwargs: dict) -> tuple:
+    def bind(args: tuple, kwargs: dict) -> list:
         if len(args) > count:
             raise TypeError(f"{cls.__name__}() takes {count} positional arguments but {len(args)} were given")
-        given = dict(zip(names, args))
-        for key, val in kwargs.items():
-            if key not in known:
-                raise TypeError(f"{cls.__name__}() got an unexpected keyword argument {key!r}")
-            if key in given:
-                raise TypeError(f"{cls.__name__}() got multiple values for argument {key!r}")
-            given[key] = val
-        out = []
-        for name in names:
-            if name in given:
-                out.append(given[name])
+        out = list(args)
+        for name in names[len(args):]:
+            if name in kwargs:
+                out.append(kwargs.pop(name))  # kwargs is this call's own dict
             elif name in defaults:
                 out.append(defaults[name])
             elif name in factories:
                 out.append(factories[name]())
             else:
                 raise TypeError(f"{cls.__name__}() missing required argument {name!r}")
-        return tuple(out)
+        for key in kwargs:
+            if key in known:
+                raise TypeError(f"{cls.__name__}() got multiple values for argument {key!r}")
+            raise TypeError(f"{cls.__name__}() got an unexpected keyword argument {key!r}")
+        return out
 
     def __init__(self, *args, **kwargs):
         if kwargs or len(args) != count:

@@ -42,10 +42,10 @@ def _compiled_binding(package: str):
         return sys.modules[name]
     try:
         from importlib.machinery import PathFinder
-        from importlib.util import module_from_spec
 
         spec = PathFinder.find_spec(name, PathFinder.find_spec(package).submodule_search_locations)
-        binding = module_from_spec(spec)
+        binding = spec.loader.create_module(spec)  # importlib.util.module_from_spec costs ~0.6 ms more to import
+        binding.__spec__, binding.__loader__ = spec, spec.loader
         spec.loader.exec_module(binding)
     except Exception:  # an unusual install (zip, frozen): the caller imports the package the ordinary way
         return None
