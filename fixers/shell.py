@@ -10,9 +10,10 @@ import re
 
 from rlhf_lint.commands import Arg, Command, Word
 from rlhf_lint.model import Edit, Span
+from ..lazyre import lazy_compile
 
-_SAFE_UNQUOTED = re.compile(r"^[A-Za-z0-9_@%+=:,./-]+$")
-_LINE_SEP = re.compile(r"[ \t]*\\\r?\n[ \t]*$")
+_SAFE_UNQUOTED = lazy_compile(r"^[A-Za-z0-9_@%+=:,./-]+$")
+_LINE_SEP = lazy_compile(r"[ \t]*\\\r?\n[ \t]*$")
 
 
 def shell_quote(value: str) -> str:

@@ -5,6 +5,7 @@ import fnmatch
 import os
 import re
 import stat
+from .lazyre import lazy_compile
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
@@ -15,10 +16,10 @@ SKIP_DIRS = {
     "node_modules", ".venv", "venv", ".eggs", ".rlhf-lint-cache", ".hypothesis", "site-packages", ".idea", ".vscode",
 }
 
-SHELL_SHEBANG = re.compile(rb"^#!\s*\S*(?:/|env\s+)(?:ba|z|k|da)?sh\b")
-PY_SHEBANG = re.compile(rb"^#!\s*\S*(?:/|env\s+)python")
-REQUIREMENTS_NAME = re.compile(r"^(?:.*requirements.*|constraints.*)\.(?:txt|in)$", re.IGNORECASE)
-DS_CONFIG_NAME = re.compile(r"(?:^|[_\-./])(?:ds|deepspeed|zero[0-3]?|zero_stage[0-3]?|ds_z[0-3])(?:[_\-.]|$)|ds_?config", re.IGNORECASE)
+SHELL_SHEBANG = lazy_compile(rb"^#!\s*\S*(?:/|env\s+)(?:ba|z|k|da)?sh\b")
+PY_SHEBANG = lazy_compile(rb"^#!\s*\S*(?:/|env\s+)python")
+REQUIREMENTS_NAME = lazy_compile(r"^(?:.*requirements.*|constraints.*)\.(?:txt|in)$", re.IGNORECASE)
+DS_CONFIG_NAME = lazy_compile(r"(?:^|[_\-./])(?:ds|deepspeed|zero[0-3]?|zero_stage[0-3]?|ds_z[0-3])(?:[_\-.]|$)|ds_?config", re.IGNORECASE)
 
 
 def is_excluded(path: str, patterns: list[str]) -> bool:

@@ -16,12 +16,12 @@ Every run is checked group by group, serial or parallel, so the findings do not 
 from __future__ import annotations
 
 import os
-import re
 
 from .project import reference_candidates
+from .lazyre import lazy_compile
 
 REPO_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg", "rlhf-lint.toml", ".rlhf-lint.toml")
-TOKEN = re.compile(r"[A-Za-z0-9_.~/\-]+")
+TOKEN = lazy_compile(r"[A-Za-z0-9_.~/\-]+")
 MAX_SCAN_BYTES = 1 << 20  # a reference is written near the launch command; huge files are scanned in part
 
 

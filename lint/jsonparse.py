@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
     from typing import Any, Iterator
 
 from .model import Span
+from .lazyre import lazy_compile
 
 MAX_DEPTH = 200
 
@@ -112,9 +113,9 @@ def _walk(node: JNode, prefix: str) -> Iterator[tuple[str, JMember]]:
             yield from _walk(item, prefix)
 
 
-_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_NUMBER = lazy_compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _WS = " \t\r\n"
-_HEX4 = re.compile(r"[0-9a-fA-F]{4}")
+_HEX4 = lazy_compile(r"[0-9a-fA-F]{4}")
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 
 

@@ -16,15 +16,16 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~2 ms of
 from .commands import Arg, Command, Word, interpreter_for
 from .jobs import Job, job_builder
 from .model import UNKNOWN, Setting, Settings, Span
+from .lazyre import lazy_compile
 
 if TYPE_CHECKING:
     from .shell import ShellScript, SimpleCommand
     from .source import Source
 
-_NEGATIVE_NUMBER = re.compile(r"^-(?:\d|\.\d|inf$|nan$)")
-_PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)?)?$")
-_SEP_BACKSLASH = re.compile(r"^[ \t]*\\\r?\n[ \t]*$")
-_SEP_NEWLINE = re.compile(r"^[ \t]*\r?\n[ \t]*$")
+_NEGATIVE_NUMBER = lazy_compile(r"^-(?:\d|\.\d|inf$|nan$)")
+_PYTHON = lazy_compile(r"^python(?:\d+(?:\.\d+)?)?$")
+_SEP_BACKSLASH = lazy_compile(r"^[ \t]*\\\r?\n[ \t]*$")
+_SEP_NEWLINE = lazy_compile(r"^[ \t]*\r?\n[ \t]*$")
 
 TORCHRUN_MODULES = ("torch.distributed.run", "torch.distributed.launch")
 DEEPSPEED_MODULES = ("deepspeed.launcher.runner",)

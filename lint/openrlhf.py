@@ -22,11 +22,12 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
 
 from .jobs import Job
 from .model import UNKNOWN, Setting, Settings, Span
+from .lazyre import lazy_compile
 
 FRAMEWORK = "openrlhf"
 MODULE_PREFIX = "openrlhf."
-_NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
-_PIN = re.compile(r"^\s*openrlhf\s*(?:\[[^\]]*\])?\s*(==|===|~=|>=)\s*v?([0-9][0-9A-Za-z.+-]*)", re.IGNORECASE)
+_NEGATIVE_NUMBER = lazy_compile(r"^-\d+$|^-\d*\.\d+$")
+_PIN = lazy_compile(r"^\s*openrlhf\s*(?:\[[^\]]*\])?\s*(==|===|~=|>=)\s*v?([0-9][0-9A-Za-z.+-]*)", re.IGNORECASE)
 
 
 # -- knowledge ---------------------------------------------------------------------------------------------------

@@ -21,10 +21,11 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
 from .jobs import Job, job_builder
 from .model import UNKNOWN, Setting, Settings, Span, is_known
 from .source import Source
+from .lazyre import lazy_compile
 
 ORZ_BASE_CLASSES = ("BasePPOExpConfig",)
 # [ \t], not \s: "^\s*" tried at every line start of a long run of blank lines is quadratic (minutes on 200k lines)
-_ORZ_HINT = re.compile(r"\bBasePPOExpConfig\b|\bPPOExpConfig\b|^[ \t]*(?:from|import)[ \t]+orz\b", re.MULTILINE)
+_ORZ_HINT = lazy_compile(r"\bBasePPOExpConfig\b|\bPPOExpConfig\b|^[ \t]*(?:from|import)[ \t]+orz\b", re.MULTILINE)
 MAX_FLAGS = 3  # 2**3 scenarios at most
 
 

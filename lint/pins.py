@@ -16,6 +16,7 @@ from .records import field, record, replace
 from .model import Span
 from .project import ParseError
 from .source import Source
+from .lazyre import lazy_compile
 
 # Options of pip (and ``uv pip``) that take a value: the value is not a requirement.
 VALUE_OPTIONS = frozenset({
@@ -148,8 +149,8 @@ def _bare_url_pin(text: str, start: int, path: str, group: str, constraint: bool
 
 
 # -- requirements files ---------------------------------------------------------------------------------------------
-_PER_REQUIREMENT_OPTION = re.compile(r"\s--?(?:hash|global-option|install-option|config-settings|C)\b")
-_OPTION = re.compile(r"^(--?[A-Za-z][\w-]*)(?:=|\s+)?(.*)$")
+_PER_REQUIREMENT_OPTION = lazy_compile(r"\s--?(?:hash|global-option|install-option|config-settings|C)\b")
+_OPTION = lazy_compile(r"^(--?[A-Za-z][\w-]*)(?:=|\s+)?(.*)$")
 
 
 def _logical_lines(text: str):
@@ -227,8 +228,8 @@ def _safe_pin(text: str, start: int, path: str, group: str, constraint: bool = F
 
 
 # -- pyproject.toml -------------------------------------------------------------------------------------------------
-_TABLE = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
-_ARRAY_KEY = re.compile(r"^\s*(\"[^\"]+\"|'[^']+'|[A-Za-z0-9_.-]+)\s*=\s*\[")
+_TABLE = lazy_compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
+_ARRAY_KEY = lazy_compile(r"^\s*(\"[^\"]+\"|'[^']+'|[A-Za-z0-9_.-]+)\s*=\s*\[")
 
 
 def parse_pyproject_source(source: Source) -> PinDocument:
@@ -485,7 +486,7 @@ def _conda_pin(source: Source, node) -> Pin | None:
 
 
 # -- pip install commands (Dockerfiles, launch scripts) -------------------------------------------------------------
-_PIP_INSTALL = re.compile(
+_PIP_INSTALL = lazy_compile(
     r"(?:^|(?<=[\s;&|(`]))(?:python[0-9.]*\s+-m\s+pip|pip[0-9.]*|uv\s+pip)\s+install\b")
 _TERMINATORS = ("&&", "||", ";", "|", ")", "`")
 

@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
 
 from .model import Finding, Severity
 from .records import field, record
+from .lazyre import lazy_compile
 
 FAMILIES = {
     "F": "Files, parsing and suppressions",
@@ -31,8 +32,8 @@ FAMILIES = {
 
 RULES_PACKAGE = "rlhf_lint.rules"
 
-CODE_RE = re.compile(r"^[A-Z][0-9]{3}$")
-NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+CODE_RE = lazy_compile(r"^[A-Z][0-9]{3}$")
+NAME_RE = lazy_compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 
 @record(eq=False)

@@ -22,12 +22,13 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
 from .commands import Command, Word, WordPart
 from .model import UNKNOWN, Span
 from .source import Source
+from .lazyre import lazy_compile
 
 MAX_DEPTH = 200  # statement nesting we follow; deeper input is not real launch code
 MAX_SOURCE_DEPTH = 4  # nested `source` / `bash -c` levels
 
-_IFS = re.compile(r"[ \t\n]+")
-HARDWARE_RE = re.compile(r"#\s*rlhf-lint:\s*hardware\b(?P<body>[^\n]*)")
+_IFS = lazy_compile(r"[ \t\n]+")
+HARDWARE_RE = lazy_compile(r"#\s*rlhf-lint:\s*hardware\b(?P<body>[^\n]*)")
 _QUOTE_CHARS = ("'", '"')
 
 

@@ -5,13 +5,13 @@ something, so unused ones can be reported.
 """
 from __future__ import annotations
 
-import re
 from .records import field, record
 
 from .model import Span
 from .source import Source
+from .lazyre import lazy_compile
 
-DIRECTIVE = re.compile(r"(?:#|//)\s*rlhf-lint:\s*(ignore-file|ignore)\b(?:\[([^\]]*)\])?")
+DIRECTIVE = lazy_compile(r"(?:#|//)\s*rlhf-lint:\s*(ignore-file|ignore)\b(?:\[([^\]]*)\])?")
 COMMENT_KINDS = {"shell", "python", "yaml", "requirements", "pyproject_toml", "setup_cfg", "dockerfile", "json", "ds_config"}
 
 

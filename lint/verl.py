@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
 from .jobs import Job, job_builder
 from .model import UNKNOWN, Setting, Settings, Span, is_known
 from .source import Source
+from .lazyre import lazy_compile
 
 SECTION = "section"  # marker value for a key that only holds other keys
 
@@ -88,7 +89,7 @@ def close_key(key: str, keys: dict) -> str | None:
 
 
 # -- overrides ---------------------------------------------------------------------------------------------------
-_OVERRIDE = re.compile(r"^(?P<op>\+\+|\+|~)?(?P<key>[A-Za-z_][\w\-]*(?:\.[\w\-]+)*)(?:=(?P<value>.*))?$", re.DOTALL)
+_OVERRIDE = lazy_compile(r"^(?P<op>\+\+|\+|~)?(?P<key>[A-Za-z_][\w\-]*(?:\.[\w\-]+)*)(?:=(?P<value>.*))?$", re.DOTALL)
 
 
 def parse_value(text: str) -> Any:

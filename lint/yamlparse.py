@@ -6,15 +6,16 @@ import re
 
 from .project import ParseError
 from .source import Source
+from .lazyre import lazy_compile
 
 MAX_NODES = 200_000
 
 # Top-level keys of the YAML rlhf-lint has rules for: verl/Hydra trainer configs, accelerate configs, conda
 # environments. Other YAML (CI workflows, docs, k8s) is skipped after one regex, before PyYAML's slow composer.
-_RELEVANT_KEYS = re.compile(
+_RELEVANT_KEYS = lazy_compile(
     r"^(?:actor_rollout_ref|critic|reward_model|algorithm|trainer|data|compute_environment|distributed_type"
     r"|deepspeed_config|dependencies)\s*:", re.MULTILINE)
-_CONDA_NAME = re.compile(r"^(?:environment|conda|env)[\w.-]*\.ya?ml$", re.IGNORECASE)
+_CONDA_NAME = lazy_compile(r"^(?:environment|conda|env)[\w.-]*\.ya?ml$", re.IGNORECASE)
 
 
 def is_relevant_yaml(source: Source) -> bool:

@@ -5,22 +5,23 @@ import re
 
 from rlhf_lint.model import Applicability, Edit, Finding, Fix, Related, Severity, Span
 from rlhf_lint.registry import rule
+from ..lazyre import lazy_compile
 
 _SHELL = {"shell"}
 _PLACEHOLDERS = (
-    (re.compile(r"^<[A-Za-z_][\w .\-/]*>$"), "an angle-bracket placeholder"),
-    (re.compile(r"^\{\s*[A-Za-z_][\w\- ]*\}$"), "a brace placeholder"),
-    (re.compile(r"^\[[A-Z][A-Z0-9_]*\]$"), "a bracket placeholder"),
-    (re.compile(r"(?:^|[/=:])(?:/?path/to/)"), "a '/path/to/' example path"),
-    (re.compile(r"(?:^|[/=_:.-])YOUR[_-][A-Z0-9_]+|(?:^|[/=:.])your[_-][a-z0-9_]+"), "a 'YOUR_...' placeholder"),
+    (lazy_compile(r"^<[A-Za-z_][\w .\-/]*>$"), "an angle-bracket placeholder"),
+    (lazy_compile(r"^\{\s*[A-Za-z_][\w\- ]*\}$"), "a brace placeholder"),
+    (lazy_compile(r"^\[[A-Z][A-Z0-9_]*\]$"), "a bracket placeholder"),
+    (lazy_compile(r"(?:^|[/=:])(?:/?path/to/)"), "a '/path/to/' example path"),
+    (lazy_compile(r"(?:^|[/=_:.-])YOUR[_-][A-Z0-9_]+|(?:^|[/=:.])your[_-][a-z0-9_]+"), "a 'YOUR_...' placeholder"),
 )
-_ANGLE_HINT = re.compile(r"[A-Z]|path|dir|your|name|token|key|model|file")  # `<think>` is a tag, not a hole
-_GLOB_CHARS = re.compile(r"[*?]|\[[^\]\s]+\]")
+_ANGLE_HINT = lazy_compile(r"[A-Z]|path|dir|your|name|token|key|model|file")  # `<think>` is a tag, not a hole
+_GLOB_CHARS = lazy_compile(r"[*?]|\[[^\]\s]+\]")
 # `\  # note` at the end of a line: the backslash escapes a blank, not the newline
-_BACKSLASH_COMMENT = re.compile(r"\\[ \t]+#[^\r\n]*(?=\r?\n)")
+_BACKSLASH_COMMENT = lazy_compile(r"\\[ \t]+#[^\r\n]*(?=\r?\n)")
 # a dotted Hydra override (`actor.optim.lr=1e-6`) is no valid shell assignment: at a line start bash runs it as a
 # command, so such a line is an orphaned piece of the launch above
-_HYDRA_OVERRIDE = re.compile(r"^[+~]{0,2}[A-Za-z_][\w-]*(?:\.[\w-]+)+=")
+_HYDRA_OVERRIDE = lazy_compile(r"^[+~]{0,2}[A-Za-z_][\w-]*(?:\.[\w-]+)+=")
 
 
 def _script(ctx):

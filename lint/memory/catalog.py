@@ -10,11 +10,12 @@ import json
 import re
 from ..records import fields, record, replace
 from functools import lru_cache
+from ..lazyre import lazy_compile
 
 GIB = 1024**3
 
-_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([bBmM])\s*$")
-_SIZE_IN_NAME_RE = re.compile(r"(?<![0-9a-z.])(\d+(?:\.\d+)?)([bm])(?![a-z0-9])", re.IGNORECASE)
+_SIZE_RE = lazy_compile(r"^\s*(\d+(?:\.\d+)?)\s*([bBmM])\s*$")
+_SIZE_IN_NAME_RE = lazy_compile(r"(?<![0-9a-z.])(\d+(?:\.\d+)?)([bm])(?![a-z0-9])", re.IGNORECASE)
 
 
 @record(frozen=True)
