@@ -201,7 +201,8 @@ def _contexts(rule: Rule, project: Project):
                 yield Context(project, source=source)
     elif rule.scope == "job":
         for job in project.jobs:
-            yield Context(project, source=project.sources.get(job.path), job=job)
+            if not rule.frameworks or job.framework in rule.frameworks:
+                yield Context(project, source=project.sources.get(job.path), job=job)
     else:
         yield Context(project)
 

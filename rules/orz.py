@@ -291,7 +291,7 @@ def unreachable_flag_branch(ctx):
                                 f"`{dead.test_text}` is always {dead.test_value}")
 
 
-@rule("Z007", "orz-unknown-override", Severity.ERROR, kinds=(), scope="job")
+@rule("Z007", "orz-unknown-override", Severity.ERROR, kinds=(), scope="job", frameworks=("orz",))
 def unknown_override(ctx):
     """A launch command overrides `exp.<field>` for a field the ORZ config does not have.
 

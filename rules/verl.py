@@ -66,7 +66,7 @@ def _fsdp(cfg) -> bool:
     return cfg.get(f"{ACTOR}.strategy") in ("fsdp", "fsdp2")
 
 
-@rule("V001", "verl-unknown-key", Severity.ERROR, scope="job", fixable=True)
+@rule("V001", "verl-unknown-key", Severity.ERROR, scope="job", frameworks=("verl",), fixable=True)
 def unknown_key(ctx):
     """An override names a key the trainer config does not have, and Hydra refuses it without `+`.
 
@@ -117,7 +117,7 @@ def unknown_key(ctx):
         yield Finding(o.key_span or o.span, message, fix=fix, path=o.path)
 
 
-@rule("V002", "verl-append-existing-key", Severity.ERROR, scope="job", fixable=True)
+@rule("V002", "verl-append-existing-key", Severity.ERROR, scope="job", frameworks=("verl",), fixable=True)
 def append_existing_key(ctx):
     """An override `+key=value` adds a key that the config already has, which Hydra refuses.
 
@@ -151,7 +151,7 @@ def append_existing_key(ctx):
                                                 "refuses it (drop the + to set it)", fix=fix, path=o.path)
 
 
-@rule("V003", "verl-batch-not-divisible-by-gpus", Severity.ERROR, scope="job")
+@rule("V003", "verl-batch-not-divisible-by-gpus", Severity.ERROR, scope="job", frameworks=("verl",))
 def batch_not_divisible(ctx):
     """The real train batch `data.train_batch_size x rollout.n` is not a multiple of the number of GPUs.
 
@@ -187,7 +187,7 @@ def batch_not_divisible(ctx):
                        f"{_gpus(cfg, nodes, per_node)}")
 
 
-@rule("V004", "verl-mini-batch-not-divisible", Severity.ERROR, scope="job")
+@rule("V004", "verl-mini-batch-not-divisible", Severity.ERROR, scope="job", frameworks=("verl",))
 def mini_batch_not_divisible(ctx):
     """The actor's mini batch, normalised per GPU, is zero or not a multiple of its micro batch per GPU.
 
@@ -248,7 +248,7 @@ _MICRO_PAIRS = [
 ]
 
 
-@rule("V005", "verl-micro-batch-both-forms", Severity.ERROR, scope="job")
+@rule("V005", "verl-micro-batch-both-forms", Severity.ERROR, scope="job", frameworks=("verl",))
 def micro_batch_both_forms(ctx):
     """Both the deprecated global micro batch and the per-GPU micro batch are set for the same role.
 
@@ -287,7 +287,7 @@ def micro_batch_both_forms(ctx):
                                     "asks for one", path=ctx.job.path)
 
 
-@rule("V006", "verl-sequence-parallel-needs-remove-padding", Severity.ERROR, scope="job", fixable=True)
+@rule("V006", "verl-sequence-parallel-needs-remove-padding", Severity.ERROR, scope="job", frameworks=("verl",), fixable=True)
 def sp_needs_remove_padding(ctx):
     """Ulysses sequence parallelism is on while `use_remove_padding` is off.
 
@@ -320,7 +320,7 @@ def sp_needs_remove_padding(ctx):
                                             f"needs {pad_key} = True", fix=fix)
 
 
-@rule("V007", "verl-vllm-version-unsupported", Severity.ERROR, scope="job")
+@rule("V007", "verl-vllm-version-unsupported", Severity.ERROR, scope="job", frameworks=("verl",))
 def vllm_version_unsupported(ctx):
     """The vLLM version is not one this verl release accepts.
 
@@ -369,7 +369,7 @@ def vllm_version_unsupported(ctx):
         return
 
 
-@rule("V008", "verl-chunked-prefill-token-budget", Severity.ERROR, scope="job", fixable=True)
+@rule("V008", "verl-chunked-prefill-token-budget", Severity.ERROR, scope="job", frameworks=("verl",), fixable=True)
 def chunked_prefill_budget(ctx):
     """Chunked prefill is on while `max_num_batched_tokens` is below the rollout's model length.
 
@@ -428,7 +428,7 @@ def chunked_prefill_budget(ctx):
                    f"refuses it{note}", fix=fix, severity=severity)
 
 
-@rule("V009", "verl-token-budget-below-sequence", Severity.ERROR, scope="job")
+@rule("V009", "verl-token-budget-below-sequence", Severity.ERROR, scope="job", frameworks=("verl",))
 def token_budget_below_sequence(ctx):
     """With dynamic batch size, a per-GPU token budget is smaller than one prompt plus its response.
 

@@ -50,6 +50,8 @@ NOT_FOR_ONE_SCRIPT = {
     "rlhf_lint.rules.deepspeed": "~5 ms with the JSON parser and ds_config classifier; ds_config files only",
     "rlhf_lint.rules.deepspeed_checks": "~4 ms; ds_config files only",
     "rlhf_lint.rules.accelerate": "YAML files only",
+    "rlhf_lint.rules.verl": "verl launches only (its job rules name their framework in the rule index)",
+    "rlhf_lint.rules.orz": "Python configs and ORZ launches only",
     "rlhf_lint.jsonparse": "JSON files only",
     "dataclasses": "~8 ms with inspect; value types are rlhf_lint.records",
     "inspect": "~6 ms (ast, dis, tokenize); only rule documentation cleans docstrings with it",
