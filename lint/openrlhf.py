@@ -18,7 +18,7 @@ from .records import field, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
-    from typing import Any
+    from typing import Any, Callable
 
 from .jobs import Job
 from .model import UNKNOWN, Setting, Settings, Span
@@ -49,28 +49,53 @@ class FlagSpec:
 
 
 class Knowledge:
-    def __init__(self, data: dict):
+    """The OpenRLHF facts of schemas/openrlhf: ``openrlhf.json`` holds what every run reads, ``clis/<cli>.json`` the
+    flag rows and renames of one CLI, read when that CLI is first asked about (``load_cli``: name -> its file's
+    contents)."""
+
+    def __init__(self, data: dict, load_cli: Callable[[str], dict]):
         self.data = data
+        self._load_cli = load_cli
         self.tags: list[str] = data["tags"]
         self.tag_index = {t: i for i, t in enumerate(self.tags)}
         self.head = self.tag_index.get("HEAD", len(self.tags) - 1)
         self.flag_source: dict = data["flag_source"]
-        self._rows: dict[str, list[list]] = data["clis"]
+        self.cli_names: list[str] = data["cli_names"]
         self._specs: dict[str, list[FlagSpec]] = {}
         self._by_flag: dict[str, tuple[list[str], dict[str, list[FlagSpec]]]] = {}
+        self._cli_renames: dict[str, tuple[dict[str, list[dict]], dict[str, dict]]] = {}
         self.modules: list[dict] = data["modules"]
         self.checks: dict[str, list[dict]] = data["checks"]
         self.vocabulary: dict = data["vocabulary"]
         self.required: dict[str, list[str]] = data.get("required", {})
         self.rename_fallback: dict[str, str] = data.get("rename_fallback", {})
-        self._renames: dict[tuple[str, str], list[dict]] = {}
+        self._any_renames: dict[str, list[dict]] = {}  # renames that apply to every CLI ("cli": ["*"])
         for row in data["renames"]:
-            for cli in row["cli"]:
-                self._renames.setdefault((cli, row["old"]), []).append(row)
-        self._reverse: dict[tuple[str, str], dict] = {}
-        for row in data["renames"]:
-            if row["dotted"] and len(row["new"]) == 1:
-                self._reverse[(row["cli"][0], row["new"][0])] = row
+            self._any_renames.setdefault(row["old"], []).append(row)
+
+    def _cli(self, cli: str) -> dict:
+        if cli not in self.cli_names:
+            return {"flags": [], "renames": []}
+        return self._load_cli(cli)
+
+    def _renames_of_cli(self, cli: str) -> tuple[dict[str, list[dict]], dict[str, dict]]:
+        """(old flag -> rename rows, new dotted flag -> the row that introduced it) of one CLI."""
+        if cli not in self._cli_renames:
+            forward: dict[str, list[dict]] = {}
+            reverse: dict[str, dict] = {}
+            for row in self._cli(cli)["renames"] if cli else ():
+                forward.setdefault(row["old"], []).append(row)
+                if row["dotted"] and len(row["new"]) == 1 and row["cli"][0] == cli:
+                    reverse[row["new"][0]] = row
+            self._cli_renames[cli] = (forward, reverse)
+        return self._cli_renames[cli]
+
+    def all_renames(self) -> list[dict]:
+        """Every rename row once (a row naming several CLIs is stored with each of them)."""
+        rows: dict[tuple, dict] = {}
+        for row in [*self.data["renames"], *(r for cli in self.cli_names for r in self._cli(cli)["renames"])]:
+            rows.setdefault((tuple(row["cli"]), row["old"], tuple(row["new"]), row["last_old"]), row)
+        return list(rows.values())
 
     # tags ---------------------------------------------------------------------------------------------------
     def tag(self, index: int) -> str:
@@ -115,13 +140,13 @@ class Knowledge:
         if built is None:
             built = self._specs[cli] = [
                 FlagSpec(r[0], r[1], r[2], r[3], r[4], tuple(r[5]) if r[5] else None, r[6], r[7], r[8])
-                for r in self._rows.get(cli, ())
+                for r in self._cli(cli)["flags"]
             ]
         return built
 
     @property
     def specs(self) -> dict[str, list[FlagSpec]]:
-        return {cli: self.specs_of(cli) for cli in self._rows}
+        return {cli: self.specs_of(cli) for cli in self.cli_names}
 
     def specs_starting_with(self, cli: str, prefix: str) -> list[FlagSpec]:
         """Rows of every flag name that starts with ``prefix`` (argparse's abbreviations), by bisection."""
@@ -169,12 +194,14 @@ class Knowledge:
         return self.flag_source[era].format(tag=self.tags[spec.first], cli=cli)
 
     def renames_of(self, cli: str, flag: str) -> list[dict]:
-        rows = self._renames.get((cli, flag)) or self._renames.get((self.rename_fallback.get(cli, ""), flag)) or []
-        return rows + self._renames.get(("*", flag), [])
+        rows = (self._renames_of_cli(cli)[0].get(flag)
+                or self._renames_of_cli(self.rename_fallback.get(cli, ""))[0].get(flag) or [])
+        return rows + self._any_renames.get(flag, [])
 
     def reverse_rename(self, cli: str, flag: str) -> dict | None:
         """The flat flag a dotted flag replaced (for scripts that target a release before v0.10.2)."""
-        return self._reverse.get((cli, flag)) or self._reverse.get((self.rename_fallback.get(cli, ""), flag))
+        return (self._renames_of_cli(cli)[1].get(flag)
+                or self._renames_of_cli(self.rename_fallback.get(cli, ""))[1].get(flag))
 
     @functools.lru_cache(maxsize=8192)
     def canonical(self, cli: str, flag: str) -> tuple[str, ...]:
@@ -206,7 +233,7 @@ class Knowledge:
 def knowledge() -> Knowledge:
     from rlhf_lint.schemas import load
 
-    return Knowledge(load("openrlhf/openrlhf.json"))
+    return Knowledge(load("openrlhf/openrlhf.json"), lambda cli: load(f"openrlhf/clis/{cli}.json"))
 
 
 # -- argparse emulation ------------------------------------------------------------------------------------------

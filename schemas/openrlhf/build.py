@@ -1,8 +1,8 @@
-"""Build schemas/openrlhf/openrlhf.json from the flag tables read off every OpenRLHF tag.
+"""Build schemas/openrlhf/openrlhf.json and clis/<cli>.json from the flag tables read off every OpenRLHF tag.
 
 Inputs (TSV, one row per CLI flag and spec over a run of consecutive tags; see the research notes):
     openrlhf_tags.txt, openrlhf_flag_spans.tsv, openrlhf_rename_v0.10.2.tsv
-Run:  python schemas/openrlhf/build.py /work/shared/knowledge  (writes openrlhf.json beside this file)
+Run:  python schemas/openrlhf/build.py /work/shared/knowledge  (writes openrlhf.json and clis/ beside this file)
 
 The hand-written tables below (entry modules, earlier renames, runtime checks) carry the source of each fact.
 """
@@ -267,14 +267,30 @@ def build(knowledge: str) -> dict:
     }
 
 
+def split(data: dict) -> dict[str, dict]:
+    """File name -> contents: openrlhf.json holds what every run reads; clis/<cli>.json the flag rows and renames of
+    one CLI (a launch names one CLI, so a run parses ~90 KB of the 221 KB; renames of every CLI stay in core)."""
+    core = {k: v for k, v in data.items() if k not in ("clis", "renames")}
+    core["cli_names"] = sorted(data["clis"])
+    core["renames"] = [r for r in data["renames"] if r["cli"] == ["*"]]
+    files = {"openrlhf.json": core}
+    for cli, rows in sorted(data["clis"].items()):
+        files[f"clis/{cli}.json"] = {"flags": rows, "renames": [r for r in data["renames"] if cli in r["cli"]]}
+    for cli in {c for r in data["renames"] for c in r["cli"] if c != "*"} - set(data["clis"]):
+        raise ValueError(f"renames for {cli}, which has no flag rows")
+    return files
+
+
 def main(argv: list[str]) -> int:
     knowledge = argv[1] if len(argv) > 1 else "/work/shared/knowledge"
     data = build(knowledge)
-    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "openrlhf.json")
-    with open(out, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, separators=(",", ":"), sort_keys=False)
-        fh.write("\n")
-    print(f"wrote {out}: {sum(len(v) for v in data['clis'].values())} flag rows, {len(data['renames'])} renames")
+    here = os.path.dirname(os.path.abspath(__file__))
+    os.makedirs(os.path.join(here, "clis"), exist_ok=True)
+    for name, contents in split(data).items():
+        with open(os.path.join(here, name), "w", encoding="utf-8") as fh:
+            json.dump(contents, fh, separators=(",", ":"), sort_keys=False)
+            fh.write("\n")
+    print(f"wrote {here}: {sum(len(v) for v in data['clis'].values())} flag rows, {len(data['renames'])} renames")
     return 0
 
 

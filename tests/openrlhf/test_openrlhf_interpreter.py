@@ -154,7 +154,7 @@ def test_every_fact_has_a_source():
         "https://github.com/OpenRLHF/OpenRLHF/blob/v0.10.2/openrlhf/cli/train_ppo_ray.py"
     old = k.flags_at("train_sft", k.index("v0.2.0"))["--pretrain"]
     assert k.source_of("train_sft", old).endswith("/blob/v0.0.1/examples/train_sft.py")
-    for row in k.modules + k.data["renames"]:
+    for row in k.modules + k.all_renames():
         assert row["source"].startswith("https://github.com/")
     for ranges in k.checks.values():
         assert all(r["source"].startswith("https://github.com/") for r in ranges)
@@ -203,3 +203,12 @@ def test_deepspeed_launches_keep_every_model_in_one_process_ray_does_not():
     assert dpo.settings.value("topology.shared_process") is True
     assert ray.settings.get("topology.shared_process") is None
     assert ray.settings.value("topology.colocate_actor_ref") is True
+
+
+def test_split_knowledge_holds_every_rename_once():
+    """schemas/openrlhf/build.py splits the facts by CLI; every rename of the build (363) is found again."""
+    k = knowledge()
+    rows = k.all_renames()
+    assert len(rows) == 363
+    assert sum(1 for r in rows if r["dotted"]) == 349
+    assert set(k.cli_names) == set(k.specs) and sum(len(v) for v in k.specs.values()) == 1422
