@@ -137,10 +137,12 @@ class Registry:
             self.indexed = True
             from .rule_index import RULES
 
+            severities = {int(s): s for s in Severity}
             for code, name, severity, kinds, scope, frameworks, fixable, default_enabled, module in RULES:
-                if code not in self.rules:
-                    self.add(Rule(code, name, Severity(severity), frozenset(kinds), scope, frozenset(frameworks),
-                                  fixable, default_enabled, module))
+                if code not in self.rules:  # rows were checked by add() when the index was written
+                    r = Rule(code, name, severities[severity], frozenset(kinds), scope, frozenset(frameworks),
+                             fixable, default_enabled, module, None, "")
+                    self.rules[code] = self.by_name[name] = r
         return self
 
     def load(self) -> "Registry":

@@ -149,31 +149,44 @@ def _arch_from_entry(entry: dict) -> ModelArch:
     return ModelArch(**data)
 
 
+_NOT_IN_NAME_RE = lazy_compile(r"[^a-z0-9.]+")
+
+
 def _norm(text: str) -> str:
-    return re.sub(r"[^a-z0-9.]+", "", text.lower())
+    return _NOT_IN_NAME_RE.sub("", text.lower())
+
+
+def _entries() -> list[dict]:
+    return _load("models.json")["models"]
+
+
+@lru_cache(maxsize=None)
+def _arch_at(i: int) -> ModelArch:
+    """The architecture of catalog entry ``i``, built when first needed (a run resolves one or two models)."""
+    return _arch_from_entry(_entries()[i])
 
 
 @lru_cache(maxsize=None)
 def models() -> tuple[ModelArch, ...]:
-    return tuple(_arch_from_entry(e) for e in _load("models.json")["models"])
+    return tuple(_arch_at(i) for i in range(len(_entries())))
 
 
 @lru_cache(maxsize=None)
-def _model_keys() -> list[tuple[str, ModelArch]]:
-    """(normalised name, arch), longest first, so 'gpt2-xl' wins over 'gpt2'."""
-    keys: list[tuple[str, ModelArch]] = []
-    for entry, arch in zip(_load("models.json")["models"], models()):
+def _model_keys() -> list[tuple[str, int]]:
+    """(normalised name, catalog index), longest first, so 'gpt2-xl' wins over 'gpt2'."""
+    keys: list[tuple[str, int]] = []
+    for i, entry in enumerate(_entries()):
         names = {entry["id"].split("/")[-1], *entry.get("aliases", [])}
         for n in names:
-            keys.append((_norm(n), arch))
+            keys.append((_norm(n), i))
     return sorted(keys, key=lambda kv: -len(kv[0]))
 
 
 def model_by_id(model_id: str) -> ModelArch | None:
     wanted = model_id.strip().lower()
-    for arch in models():
-        if arch.name.lower() == wanted:
-            return arch
+    for i, entry in enumerate(_entries()):
+        if entry["id"].lower() == wanted:
+            return _arch_at(i)
     return None
 
 
@@ -182,13 +195,13 @@ def _find_known_name(reference: str) -> ModelArch | None:
     # the last component is the most specific: /ckpt/llama-2-7b/global_step100 should still find llama-2-7b
     for part in reversed(parts):
         key = _norm(part)
-        for name, arch in _model_keys():
+        for name, i in _model_keys():
             if name and name in key:
                 # a name must not continue with a digit: 'qwen2.57b' is not inside 'qwen2.572b'
-                i = key.find(name) + len(name)
-                if i < len(key) and key[i].isdigit():
+                end = key.find(name) + len(name)
+                if end < len(key) and key[end].isdigit():
                     continue
-                return arch
+                return _arch_at(i)
     return None
 
 

@@ -212,3 +212,18 @@ def test_split_knowledge_holds_every_rename_once():
     assert len(rows) == 363
     assert sum(1 for r in rows if r["dotted"]) == 349
     assert set(k.cli_names) == set(k.specs) and sum(len(v) for v in k.specs.values()) == 1422
+
+
+def test_release_inference_counts_match_flag_tables_of_every_release():
+    """_count_accepted_at (by stretches of releases) agrees with _count_accepted (one release's flag table at a
+    time) for every CLI, on exact names, abbreviations, ambiguous prefixes and unknown flags."""
+    from rlhf_lint.openrlhf import _count_accepted, _count_accepted_at
+
+    k = knowledge()
+    releases = list(range(len(k.tags)))
+    for cli in k.cli_names:
+        names = sorted({s.flag for s in k.specs_of(cli)})
+        written = names[::7] + [n[: max(3, len(n) // 2)] for n in names[::11]] + ["--no_such_flag", "--", "-x"]
+        fast = _count_accepted_at(k, cli, releases, written)
+        assert fast == {i: _count_accepted(k, cli, i, written) for i in releases}, cli
+        assert _count_accepted_at(k, cli, releases[40:60:3], written) == {i: fast[i] for i in releases[40:60:3]}
