@@ -9,7 +9,6 @@ Launcher recognition (deepspeed, torchrun, accelerate, ray, srun, python) turns 
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 from .records import field, record
@@ -1115,6 +1114,8 @@ def script_of(source: Source, project=None) -> ShellScript | None:
 
 def dump(script: ShellScript) -> list[dict]:
     """A plain view of the commands (for debugging and the corpus report)."""
+    import json
+
     return [json.loads(json.dumps({
         "launcher": c.launcher, "entry": c.entry.text if c.entry else None,
         "args": [[a.flag] + [str(v.text) for v in a.values] for a in c.args],

@@ -1,20 +1,70 @@
 """Knowledge as data. Every file here is JSON (or TSV) whose entries carry a ``source``; rules read them through
-``load`` so each file is parsed once per process."""
+``load`` so each file is parsed once per process.
+
+A parsed file is also kept in the user's cache directory in ``marshal`` format (like Python's own ``.pyc``
+files, keyed by the interpreter, the marshal version and the file's size and mtime): reading it back is faster
+than parsing the JSON, and a one-file run then does not import ``json`` at all (~1.5 ms of a ~30 ms run). Only
+plain data goes in (what ``json`` produced), and anything unreadable, stale or of another shape is parsed again
+from the JSON. ``RLHF_LINT_CACHE_DIR`` moves it with the results cache.
+"""
 from __future__ import annotations
 
 import functools
-import json
+import marshal
 import os
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 @functools.lru_cache(maxsize=None)
 def load(name: str):
-    """Parsed contents of ``schemas/<name>`` (a relative path such as ``openrlhf/flags.json``)."""
-    with open(os.path.join(HERE, name), encoding="utf-8") as fh:
-        return json.load(fh)
+    """Parsed contents of ``schemas/<name>`` (a relative path such as ``openrlhf/openrlhf.json``)."""
+    source = os.path.join(HERE, name)
+    cached = _cached_path(name, source)
+    if cached is not None:
+        try:
+            with open(cached, "rb") as fh:
+                data = marshal.load(fh)
+            if type(data) in (dict, list):
+                return data
+        except (OSError, EOFError, ValueError, TypeError):
+            pass
+    import json
+
+    with open(source, encoding="utf-8") as fh:
+        data = json.load(fh)
+    if cached is not None:
+        _store(cached, data)
+    return data
 
 
 def path(name: str) -> str:
     return os.path.join(HERE, name)
+
+
+def _cached_path(name: str, source: str) -> str | None:
+    from rlhf_lint.cache import cache_dir
+
+    try:
+        st = os.stat(source)
+    except OSError:
+        return None
+    tag = f"{sys.implementation.cache_tag}-m{marshal.version}"
+    flat = name.replace("/", "_").replace(os.sep, "_")
+    return os.path.join(cache_dir(), "knowledge", tag, f"{flat}.{st.st_size}.{st.st_mtime_ns}.marshal")
+
+
+def _store(target: str, data) -> None:
+    """Write atomically (a temp file renamed into place); a read-only or full cache directory is not an error."""
+    tmp = f"{target}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(tmp, "wb") as fh:
+            marshal.dump(data, fh)
+        os.replace(tmp, target)
+    except (OSError, ValueError):
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass

@@ -176,11 +176,12 @@ def test_cache_returns_the_same_findings_and_sees_every_change(tmp_path, monkeyp
 
     first = run()
     assert first and first == run()
-    entries = [f for _, _, files in os.walk(tmp_path / "cache") for f in files]
+    results = tmp_path / "cache" / "v1"  # beside it, knowledge/ holds parsed schema files
+    entries = [f for _, _, files in os.walk(results) for f in files]
     assert len(entries) == 1 and entries[0].endswith(".json")
     (repo / "b.json").write_text('{"b": }\n')
     assert [d[:4] for d in run()] == [("a.json", "F003", 1, 9), ("b.json", "F003", 1, 7)]
-    assert len([f for _, _, files in os.walk(tmp_path / "cache") for f in files]) == 2
+    assert len([f for _, _, files in os.walk(results) for f in files]) == 2
 
 
 def _seesaw(ctx):

@@ -6,7 +6,6 @@ to a ModelArch; the parameter count is computed from the architecture. When the 
 """
 from __future__ import annotations
 
-import json
 import re
 from ..records import fields, record, replace
 from functools import lru_cache
@@ -221,6 +220,8 @@ def nearest_shape(params: int) -> ModelArch:
 
 def arch_from_config_json(text: str, name: str, source: str = "") -> ModelArch | None:
     """A Hugging Face config.json read as data. Returns None when the fields that matter are missing."""
+    import json
+
     try:
         data = json.loads(text)
     except (ValueError, RecursionError):
