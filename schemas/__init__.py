@@ -25,7 +25,7 @@ def load(name: str):
     if cached is not None:
         try:
             with open(cached, "rb") as fh:
-                data = marshal.load(fh)
+                data = marshal.loads(fh.read())  # marshal.load(fh) reads the file object by object
             if type(data) in (dict, list):
                 return data
         except (OSError, EOFError, ValueError, TypeError):
