@@ -305,7 +305,7 @@ def lint(paths: list[str], config: Config, options: Options) -> Result:
     if workers > 1:
         outcomes = _parallel(groups, config, options, rules, settings, workers)
     else:
-        outcomes = (lint_group(group, config, options, rules, settings) for group in groups)
+        outcomes = _serial(groups, config, options, rules, settings)
     result = Result(diagnostics=[], messages=messages)
     for out in outcomes:
         result.diagnostics.extend(out.diagnostics)
@@ -318,6 +318,15 @@ def lint(paths: list[str], config: Config, options: Options) -> Result:
     result.diagnostics.sort(key=Diagnostic.sort_key)
     result.internal_errors = sum(1 for d in result.diagnostics if d.code == "F010")
     return result
+
+
+def _serial(groups, config, options, rules, settings):
+    for index, group in enumerate(groups):
+        if index == 1:
+            from .entry import restore_gc_threshold
+
+            restore_gc_threshold()  # the console script's start-up setting ends with the first group (see entry)
+        yield lint_group(group, config, options, rules, settings)
 
 
 def worker_count(options: Options, groups: int, files: int) -> int:
@@ -412,6 +421,9 @@ _WORKER: dict = {}
 
 
 def _worker_init(config: Config, options: Options, codes: list[str], settings: str | None) -> None:
+    from .entry import restore_gc_threshold
+
+    restore_gc_threshold()  # a forked worker inherits the console script's start-up setting
     project_module.DEBUG["raise"] = options.debug
     _WORKER.update(config=config, options=options, rules=[REGISTRY.get(c) for c in codes], settings=settings)
 

@@ -1034,7 +1034,7 @@ HARDWARE_KEYS = ("gpu", "gpu-memory", "gpus-per-node", "host-memory", "container
 
 def parse_hardware(text: str) -> tuple[dict, Span | None]:
     """`# rlhf-lint: hardware gpu=A100-80GB gpus-per-node=8 ...` -> {"gpu": "A100-80GB", "gpus-per-node": 8}."""
-    m = HARDWARE_RE.search(text)
+    m = HARDWARE_RE.search(text) if "rlhf-lint" in text else None
     if not m:
         return {}, None
     out: dict = {}

@@ -8,12 +8,14 @@ from rlhf_lint.registry import rule
 from ..lazyre import lazy_compile
 
 _SHELL = {"shell"}
+# (text every match contains, pattern, label): the substring test spares most words the regular expression
 _PLACEHOLDERS = (
-    (lazy_compile(r"^<[A-Za-z_][\w .\-/]*>$"), "an angle-bracket placeholder"),
-    (lazy_compile(r"^\{\s*[A-Za-z_][\w\- ]*\}$"), "a brace placeholder"),
-    (lazy_compile(r"^\[[A-Z][A-Z0-9_]*\]$"), "a bracket placeholder"),
-    (lazy_compile(r"(?:^|[/=:])(?:/?path/to/)"), "a '/path/to/' example path"),
-    (lazy_compile(r"(?:^|[/=_:.-])YOUR[_-][A-Z0-9_]+|(?:^|[/=:.])your[_-][a-z0-9_]+"), "a 'YOUR_...' placeholder"),
+    (("<",), lazy_compile(r"^<[A-Za-z_][\w .\-/]*>$"), "an angle-bracket placeholder"),
+    (("{",), lazy_compile(r"^\{\s*[A-Za-z_][\w\- ]*\}$"), "a brace placeholder"),
+    (("[",), lazy_compile(r"^\[[A-Z][A-Z0-9_]*\]$"), "a bracket placeholder"),
+    (("path/to/",), lazy_compile(r"(?:^|[/=:])(?:/?path/to/)"), "a '/path/to/' example path"),
+    (("YOUR", "your"), lazy_compile(r"(?:^|[/=_:.-])YOUR[_-][A-Z0-9_]+|(?:^|[/=:.])your[_-][a-z0-9_]+"),
+     "a 'YOUR_...' placeholder"),
 )
 _ANGLE_HINT = lazy_compile(r"[A-Z]|path|dir|your|name|token|key|model|file")  # `<think>` is a tag, not a hole
 _GLOB_CHARS = lazy_compile(r"[*?]|\[[^\]\s]+\]")
@@ -198,8 +200,8 @@ def duplicate_flag(ctx):
 
 def _placeholder(text: str) -> str | None:
     stripped = text.strip("'\"")
-    for pattern, label in _PLACEHOLDERS:
-        if pattern.search(stripped):
+    for needles, pattern, label in _PLACEHOLDERS:
+        if any(n in stripped for n in needles) and pattern.search(stripped):
             if label.startswith("an angle") and not _ANGLE_HINT.search(stripped):
                 continue
             return label
