@@ -122,10 +122,10 @@ INTERPRETERS: list[tuple[str, str]] = [
 
 
 def interpreter_for(entry: str) -> Callable | None:
-    import importlib
+    from . import import_module
 
     for prefix, spec in INTERPRETERS:
         if entry.startswith(prefix):
             module, _, name = spec.partition(":")
-            return getattr(importlib.import_module(module), name)
+            return getattr(import_module(module), name)
     return None

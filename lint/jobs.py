@@ -66,7 +66,6 @@ The vocabulary (keys of ``job.settings``); ``<role>`` is one of ROLES:
 """
 from __future__ import annotations
 
-import importlib
 from .records import field, record
 
 TYPE_CHECKING = False
@@ -74,6 +73,7 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
     from typing import Callable, Iterable
 
 from .model import Settings, Span
+from . import import_module
 
 ROLES = ("actor", "critic", "ref", "reward", "vllm", "policy")
 
@@ -123,6 +123,6 @@ def builders_for(kind: str) -> list[Callable]:
     for module in list(BUILDER_MODULES):
         # a kind no module declares (a test's, a new builder's) gets every module, as before the table existed
         if not declared or module not in BUILDER_KINDS or kind in BUILDER_KINDS[module]:
-            importlib.import_module(module)
+            import_module(module)
             BUILDER_MODULES.remove(module)
     return [func for kinds, func in _BUILDERS if kind in kinds]

@@ -1,7 +1,6 @@
 """The parsed world a run sees: every Source, the Jobs built from them, and the links between files."""
 from __future__ import annotations
 
-import importlib
 import os
 from .records import record
 
@@ -13,6 +12,7 @@ from .config import Config
 from .jobs import Job, builders_for
 from .model import Setting
 from .source import Source
+from . import import_module
 
 # kind -> "module:function" parsing Source.text; imported only when a file of that kind is seen (lazy start-up).
 # A parser returns the tree, or raises ParseError.
@@ -57,7 +57,7 @@ class ParseError(Exception):
 
 def _resolve_callable(spec: str) -> Callable:
     module, _, name = spec.partition(":")
-    return getattr(importlib.import_module(module), name)
+    return getattr(import_module(module), name)
 
 
 # Python refuses to turn more digits than this into an int (CVE-2020-10735); so do json.load, argparse and every

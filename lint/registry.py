@@ -6,7 +6,6 @@ matters, Example, Fix, References) so that ``rlhf-lint rule CODE`` and docs/rule
 """
 from __future__ import annotations
 
-import importlib
 import os
 import re
 
@@ -17,6 +16,7 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
 from .model import Finding, Severity
 from .records import field, record
 from .lazyre import lazy_compile
+from . import import_module
 
 FAMILIES = {
     "F": "Files, parsing and suppressions",
@@ -59,7 +59,7 @@ class Rule:
 
     def _defined(self) -> "Rule":
         if self.func is None and self.module:
-            importlib.import_module(self.module)  # its @rule decorators fill in func and docstring
+            import_module(self.module)  # its @rule decorators fill in func and docstring
             if self.func is None:
                 raise RuntimeError(f"rule {self.code} is in the rule index but {self.module} does not define it: "
                                    "regenerate the index with `python -m rlhf_lint.registry --write-index`")
@@ -151,10 +151,10 @@ class Registry:
             self.loaded = True
             # every module of the rules package registers its rules at import time; rule modules keep heavy
             # imports (libcst, jsonschema) inside the functions that need them, so this stays cheap
-            package = importlib.import_module(RULES_PACKAGE)
+            package = import_module(RULES_PACKAGE)
             for name in _module_names(package.__path__):
                 if not name.startswith("_"):
-                    importlib.import_module(f"{RULES_PACKAGE}.{name}")
+                    import_module(f"{RULES_PACKAGE}.{name}")
         return self
 
     def all(self) -> list[Rule]:

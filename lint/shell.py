@@ -41,8 +41,8 @@ def _compiled_binding(package: str):
     if name in sys.modules:
         return sys.modules[name]
     try:
-        from importlib.machinery import PathFinder
-
+        # the path finder on sys.meta_path is importlib.machinery.PathFinder, without importing importlib
+        PathFinder = next(f for f in sys.meta_path if getattr(f, "__name__", "") == "PathFinder")
         spec = PathFinder.find_spec(name, PathFinder.find_spec(package).submodule_search_locations)
         binding = spec.loader.create_module(spec)  # importlib.util.module_from_spec costs ~0.6 ms more to import
         binding.__spec__, binding.__loader__ = spec, spec.loader

@@ -5,7 +5,6 @@ why it was chosen (configuration, a requirements pin, or the flags themselves), 
 """
 from __future__ import annotations
 
-import math
 
 from rlhf_lint.model import UNKNOWN, Applicability, Edit, Finding, Fix, Related, Severity, Span
 from rlhf_lint.registry import rule
@@ -887,6 +886,8 @@ def deepspeed_batch_mismatch(ctx):
             groups.append(("training", world if isinstance(world, int) and not isinstance(world, bool) else None))
         total = int(b) * int(ring) * int(tp)
         # the fix must satisfy every group at once, or fixing one group's batch breaks another's (no convergence)
+        import math
+
         common = math.lcm(*(int(m) * w for _, w in groups if w is not None and w > 0)) if groups else 1
         for role, world in groups:
             if world is None or world <= 0:
