@@ -2,7 +2,7 @@
 
     python bench/latency.py [--runs 30] [--file PATH] [--breakdown]
 
-Runs both commands alternately (so machine noise hits both alike), reports the medians and their ratio (target:
+Runs the commands alternately (so machine noise hits them alike), reports the medians and their ratio (target:
 at most 3), the peak RSS of one lint run, and which heavy modules a one-shell-script run loaded (target: none of
 libcst, jsonschema, yaml, click). Without --file it writes a typical OpenRLHF PPO launch script to a temp folder.
 """
@@ -57,13 +57,17 @@ def loaded_modules(path: str, cwd: str) -> list[str]:
 STEPS = (
     ("bare interpreter", "pass"),
     ("+ engine (rlhf_lint.runner)", "import rlhf_lint.runner"),
-    ("+ every rule module", "import rlhf_lint.runner; from rlhf_lint.registry import REGISTRY; REGISTRY.load()"),
+    ("+ rule index (every rule known, no rule module imported)",
+     "import rlhf_lint.runner; from rlhf_lint.registry import REGISTRY; REGISTRY.known()"),
     ("+ shell reader and tree-sitter grammar",
-     "import rlhf_lint.runner; from rlhf_lint.registry import REGISTRY; REGISTRY.load(); "
+     "import rlhf_lint.runner; from rlhf_lint.registry import REGISTRY; REGISTRY.known(); "
      "from rlhf_lint.shell import _parser; _parser()"),
-    ("full run: jobs, OpenRLHF and memory knowledge, every rule, report",
+    ("full run: jobs, OpenRLHF and memory knowledge, the rules that apply, report",
      "import sys; from rlhf_lint.entry import main; main(['--no-cache', sys.argv[1]])"),
 )
+
+# what pip's generated console script does before it calls rlhf-lint: every pip-installed command pays it
+WRAPPER = "import re, sys; sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])"
 
 
 def breakdown(target: str, cwd: str, runs: int) -> list[tuple[str, float]]:
@@ -99,14 +103,17 @@ def main() -> None:
         for _ in range(3):  # warm the page cache and .pyc files
             timed(bare_cmd, work)
             timed(lint_cmd, work)
-        bare, lint = [], []
+        wrapper_cmd = [sys.executable, "-c", WRAPPER]
+        bare, wrapper, lint = [], [], []
         for _ in range(args.runs):
             bare.append(timed(bare_cmd, work))
+            wrapper.append(timed(wrapper_cmd, work))
             lint.append(timed(lint_cmd, work))
         figures = {
             "python": sys.version.split()[0],
             "runs": args.runs,
             "bare_median_ms": round(statistics.median(bare) * 1000, 1),
+            "wrapper_median_ms": round(statistics.median(wrapper) * 1000, 1),
             "lint_median_ms": round(statistics.median(lint) * 1000, 1),
             "ratio": round(statistics.median(lint) / statistics.median(bare), 2),
             "lint_peak_rss_mib": round(peak_rss_kib(lint_cmd, work) / 1024, 1),
@@ -122,6 +129,7 @@ def main() -> None:
         return
     print(f"python {figures['python']}, {figures['runs']} runs each, alternating")
     print(f"  python -c pass      median {figures['bare_median_ms']:7.1f} ms   peak RSS {figures['bare_peak_rss_mib']} MiB")
+    print(f"  console-script wrapper alone (import re) median {figures['wrapper_median_ms']:7.1f} ms")
     print(f"  rlhf-lint train.sh  median {figures['lint_median_ms']:7.1f} ms   peak RSS {figures['lint_peak_rss_mib']} MiB")
     print(f"  ratio {figures['ratio']}x (target <= 3x)")
     print(f"  heavy modules loaded for one shell script: {', '.join(figures['heavy_modules_loaded']) or 'none'}")

@@ -3,12 +3,12 @@ vocabulary, with the ds_config file it names linked through ``deepspeed.config_p
 from __future__ import annotations
 
 import os
-from .records import field, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
     from typing import Any
 
+from .records import field, record
 from .jobs import Job, job_builder
 from .model import Setting, Settings
 from .source import Source

@@ -6,12 +6,12 @@ rules that check memory and topology read Jobs.
 """
 from __future__ import annotations
 
-from .records import field, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
     from typing import Any, Callable
 
+from .records import field, record
 from .model import UNKNOWN, Span
 
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 import os
 import re
 import sys
-from .records import field, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
     from typing import Any
 
+from .records import field, record
 from .model import Severity
 from .lazyre import lazy_compile
 

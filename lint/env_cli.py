@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import sys
-from .records import record
 
 import click
 
+from .records import record
 from .model import Severity, Span
 
 ENV_PATH = "<installed environment>"

@@ -66,12 +66,12 @@ The vocabulary (keys of ``job.settings``); ``<role>`` is one of ROLES:
 """
 from __future__ import annotations
 
-from .records import field, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
     from typing import Callable, Iterable
 
+from .records import field, record
 from .model import Settings, Span
 from . import import_module
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import math
 import re
-from .records import field, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
     from typing import Any, Iterator
 
+from .records import field, record
 from .model import Span
 from .lazyre import lazy_compile
 

@@ -10,16 +10,20 @@ v0.10.2+ name, whatever era the script was written in), so checks are written on
 """
 from __future__ import annotations
 
-import bisect
 import functools
 import os
 import re
-from .records import field, record
+
+try:  # the C functions, without bisect.py (~0.3 ms of a one-file run)
+    from _bisect import bisect_left
+except ImportError:  # an interpreter without the accelerator
+    from bisect import bisect_left
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
     from typing import Any, Callable
 
+from .records import field, record
 from .jobs import Job
 from .model import UNKNOWN, Setting, Settings, Span
 from .lazyre import lazy_compile
@@ -157,7 +161,7 @@ class Knowledge:
             self._by_flag[cli] = (sorted(by_flag), by_flag)
         names, by_flag = self._by_flag[cli]
         out: list[FlagSpec] = []
-        for name in names[bisect.bisect_left(names, prefix):]:
+        for name in names[bisect_left(names, prefix):]:
             if not name.startswith(prefix):
                 break
             out.extend(by_flag[name])

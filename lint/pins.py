@@ -11,8 +11,8 @@ file with its includes, one pyproject extra, one Dockerfile stage, one ``pip ins
 from __future__ import annotations
 
 import re
-from .records import field, record, replace
 
+from .records import field, record, replace
 from .model import Span
 from .project import ParseError
 from .source import Source

@@ -9,8 +9,8 @@ import functools
 import os
 import re
 from collections import defaultdict
-from .records import field, record, replace
 
+from .records import field, record, replace
 from .model import Related, Setting, Span
 from .pins import Pin, canonical, pin_documents
 

@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import os
-from .records import record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
     from typing import Any, Callable
 
+from .records import record
 from .config import Config
 from .jobs import Job, builders_for
 from .model import Setting

@@ -4,8 +4,8 @@ from __future__ import annotations
 import fnmatch
 import os
 import stat
-from .records import field, record
 
+from .records import field, record
 from .config import Config
 from .discovery import discover, kind_from_content, kind_from_name
 from .model import Applicability, Diagnostic, Finding, Position, Severity

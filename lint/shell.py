@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import os
 import re
-from .records import field, record
 from functools import lru_cache
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
     from typing import Any, Callable
 
+from .records import field, record
 from .commands import Command, Word, WordPart
 from .model import UNKNOWN, Span
 from .source import Source

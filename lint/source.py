@@ -1,14 +1,18 @@
 """One file as read from disk: bytes, decoded text, newline style and a lazily built line index."""
 from __future__ import annotations
 
-import bisect
 import os
-from .records import field, record
+
+try:  # the C functions, without bisect.py (~0.3 ms of a one-file run)
+    from _bisect import bisect_right
+except ImportError:  # an interpreter without the accelerator
+    from bisect import bisect_right
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
     from typing import Any
 
+from .records import field, record
 from .model import Position, Span
 
 BOM = "\ufeff"
@@ -75,7 +79,7 @@ class Source:
 
     def position(self, offset: int) -> Position:
         offset = max(0, min(offset, len(self.text)))
-        line = bisect.bisect_right(self.line_starts, offset) - 1
+        line = bisect_right(self.line_starts, offset) - 1
         return Position(line + 1, offset - self.line_starts[line] + 1)
 
     def offset(self, line: int, column: int) -> int:

@@ -5,8 +5,8 @@ something, so unused ones can be reported.
 """
 from __future__ import annotations
 
-from .records import field, record
 
+from .records import field, record
 from .model import Span
 from .source import Source
 from .lazyre import lazy_compile

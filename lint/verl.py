@@ -9,12 +9,12 @@ from __future__ import annotations
 import functools
 import os
 import re
-from .records import field, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
     from typing import Any
 
+from .records import field, record
 from .jobs import Job, job_builder
 from .model import UNKNOWN, Setting, Settings, Span, is_known
 from .source import Source

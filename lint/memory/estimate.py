@@ -8,12 +8,12 @@ had to be assumed is listed in Estimate.assumptions.
 """
 from __future__ import annotations
 
-from ..records import field, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
     from typing import Callable
 
+from ..records import field, record
 from ..model import UNKNOWN, Setting
 from .catalog import GIB, GPU, ModelArch, ModelResolution, resolve_gpu, resolve_model
 
