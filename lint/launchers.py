@@ -23,9 +23,17 @@ if TYPE_CHECKING:
     from .source import Source
 
 _NEGATIVE_NUMBER = lazy_compile(r"^-(?:\d|\.\d|inf$|nan$)")
-_PYTHON = lazy_compile(r"^python(?:\d+(?:\.\d+)?)?$")
 _SEP_BACKSLASH = lazy_compile(r"^[ \t]*\\\r?\n[ \t]*$")
 _SEP_NEWLINE = lazy_compile(r"^[ \t]*\r?\n[ \t]*$")
+
+def _is_python(name: str) -> bool:
+    """``python``, ``python3``, ``python3.11`` (a string test: this runs for every command of every script)."""
+    if not name.startswith("python"):
+        return False
+    major, dot, minor = name[6:].partition(".")
+    return (not major and not dot) or (major.isascii() and major.isdigit()
+                                       and (not dot or (minor.isascii() and minor.isdigit())))
+
 
 TORCHRUN_MODULES = ("torch.distributed.run", "torch.distributed.launch")
 DEEPSPEED_MODULES = ("deepspeed.launcher.runner",)
@@ -187,7 +195,7 @@ def _launch(command: Command, words: list[Word], i: int) -> bool:
                 command.entry, command.entry_kind = inner.entry, inner.entry_kind
                 command.args, command.positionals = inner.args, inner.positionals
         return True
-    if _PYTHON.match(name):
+    if _is_python(name):
         opts, j = _options(words, i + 1, specs["python"], stop=("-m", "-c"))
         if j >= len(words):
             return False

@@ -10,7 +10,6 @@ Launcher recognition (deepspeed, torchrun, accelerate, ray, srun, python) turns 
 from __future__ import annotations
 
 import os
-import re
 from functools import lru_cache
 
 TYPE_CHECKING = False
@@ -644,7 +643,7 @@ class _Evaluator:
     def _variable(self, doc: _Doc, node, name: str, quoted: bool, index: str | None = None) -> list:
         token = doc.span(node)
         var = self.env.get(name)
-        if var is None or var.unknown or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
+        if var is None or var.unknown or not (name.isascii() and name.isidentifier()):  # [A-Za-z_][A-Za-z0-9_]*
             return [_Frag(UNKNOWN, token, doc.path, quoted)]
         origin = f"${name} from line {var.line}" if var.line else f"${name}"
         inst = _Inst(token, doc.path, var.value_span, var.path, origin,
@@ -662,7 +661,7 @@ class _Evaluator:
             if index is None or index == "0":
                 el = var.elements[0] if var.elements else []
                 return [_mark(f, inst, quoted) for f in el]
-            if re.match(r"^[0-9]+$", index or ""):
+            if index and index.isascii() and index.isdigit():
                 i = int(index)
                 el = var.elements[i] if i < len(var.elements) else []
                 return [_mark(f, inst, quoted) for f in el]
@@ -706,7 +705,7 @@ class _Evaluator:
             return unknown  # ${X%/*}, ${X/a/b}, ${X:1:2}, ${X:?msg}: not worth simulating
         if var is not None and var.unknown:
             return unknown
-        if var is None and not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
+        if var is None and not (name.isascii() and name.isidentifier()):  # [A-Za-z_][A-Za-z0-9_]*
             return unknown  # ${1:-x}: a positional parameter may be set
         is_set = var is not None
         empty = is_set and var.elements is None and var.text == ""

@@ -83,7 +83,9 @@ def broken_line_continuation(ctx):
     if script is None:
         return
     text = ctx.source.text
-    for m in re.finditer(r"\\([ \t]+)(?=\r?\n)", text):
+    # the patterns below need a backslash followed by a blank: most scripts have none
+    spaced = "\\ " in text or "\\\t" in text
+    for m in re.finditer(r"\\([ \t]+)(?=\r?\n)", text) if spaced else ():
         start = m.start()
         backslashes = len(text[:start + 1]) - len(text[:start + 1].rstrip("\\"))
         if backslashes % 2 == 0:
@@ -104,7 +106,7 @@ def broken_line_continuation(ctx):
                       fix=Fix("remove the whitespace after the backslash", (Edit(m.start(1), m.end(1), ""),),
                               Applicability.SAFE))
     commented = set()  # lines whose break the comment check below already reports
-    for m in _BACKSLASH_COMMENT.finditer(text):
+    for m in _BACKSLASH_COMMENT.finditer(text) if spaced else ():
         start = m.start()
         backslashes = len(text[:start + 1]) - len(text[:start + 1].rstrip("\\"))
         line = ctx.source.position(start).line
@@ -126,7 +128,7 @@ def broken_line_continuation(ctx):
         first = simple.words[0] if simple.words else None
         if first is None or not first.known or len(first.text) < 2:
             continue
-        if not first.text.startswith("-") and not _HYDRA_OVERRIDE.match(first.text):
+        if not first.text.startswith("-") and not ("=" in first.text and _HYDRA_OVERRIDE.match(first.text)):
             continue
         line = ctx.source.position(simple.span.start).line
         if line < 2 or (line - 1) in commented:

@@ -33,3 +33,11 @@ def test_a_launch_reads_the_ds_config_it_names(tmp_path):
     assert (plain.value("zero.stage"), plain.value("offload.optimizer"), plain.value("batch.micro_train")) == (3, "cpu", 2)
     assert plain.settings.get("zero.stage").path == str(tmp_path / "ds.json")
     assert acc.value("zero.stage") == 2  # what the launch itself says is kept
+
+
+def test_python_interpreter_names_are_recognised_by_their_shape():
+    from rlhf_lint.launchers import _is_python
+
+    assert all(_is_python(n) for n in ("python", "python3", "python3.11", "python311"))
+    assert not any(_is_python(n) for n in ("python3.", "python.", "python3.a", "pythonx", "py", "python3.11.2",
+                                           "python٣", ""))

@@ -148,11 +148,12 @@ def _arch_from_entry(entry: dict) -> ModelArch:
     return ModelArch(**data)
 
 
-_NOT_IN_NAME_RE = lazy_compile(r"[^a-z0-9.]+")
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.")
 
 
 def _norm(text: str) -> str:
-    return _NOT_IN_NAME_RE.sub("", text.lower())
+    """Lowercase, keeping only [a-z0-9.] (a string test, not a pattern: it runs over every catalog name)."""
+    return "".join(c for c in text.lower() if c in _NAME_CHARS)
 
 
 def _entries() -> list[dict]:
@@ -190,7 +191,7 @@ def model_by_id(model_id: str) -> ModelArch | None:
 
 
 def _find_known_name(reference: str) -> ModelArch | None:
-    parts = [p for p in re.split(r"[\\/]", reference) if p]
+    parts = [p for p in reference.replace("\\", "/").split("/") if p]
     # the last component is the most specific: /ckpt/llama-2-7b/global_step100 should still find llama-2-7b
     for part in reversed(parts):
         key = _norm(part)
