@@ -147,3 +147,19 @@ def test_replace_pickle_and_copy_keep_values():
     clone = pickle.loads(pickle.dumps(mutable))
     assert clone == mutable and clone.b is not mutable.b
     assert Mutable.__hash__ is None  # eq without frozen: unhashable, as with dataclasses
+
+
+def test_slotted_records_inherit_fields_and_keep_no_dict():
+    @record(frozen=True, slots=True)
+    class Base:
+        a: int
+
+    @record(frozen=True, slots=True)
+    class Child(Base):
+        b: int = 2
+
+    child = Child(1)
+    assert (child.a, child.b) == (1, 2) and Child(a=1, b=3).b == 3 and Child(b=4, a=0) == Child(0, 4)
+    assert not hasattr(child, "__dict__")
+    with pytest.raises(TypeError):
+        Child(b=1)
