@@ -141,40 +141,27 @@ def _init_for(cls, names: tuple[str, ...], specs: dict[str, Field], slots: bool)
     store = object.__setattr__  # also for frozen values and slots
 
     def bind(args: tuple, kwargs: dict) -> dict:
-        """name -> value for every field, or the TypeError Python gives for a bad call."""
+        """name -> value for every field (merged by dict operations, in C), or the TypeError of a bad call."""
         if len(args) > count:
             raise TypeError(f"{cls.__name__}() takes {count} positional arguments but {len(args)} were given")
         values = dict(zip(names, args))
-        for key, val in kwargs.items():
-            if key not in known:
-                raise TypeError(f"{cls.__name__}() got an unexpected keyword argument {key!r}")
-            if key in values:
-                raise TypeError(f"{cls.__name__}() got multiple values for argument {key!r}")
-            values[key] = val
+        if kwargs:
+            if not known.issuperset(kwargs):
+                unknown = next(k for k in kwargs if k not in known)
+                raise TypeError(f"{cls.__name__}() got an unexpected keyword argument {unknown!r}")
+            if values.keys() & kwargs.keys():
+                twice = next(k for k in kwargs if k in values)
+                raise TypeError(f"{cls.__name__}() got multiple values for argument {twice!r}")
+            values.update(kwargs)
         if len(values) < count:
-            for name in names:
-                if name not in values:
-                    if name in defaults:
-                        values[name] = defaults[name]
-                    elif name in factories:
-                        values[name] = factories[name]()
-                    else:
-                        raise TypeError(f"{cls.__name__}() missing required argument {name!r}")
-        return values
-
-    def by_keyword(kwargs: dict) -> dict:
-        """The common call with keywords only: defaults merged in C, factories called for what is missing."""
-        if not known.issuperset(kwargs):
-            return bind((), kwargs)
-        if len(kwargs) == count:
-            return kwargs
-        values = {**defaults, **kwargs}
-        if len(values) < count:
-            for name, factory in factories.items():
-                if name not in values:
-                    values[name] = factory()
+            values = {**defaults, **values}
             if len(values) < count:
-                return bind((), kwargs)  # a required field is missing: its TypeError
+                for name, factory in factories.items():
+                    if name not in values:
+                        values[name] = factory()
+                if len(values) < count:
+                    missing = next(n for n in names if n not in values)
+                    raise TypeError(f"{cls.__name__}() missing required argument {missing!r}")
         return values
 
     if slots:
@@ -183,26 +170,69 @@ def _init_for(cls, names: tuple[str, ...], specs: dict[str, Field], slots: bool)
                    for n in names}
         ordered = tuple(setters[n] for n in names)
 
-        def __init__(self, *args, **kwargs):
+        def generic(self, args, kwargs):
             if args and len(args) == count and not kwargs:
                 for setter, val in zip(ordered, args):
                     setter(self, val)
             else:
-                for name, val in (bind(args, kwargs) if args else by_keyword(kwargs)).items():
+                for name, val in bind(args, kwargs).items():
                     setters[name](self, val)
-            if post_init:
-                self.__post_init__()
     else:
-        def __init__(self, *args, **kwargs):
+        def generic(self, args, kwargs):
             # straight into the instance dict: one C call, and past the __setattr__ of frozen records
             if args and len(args) == count and not kwargs:
                 self.__dict__.update(zip(names, args))
             else:
-                self.__dict__.update(bind(args, kwargs) if args else by_keyword(kwargs))
-            if post_init:
-                self.__post_init__()
+                self.__dict__.update(bind(args, kwargs))
+
+    calls = [0]
+
+    def __init__(self, *args, **kwargs):
+        calls[0] += 1
+        if calls[0] == HOT_INSTANCES and cls.__dict__.get("__init__") is __init__:
+            # many instances: from now on a compiled __init__, as fast as a dataclass's (see HOT_INSTANCES)
+            compiled = _compiled_init(cls, names, specs, slots, post_init)
+            compiled.__qualname__ = __init__.__qualname__
+            cls.__init__ = compiled
+        generic(self, args, kwargs)
+        if post_init:
+            self.__post_init__()
 
     return __init__
+
+
+# A class instantiated this many times gets an __init__ compiled from source, like the one dataclasses writes:
+# ~0.1 ms once, then 1-2 µs less per instance. A one-file run stays below it for every class (nothing compiled at
+# start-up); a run over many files compiles the dozen classes it builds by the thousand.
+HOT_INSTANCES = 2000
+
+
+def _compiled_init(cls, names: tuple[str, ...], specs: dict[str, Field], slots: bool, post_init: bool):
+    scope: dict = {"_MISSING": _MISSING}
+    params, body = [], []
+    for i, name in enumerate(names):
+        spec = specs[name]
+        if spec.default is not _MISSING:
+            scope[f"_default_{i}"] = spec.default
+            params.append(f"{name}=_default_{i}")
+        elif spec.default_factory is not _MISSING:
+            scope[f"_factory_{i}"] = spec.default_factory
+            params.append(f"{name}=_MISSING")
+            body.append(f"if {name} is _MISSING: {name} = _factory_{i}()")
+        else:
+            params.append(name)
+    if slots:
+        for i, name in enumerate(names):
+            scope[f"_set_{i}"] = getattr(getattr(cls, name, None), "__set__", None) or (
+                lambda obj, val, n=name: object.__setattr__(obj, n, val))
+            body.append(f"_set_{i}(self, {name})")
+    elif names:
+        body.append("self.__dict__.update({" + ", ".join(f"{n!r}: {n}" for n in names) + "})")
+    if post_init:
+        body.append("self.__post_init__()")
+    source = f"def __init__(self, {', '.join(params)}):\n" + "".join(f"    {line}\n" for line in body or ["pass"])
+    exec(compile(source, f"<record {cls.__qualname__}.__init__>", "exec"), scope)  # our own source, never a file's
+    return scope["__init__"]
 
 
 def _repr_for(names: tuple[str, ...]):

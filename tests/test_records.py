@@ -163,3 +163,22 @@ def test_slotted_records_inherit_fields_and_keep_no_dict():
     assert not hasattr(child, "__dict__")
     with pytest.raises(TypeError):
         Child(b=1)
+
+
+@pytest.mark.parametrize("options", [{}, {"frozen": True}, {"slots": True}, {"frozen": True, "slots": True}])
+def test_hot_classes_get_a_compiled_init_that_behaves_the_same(monkeypatch, options):
+    from rlhf_lint import records
+
+    monkeypatch.setattr(records, "HOT_INSTANCES", 3)
+    DC, RC = both(**options)
+    generic = RC.__init__
+    made = [RC(i, tags=[i]) for i in range(5)]
+    assert RC.__init__ is not generic  # swapped at the third instance
+    assert [(r.x, r.y, r.tags, r.note) for r in made] == [(i, 0, [i], "") for i in range(5)]
+    for args, kwargs in [((1,), {}), ((1, 2), {}), ((), {"x": 3, "y": 4}), ((5,), {"tags": ["t"], "note": "n"})]:
+        assert repr(RC(*args, **kwargs)) == repr(DC(*args, **kwargs)).replace(DC.__qualname__, RC.__qualname__)
+    assert RC(1).tags is not RC(1).tags
+    for args, kwargs in [((), {}), ((1, 2, [], "", 9), {}), ((1,), {"x": 2}), ((1,), {"z": 2})]:
+        with pytest.raises(TypeError):
+            RC(*args, **kwargs)
+    assert hasattr(RC(1), "__dict__") == hasattr(DC(1), "__dict__")
