@@ -1,7 +1,6 @@
 """Finding files and telling what each one is, from its name first and its first bytes second."""
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 import stat
@@ -25,6 +24,8 @@ DS_CONFIG_NAME = lazy_compile(r"(?:^|[_\-./])(?:ds|deepspeed|zero[0-3]?|zero_sta
 def is_excluded(path: str, patterns: list[str]) -> bool:
     if not patterns:
         return False
+    import fnmatch  # only runs with exclude patterns need it
+
     norm = path.replace(os.sep, "/")
     parts = norm.split("/")
     for pattern in patterns:

@@ -1,7 +1,6 @@
 """The run: discover, read, parse, build the project, apply rules, suppress, fix until stable."""
 from __future__ import annotations
 
-import fnmatch
 import os
 import stat
 
@@ -83,6 +82,8 @@ def selected_rules(config: Config, options: Options, messages: list[str]) -> lis
 def _per_file_ignored(config: Config, path: str) -> set[str]:
     if not config.per_file_ignores:
         return set()
+    import fnmatch  # only configurations with per-file-ignores need it
+
     rel = os.path.relpath(os.path.abspath(path), config.root).replace(os.sep, "/")
     ignored: set[str] = set()
     for pattern, selectors in config.per_file_ignores.items():
