@@ -4,9 +4,10 @@
 ``__setattr__`` for frozen classes) of every class at import time, and importing it loads ``inspect`` (ast, dis,
 tokenize): 0.3-0.6 ms per class plus ~7 ms, about 30 ms of a one-file run over the engine's ~65 value types, three
 times the cost of starting the interpreter. ``@record`` gives the same behaviour from closures over the field list, so
-nothing is compiled: positional and keyword arguments, defaults and ``field(default_factory=...)``,
+nothing is compiled at import: positional and keyword arguments, defaults and ``field(default_factory=...)``,
 ``__post_init__``, ``frozen``, ``slots``, ``eq`` (with the hash rules of dataclasses), ``repr`` and
-``field(repr=False)``, inheritance of fields, pickling and copying, and ``replace()``.
+``field(repr=False)``, inheritance of fields, pickling and copying, and ``replace()``. Only a class that is
+instantiated thousands of times gets its ``__init__`` compiled, when it gets there (``HOT_INSTANCES``).
 """
 from __future__ import annotations
 
