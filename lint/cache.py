@@ -10,6 +10,7 @@ else ``$XDG_CACHE_HOME/rlhf-lint``, else ``~/.cache/rlhf-lint``): a repository c
 its findings from a CI run. Runs that fix or diff do not use it; groups with unreadable files or internal errors
 are not stored. ``--no-cache`` turns it off. Old entries are never read again once anything changes; delete the
 directory to reclaim the space.
+The same directory holds ``knowledge/``: rlhf-lint's own schema files, parsed (see rlhf_lint.schemas).
 """
 from __future__ import annotations
 
