@@ -66,7 +66,7 @@ class Knowledge:
         self.flag_source: dict = data["flag_source"]
         self.cli_names: list[str] = data["cli_names"]
         self._specs: dict[str, list[FlagSpec]] = {}
-        self._by_flag: dict[str, tuple[list[str], dict[str, list[FlagSpec]]]] = {}
+        self._by_flag: dict[str, tuple[list[str], dict[str, list[tuple[str, int, int]]]]] = {}
         self._cli_renames: dict[str, tuple[dict[str, list[dict]], dict[str, dict]]] = {}
         self.modules: list[dict] = data["modules"]
         self.checks: dict[str, list[dict]] = data["checks"]
@@ -152,15 +152,16 @@ class Knowledge:
     def specs(self) -> dict[str, list[FlagSpec]]:
         return {cli: self.specs_of(cli) for cli in self.cli_names}
 
-    def specs_starting_with(self, cli: str, prefix: str) -> list[FlagSpec]:
-        """Rows of every flag name that starts with ``prefix`` (argparse's abbreviations), by bisection."""
+    def spans_starting_with(self, cli: str, prefix: str) -> list[tuple[str, int, int]]:
+        """(flag, first, last) of every row whose flag starts with ``prefix`` (argparse's abbreviations), found by
+        bisection over the CLI's flag names; read from the raw rows, without building FlagSpecs."""
         if cli not in self._by_flag:
-            by_flag: dict[str, list[FlagSpec]] = {}
-            for spec in self.specs_of(cli):
-                by_flag.setdefault(spec.flag, []).append(spec)
+            by_flag: dict[str, list[tuple[str, int, int]]] = {}
+            for r in self._cli(cli)["flags"]:
+                by_flag.setdefault(r[0], []).append((r[0], r[7], r[8]))
             self._by_flag[cli] = (sorted(by_flag), by_flag)
         names, by_flag = self._by_flag[cli]
-        out: list[FlagSpec] = []
+        out: list[tuple[str, int, int]] = []
         for name in names[bisect_left(names, prefix):]:
             if not name.startswith(prefix):
                 break
@@ -169,7 +170,11 @@ class Knowledge:
 
     @functools.lru_cache(maxsize=4096)
     def flags_at(self, cli: str, index: int) -> dict[str, FlagSpec]:
-        return {s.flag: s for s in self.specs_of(cli) if s.first <= index <= s.last}
+        """The flags one release of a CLI accepts (FlagSpecs built only for the rows of that release)."""
+        if cli in self._specs:
+            return {s.flag: s for s in self._specs[cli] if s.first <= index <= s.last}
+        return {r[0]: FlagSpec(r[0], r[1], r[2], r[3], r[4], tuple(r[5]) if r[5] else None, r[6], r[7], r[8])
+                for r in self._cli(cli)["flags"] if r[7] <= index <= r[8]}
 
     def releases_accepting(self, cli: str, flag: str) -> list[tuple[int, int]]:
         spans = sorted((s.first, s.last) for s in self.specs_of(cli) if s.flag == flag)
@@ -210,10 +215,11 @@ class Knowledge:
     @functools.lru_cache(maxsize=8192)
     def canonical(self, cli: str, flag: str) -> tuple[str, ...]:
         """The dotted (v0.10.2+) names a flag's value lives under, whatever release it was written for."""
-        for row in self.renames_of(cli, flag):
+        rows = self.renames_of(cli, flag)
+        for row in rows:
             if row["dotted"] and row["new"]:
                 return tuple(w[2:] for w in row["new"] if w.startswith("--"))
-        for row in self.renames_of(cli, flag):
+        for row in rows:
             if not row["dotted"] and len(row["new"]) == 1 and row["applicability"] == "safe":
                 return self.canonical(cli, row["new"][0])
         return (flag[2:] if flag.startswith("--") else flag.lstrip("-"),)
@@ -388,9 +394,9 @@ def _count_accepted_at(k: Knowledge, cli: str, indices: list[int], written: list
     for w in written:
         may_abbreviate = w.startswith("--") and len(w) > 2  # argparse's prefix matching, as in _resolve_flag
         ranges: dict[str, list[tuple[int, int]]] = {}
-        for s in k.specs_starting_with(cli, w):
-            if (may_abbreviate or s.flag == w) and s.last >= lo and s.first <= hi:
-                ranges.setdefault(s.flag, []).append((max(s.first, lo), min(s.last, hi)))
+        for flag, first, last in k.spans_starting_with(cli, w):
+            if (may_abbreviate or flag == w) and last >= lo and first <= hi:
+                ranges.setdefault(flag, []).append((max(first, lo), min(last, hi)))
         if not ranges:
             continue
         cuts = sorted({lo, hi + 1, *(a for r in ranges.values() for a, _ in r), *(b + 1 for r in ranges.values()
@@ -655,12 +661,12 @@ def _collect_values(inv: Invocation, k: Knowledge, flags: dict[str, FlagSpec]) -
         for name in names:
             inv.values[name] = Value(value, word, use)
             given.add(name)
+    switched_on = {s.dest for s in flags.values() if s.action == "store_true"}
     for spec in flags.values():
         for name in k.canonical(cli, spec.flag):
             if name in given or name in inv.values:
                 continue
-            if spec.action == "store_false" and any(s.dest == spec.dest and s.action == "store_true"
-                                                     for s in flags.values()):
+            if spec.action == "store_false" and spec.dest in switched_on:
                 continue
             inv.values[name] = Value(spec.default, None, None, is_default=True)
 
