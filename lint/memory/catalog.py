@@ -149,11 +149,15 @@ def _arch_from_entry(entry: dict) -> ModelArch:
 
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.")
+_DROP_ASCII = {i: None for i in range(128) if chr(i) not in _NAME_CHARS}
 
 
 def _norm(text: str) -> str:
-    """Lowercase, keeping only [a-z0-9.] (a string test, not a pattern: it runs over every catalog name)."""
-    return "".join(c for c in text.lower() if c in _NAME_CHARS)
+    """Lowercase, keeping only [a-z0-9.] (no pattern: it runs over every catalog name)."""
+    low = text.lower()
+    if low.isascii():
+        return low.translate(_DROP_ASCII)
+    return "".join(c for c in low if c in _NAME_CHARS)
 
 
 def _entries() -> list[dict]:
@@ -206,6 +210,8 @@ def _find_known_name(reference: str) -> ModelArch | None:
 
 
 def parse_param_size(text: str) -> int | None:
+    if text.rstrip()[-1:] not in ("b", "B", "m", "M"):  # a size ends in its unit: most references are names
+        return None
     m = _SIZE_RE.match(text)
     if not m:
         return None
