@@ -83,19 +83,25 @@ def load(key: str) -> dict | None:
 
 
 def store(key: str, data: dict) -> None:
-    """Best effort: a cache that cannot be written is no cache, never an error."""
     import json
-    import tempfile
 
-    path = _entry_path(key)
+    write_quietly(_entry_path(key), json.dumps({**data, "key": key}, separators=(",", ":")).encode("utf-8"))
+
+
+def write_quietly(path: str, data: bytes) -> None:
+    """Write a cache file atomically (a temporary file beside it, then a rename), best effort: a cache that cannot
+    be written is no cache, never an error. The temporary name carries the process id (no tempfile import)."""
+    tmp = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(path))
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump({**data, "key": key}, fh, separators=(",", ":"))
+        with open(tmp, "wb") as fh:
+            fh.write(data)
         os.replace(tmp, path)
     except OSError:
-        pass
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
 
 
 # -- diagnostics <-> JSON ----------------------------------------------------------------------------------------

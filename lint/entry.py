@@ -89,27 +89,11 @@ def parse_check_args(argv: list[str]) -> tuple[tuple[str, ...], dict] | None:
     return tuple(paths), params
 
 
-# Collect young objects every 20,000 allocations instead of 700 while starting: start-up creates tens of thousands
-# of long-lived objects (modules, functions, knowledge), and the default ran ~23 collections (~2 ms) over them in a
-# one-file run. rlhf_lint.runner restores the default once a run goes on to a second group of files, so that garbage
-# cycles of checked groups are freed as often as before (peak memory over 5,000 files grew by 40 % without it).
-STARTUP_GC_THRESHOLD = (20_000, 10, 10)
-_SAVED_GC_THRESHOLD: list[tuple[int, int, int]] = []
-
-
-def restore_gc_threshold() -> None:
-    import gc
-
-    if _SAVED_GC_THRESHOLD:
-        gc.set_threshold(*_SAVED_GC_THRESHOLD.pop())
-
-
 def main(argv: list[str] | None = None) -> None:
     """The console script (``argv`` None: it ends the process) or a caller's check (it raises SystemExit)."""
-    import gc
+    from . import raise_gc_threshold_for_startup
 
-    _SAVED_GC_THRESHOLD.append(gc.get_threshold())
-    gc.set_threshold(*STARTUP_GC_THRESHOLD)
+    raise_gc_threshold_for_startup()
     args = sys.argv[1:] if argv is None else argv
     parsed = parse_check_args(args)
     if parsed is None:

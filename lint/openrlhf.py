@@ -47,6 +47,12 @@ class FlagSpec:
     first: int
     last: int
 
+    @classmethod
+    def of_row(cls, row: list) -> "FlagSpec":
+        """From a row of schemas/openrlhf/clis/<cli>.json (columns as in ``flag_columns``)."""
+        flag, dest, action, kind, default, choices, nargs, first, last = row
+        return cls(flag, dest, action, kind, default, tuple(choices) if choices else None, nargs, first, last)
+
     @property
     def is_switch(self) -> bool:
         return self.action in ("store_true", "store_false", "store_const", "count")
@@ -142,10 +148,7 @@ class Knowledge:
         twelve CLIs; building all 1,422 rows cost ~3 ms of a one-script run)."""
         built = self._specs.get(cli)
         if built is None:
-            built = self._specs[cli] = [
-                FlagSpec(r[0], r[1], r[2], r[3], r[4], tuple(r[5]) if r[5] else None, r[6], r[7], r[8])
-                for r in self._cli(cli)["flags"]
-            ]
+            built = self._specs[cli] = [FlagSpec.of_row(r) for r in self._cli(cli)["flags"]]
         return built
 
     @property
@@ -171,10 +174,7 @@ class Knowledge:
     @functools.lru_cache(maxsize=4096)
     def flags_at(self, cli: str, index: int) -> dict[str, FlagSpec]:
         """The flags one release of a CLI accepts (FlagSpecs built only for the rows of that release)."""
-        if cli in self._specs:
-            return {s.flag: s for s in self._specs[cli] if s.first <= index <= s.last}
-        return {r[0]: FlagSpec(r[0], r[1], r[2], r[3], r[4], tuple(r[5]) if r[5] else None, r[6], r[7], r[8])
-                for r in self._cli(cli)["flags"] if r[7] <= index <= r[8]}
+        return {r[0]: FlagSpec.of_row(r) for r in self._cli(cli)["flags"] if r[7] <= index <= r[8]}
 
     def releases_accepting(self, cli: str, flag: str) -> list[tuple[int, int]]:
         spans = sorted((s.first, s.last) for s in self.specs_of(cli) if s.flag == flag)

@@ -139,7 +139,6 @@ def _init_for(cls, names: tuple[str, ...], specs: dict[str, Field], slots: bool)
     defaults = {n: s.default for n, s in specs.items() if s.default is not _MISSING}
     factories = {n: s.default_factory for n, s in specs.items() if s.default_factory is not _MISSING}
     post_init = hasattr(cls, "__post_init__")
-    store = object.__setattr__  # also for frozen values and slots
 
     def bind(args: tuple, kwargs: dict) -> dict:
         """name -> value for every field (merged by dict operations, in C), or the TypeError of a bad call."""
@@ -166,9 +165,7 @@ def _init_for(cls, names: tuple[str, ...], specs: dict[str, Field], slots: bool)
         return values
 
     if slots:
-        # each slot's descriptor sets it directly (a fifth faster than object.__setattr__, frozen or not)
-        setters = {n: getattr(getattr(cls, n, None), "__set__", None) or (lambda obj, val, n=n: store(obj, n, val))
-                   for n in names}
+        setters = {n: _slot_setter(cls, n) for n in names}
         ordered = tuple(setters[n] for n in names)
 
         def generic(self, args, kwargs):
@@ -202,6 +199,12 @@ def _init_for(cls, names: tuple[str, ...], specs: dict[str, Field], slots: bool)
     return __init__
 
 
+def _slot_setter(cls, name: str):
+    """``setter(obj, value)`` through the slot's own descriptor (a fifth faster than object.__setattr__, and past
+    a frozen record's __setattr__); object.__setattr__ for a field that is not a slot of ``cls``."""
+    return getattr(getattr(cls, name, None), "__set__", None) or (lambda obj, val: object.__setattr__(obj, name, val))
+
+
 # A class instantiated this many times gets an __init__ compiled from source, like the one dataclasses writes:
 # ~0.1 ms once, then 1-2 µs less per instance. A one-file run stays below it for every class (nothing compiled at
 # start-up); a run over many files compiles the dozen classes it builds by the thousand.
@@ -224,8 +227,7 @@ def _compiled_init(cls, names: tuple[str, ...], specs: dict[str, Field], slots: 
             params.append(name)
     if slots:
         for i, name in enumerate(names):
-            scope[f"_set_{i}"] = getattr(getattr(cls, name, None), "__set__", None) or (
-                lambda obj, val, n=name: object.__setattr__(obj, n, val))
+            scope[f"_set_{i}"] = _slot_setter(cls, name)
             body.append(f"_set_{i}(self, {name})")
     elif names:
         body.append("self.__dict__.update({" + ", ".join(f"{n!r}: {n}" for n in names) + "})")

@@ -54,7 +54,8 @@ class Rule:
     docstring: str = field(default="", repr=False)
 
     def metadata(self) -> tuple:
-        return (self.code, self.name, self.severity, tuple(sorted(self.kinds)), self.scope,
+        """What the rule index stores (one row of rlhf_lint.rule_index, in this order)."""
+        return (self.code, self.name, int(self.severity), tuple(sorted(self.kinds)), self.scope,
                 tuple(sorted(self.frameworks)), self.fixable, self.default_enabled, self.module)
 
     def _defined(self) -> "Rule":
@@ -257,8 +258,7 @@ def index_source() -> str:
              "RULES = ("]
     for r in sorted(REGISTRY.rules.values(), key=lambda r: r.code):
         if r.module.startswith(RULES_PACKAGE + "."):
-            lines.append(f"    ({r.code!r}, {r.name!r}, {int(r.severity)}, {tuple(sorted(r.kinds))!r}, {r.scope!r}, "
-                         f"{tuple(sorted(r.frameworks))!r}, {r.fixable!r}, {r.default_enabled!r}, {r.module!r}),")
+            lines.append(f"    {r.metadata()!r},")
     lines.append(")")
     return "\n".join(lines) + "\n"
 

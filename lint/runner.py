@@ -9,6 +9,7 @@ from .config import Config
 from .discovery import discover, kind_from_content, kind_from_name
 from .model import Applicability, Diagnostic, Finding, Position, Severity
 from . import project as project_module
+from . import restore_gc_threshold
 from .project import Context, InternalError, Project, parse_source
 from .registry import REGISTRY, Rule
 from .source import DecodeError, Source
@@ -324,9 +325,7 @@ def lint(paths: list[str], config: Config, options: Options) -> Result:
 def _serial(groups, config, options, rules, settings):
     for index, group in enumerate(groups):
         if index == 1:
-            from .entry import restore_gc_threshold
-
-            restore_gc_threshold()  # the console script's start-up setting ends with the first group (see entry)
+            restore_gc_threshold()  # the console script's start-up setting ends with the first group (see rlhf_lint)
         yield lint_group(group, config, options, rules, settings)
 
 
@@ -422,8 +421,6 @@ _WORKER: dict = {}
 
 
 def _worker_init(config: Config, options: Options, codes: list[str], settings: str | None) -> None:
-    from .entry import restore_gc_threshold
-
     restore_gc_threshold()  # a forked worker inherits the console script's start-up setting
     project_module.DEBUG["raise"] = options.debug
     _WORKER.update(config=config, options=options, rules=[REGISTRY.get(c) for c in codes], settings=settings)

@@ -14,6 +14,8 @@ import marshal
 import os
 import sys
 
+from rlhf_lint.cache import cache_dir, write_quietly
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -35,7 +37,7 @@ def load(name: str):
     with open(source, encoding="utf-8") as fh:
         data = json.load(fh)
     if cached is not None:
-        _store(cached, data)
+        write_quietly(cached, marshal.dumps(data))
     return data
 
 
@@ -44,8 +46,6 @@ def path(name: str) -> str:
 
 
 def _cached_path(name: str, source: str) -> str | None:
-    from rlhf_lint.cache import cache_dir
-
     try:
         st = os.stat(source)
     except OSError:
@@ -53,18 +53,3 @@ def _cached_path(name: str, source: str) -> str | None:
     tag = f"{sys.implementation.cache_tag}-m{marshal.version}"
     flat = name.replace("/", "_").replace(os.sep, "_")
     return os.path.join(cache_dir(), "knowledge", tag, f"{flat}.{st.st_size}.{st.st_mtime_ns}.marshal")
-
-
-def _store(target: str, data) -> None:
-    """Write atomically (a temp file renamed into place); a read-only or full cache directory is not an error."""
-    tmp = f"{target}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        with open(tmp, "wb") as fh:
-            marshal.dump(data, fh)
-        os.replace(tmp, target)
-    except (OSError, ValueError):
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
