@@ -9,22 +9,17 @@ about topology and which DeepSpeed / accelerate config file the launch uses.
 from __future__ import annotations
 
 import os
-import re
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~2 ms of every start)
 
 from .commands import Arg, Command, Word, interpreter_for
 from .jobs import Job, job_builder
 from .model import UNKNOWN, Setting, Settings, Span
-from .lazyre import lazy_compile
 
 if TYPE_CHECKING:
     from .shell import ShellScript, SimpleCommand
     from .source import Source
 
-_NEGATIVE_NUMBER = lazy_compile(r"^-(?:\d|\.\d|inf$|nan$)")
-_SEP_BACKSLASH = lazy_compile(r"^[ \t]*\\\r?\n[ \t]*$")
-_SEP_NEWLINE = lazy_compile(r"^[ \t]*\r?\n[ \t]*$")
 
 def _is_python(name: str) -> bool:
     """``python``, ``python3``, ``python3.11`` (a string test: this runs for every command of every script)."""
@@ -47,7 +42,34 @@ def launcher_specs() -> dict:
 
 
 def _is_flag(word: Word) -> bool:
-    return word.known and word.text.startswith("-") and len(word.text) > 1 and not _NEGATIVE_NUMBER.match(word.text)
+    return word.known and word.text.startswith("-") and len(word.text) > 1 and not _starts_negative_number(word.text)
+
+
+# The two tests below are string forms of regular expressions (`re` would compile them on every start; they run on
+# every word); tests/test_string_tests.py checks them against the expressions on generated text.
+def _starts_negative_number(text: str) -> bool:
+    r"""`-1`, `-.5`, `-2e-3`, `-inf`, `-nan`: a value, not a flag (``^-(?:\d|\.\d|inf$|nan$)``)."""
+    if text[:1] != "-":
+        return False
+    rest = text[1:]
+    return rest[:1].isdecimal() or (rest[:1] == "." and rest[1:2].isdecimal()) or rest in ("inf", "nan", "inf\n", "nan\n")
+
+
+def _is_line_break(between: str, backslash: bool) -> bool:
+    r"""Blanks around one line break, escaped when ``backslash`` (``^[ \t]*\\\r?\n[ \t]*$``, or without ``\\``)."""
+    rest = between.lstrip(" \t")
+    if backslash:
+        if rest[:1] != "\\":
+            return False
+        rest = rest[1:]
+    if rest[:1] == "\r":
+        rest = rest[1:]
+    if rest[:1] != "\n":
+        return False
+    rest = rest[1:]
+    if rest[-1:] == "\n":  # `$` also matches before a final newline
+        rest = rest[:-1]
+    return not rest.strip(" \t")
 
 
 def split_flag_word(word: Word) -> Arg:
@@ -142,9 +164,9 @@ def _continuation(command: Command, text: str, path: str) -> str:
         if prev.span.end > cur.span.start:
             continue
         between = text[prev.span.end : cur.span.start]
-        if _SEP_BACKSLASH.match(between) or (command.heredoc_span is not None
-                                            and cur.span.start in command.heredoc_span
-                                            and _SEP_NEWLINE.match(between)):
+        if _is_line_break(between, backslash=True) or (command.heredoc_span is not None
+                                                       and cur.span.start in command.heredoc_span
+                                                       and _is_line_break(between, backslash=False)):
             found = between
     return found
 
@@ -267,7 +289,7 @@ def build_shell_jobs(source: "Source", project) -> list[Job]:
 def _int_setting(key: str, word: Word | None) -> Setting | None:
     if word is None:
         return None
-    value = int(word.text) if word.known and re.fullmatch(r"[0-9]+", word.text) else UNKNOWN
+    value = int(word.text) if word.known and word.text.isascii() and word.text.isdigit() else UNKNOWN
     return Setting(key, value, path=word.path, span=word.span, origin=word.origin,
                    raw=None if not word.known else word.text)
 

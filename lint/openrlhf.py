@@ -30,7 +30,6 @@ from .lazyre import lazy_compile
 
 FRAMEWORK = "openrlhf"
 MODULE_PREFIX = "openrlhf."
-_NEGATIVE_NUMBER = lazy_compile(r"^-\d+$|^-\d*\.\d+$")
 _PIN = lazy_compile(r"^\s*openrlhf\s*(?:\[[^\]]*\])?\s*(==|===|~=|>=)\s*v?([0-9][0-9A-Za-z.+-]*)", re.IGNORECASE)
 
 
@@ -335,7 +334,16 @@ def _text(word) -> Any:
 
 
 def _is_flag_text(text: Any) -> bool:
-    return isinstance(text, str) and text.startswith("-") and len(text) > 1 and not _NEGATIVE_NUMBER.match(text)
+    return isinstance(text, str) and text.startswith("-") and len(text) > 1 and not _is_negative_number(text)
+
+
+def _is_negative_number(text: str) -> bool:
+    r"""`-3`, `-0.5`, `-.5` (``^-\d+$|^-\d*\.\d+$`` as string tests: it runs on every word; a test compares them)."""
+    if text[:1] != "-":
+        return False
+    rest = text[1:-1] if text.endswith("\n") else text[1:]  # `$` also matches before a final newline
+    whole, dot, fraction = rest.partition(".")
+    return rest.isdecimal() or (dot == "." and (not whole or whole.isdecimal()) and fraction.isdecimal())
 
 
 def _tokens(command) -> tuple[list, list[tuple[Any, list]]]:

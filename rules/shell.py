@@ -8,22 +8,40 @@ from rlhf_lint.registry import rule
 from ..lazyre import lazy_compile
 
 _SHELL = {"shell"}
-# (text every match contains, pattern, label): the substring test spares most words the regular expression
+
+
+def _is_brace_placeholder(text: str) -> bool:
+    r"""`{model_path}`, `{ OUTPUT DIR }`: ``^\{\s*[A-Za-z_][\w\- ]*\}$`` as string tests (JSON values in launch
+    scripts start with a brace too; a test compares the two)."""
+    body = text[:-1] if text.endswith("\n") else text  # `$` also matches before a final newline
+    if len(body) < 3 or body[0] != "{" or body[-1] != "}":
+        return False
+    name = body[1:-1].lstrip()
+    return (name[:1].isascii() and (name[:1].isalpha() or name[:1] == "_")
+            and all(ch.isalnum() or ch in "_- " for ch in name[1:]))
+
+
+# (text every match contains, test, label): the substring test spares most words the regular expression
 _PLACEHOLDERS = (
-    (("<",), lazy_compile(r"^<[A-Za-z_][\w .\-/]*>$"), "an angle-bracket placeholder"),
-    (("{",), lazy_compile(r"^\{\s*[A-Za-z_][\w\- ]*\}$"), "a brace placeholder"),
-    (("[",), lazy_compile(r"^\[[A-Z][A-Z0-9_]*\]$"), "a bracket placeholder"),
-    (("path/to/",), lazy_compile(r"(?:^|[/=:])(?:/?path/to/)"), "a '/path/to/' example path"),
-    (("YOUR", "your"), lazy_compile(r"(?:^|[/=_:.-])YOUR[_-][A-Z0-9_]+|(?:^|[/=:.])your[_-][a-z0-9_]+"),
+    (("<",), lazy_compile(r"^<[A-Za-z_][\w .\-/]*>$").search, "an angle-bracket placeholder"),
+    (("{",), _is_brace_placeholder, "a brace placeholder"),
+    (("[",), lazy_compile(r"^\[[A-Z][A-Z0-9_]*\]$").search, "a bracket placeholder"),
+    (("path/to/",), lazy_compile(r"(?:^|[/=:])(?:/?path/to/)").search, "a '/path/to/' example path"),
+    (("YOUR", "your"), lazy_compile(r"(?:^|[/=_:.-])YOUR[_-][A-Z0-9_]+|(?:^|[/=:.])your[_-][a-z0-9_]+").search,
      "a 'YOUR_...' placeholder"),
 )
 _ANGLE_HINT = lazy_compile(r"[A-Z]|path|dir|your|name|token|key|model|file")  # `<think>` is a tag, not a hole
-_GLOB_CHARS = lazy_compile(r"[*?]|\[[^\]\s]+\]")
+_GLOB_BRACKET = lazy_compile(r"\[[^\]\s]+\]")
 # `\  # note` at the end of a line: the backslash escapes a blank, not the newline
 _BACKSLASH_COMMENT = lazy_compile(r"\\[ \t]+#[^\r\n]*(?=\r?\n)")
 # a dotted Hydra override (`actor.optim.lr=1e-6`) is no valid shell assignment: at a line start bash runs it as a
 # command, so such a line is an orphaned piece of the launch above
 _HYDRA_OVERRIDE = lazy_compile(r"^[+~]{0,2}[A-Za-z_][\w-]*(?:\.[\w-]+)+=")
+
+
+def _has_glob(text: str) -> bool:
+    """`*`, `?` or a `[...]` class: bash would expand the word against file names."""
+    return "*" in text or "?" in text or ("[" in text and _GLOB_BRACKET.search(text) is not None)
 
 
 def _script(ctx):
@@ -202,8 +220,8 @@ def duplicate_flag(ctx):
 
 def _placeholder(text: str) -> str | None:
     stripped = text.strip("'\"")
-    for needles, pattern, label in _PLACEHOLDERS:
-        if any(n in stripped for n in needles) and pattern.search(stripped):
+    for needles, test, label in _PLACEHOLDERS:
+        if any(n in stripped for n in needles) and test(stripped):
             if label.startswith("an angle") and not _ANGLE_HINT.search(stripped):
                 continue
             return label
@@ -334,7 +352,7 @@ def _unquoted_glob(token: str) -> bool:
         else:
             plain.append(ch)
         i += 1
-    return bool(_GLOB_CHARS.search("".join(plain)))
+    return _has_glob("".join(plain))
 
 
 @rule("S005", "unquoted-glob-in-value", Severity.WARNING, kinds=_SHELL, fixable=True)
@@ -373,7 +391,7 @@ def unquoted_glob_in_value(ctx):
                 in_heredoc = command.heredoc_span is not None and word.span.start in command.heredoc_span
                 written = text[word.span.start : word.span.end]
                 if in_heredoc:
-                    if not _GLOB_CHARS.search(word.text):
+                    if not _has_glob(word.text):
                         continue
                     fix = None
                 elif word.origin_span is None and written and _unquoted_glob(written) and "$" not in written:
