@@ -22,7 +22,7 @@ def deepspeed_keys() -> dict:
     return load("accelerate/deepspeed_keys.json")
 
 
-@record
+@record(hot=True)
 class Entry:
     key: str
     key_node: Any

@@ -28,7 +28,7 @@ class WordPart:
     origin_span: Span
 
 
-@record(eq=False)
+@record(eq=False, hot=True)
 class Word:
     """One argv word after expansion.
 
@@ -66,7 +66,7 @@ class Word:
         return self.origin_span or self.span
 
 
-@record(eq=False)
+@record(eq=False, hot=True)
 class Arg:
     """A flag and the plain words after it (argparse decides later how many it consumes).
 

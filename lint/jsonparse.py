@@ -35,7 +35,7 @@ class JNode:
         raise NotImplementedError
 
 
-@record(eq=False)
+@record(eq=False, hot=True)
 class JValue(JNode):
     value: Any  # str, int, float, bool or None
 
@@ -43,7 +43,7 @@ class JValue(JNode):
         return self.value
 
 
-@record(eq=False)
+@record(eq=False, hot=True)
 class JMember:
     key: str
     key_span: Span

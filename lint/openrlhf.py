@@ -34,7 +34,7 @@ _PIN = lazy_compile(r"^\s*openrlhf\s*(?:\[[^\]]*\])?\s*(==|===|~=|>=)\s*v?([0-9]
 
 
 # -- knowledge ---------------------------------------------------------------------------------------------------
-@record(frozen=True)
+@record(frozen=True, hot=True)
 class FlagSpec:
     flag: str
     dest: str
@@ -246,7 +246,7 @@ def knowledge() -> Knowledge:
 
 
 # -- argparse emulation ------------------------------------------------------------------------------------------
-@record(eq=False)
+@record(eq=False, hot=True)
 class FlagUse:
     """One flag as argparse of the targeted release reads it."""
 
@@ -265,7 +265,7 @@ class FlagUse:
         return self.arg.flag_span
 
 
-@record
+@record(hot=True)
 class Value:
     value: Any
     word: Any = None  # the Word it was written as (None for defaults and switches)

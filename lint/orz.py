@@ -43,7 +43,7 @@ def release_defaults() -> dict:
 
 
 # -- values ------------------------------------------------------------------------------------------------------
-@record
+@record(hot=True)
 class Resolved:
     """A field's value in one scenario and where it is written.
 

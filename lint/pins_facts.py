@@ -175,7 +175,7 @@ class InstallSet:
     pins: list[Pin] = field(default_factory=list)
 
 
-@record(frozen=True)
+@record(frozen=True, hot=True)
 class Constraint:
     """One requirement on a package inside an install set: written directly (chain empty) or implied by a
     framework pin (``vllm==0.7.2`` implies ``torch==2.5.1``)."""

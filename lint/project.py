@@ -154,7 +154,7 @@ def reference_candidates(from_path: str, reference: str, root: str) -> list[str]
     return candidates
 
 
-@record
+@record(hot=True)
 class Context:
     """What a rule sees. Rules read it; they never do I/O."""
 

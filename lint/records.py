@@ -6,8 +6,9 @@ tokenize): 0.3-0.6 ms per class plus ~7 ms, about 30 ms of a one-file run over t
 times the cost of starting the interpreter. ``@record`` gives the same behaviour from closures over the field list, so
 nothing is compiled at import: positional and keyword arguments, defaults and ``field(default_factory=...)``,
 ``__post_init__``, ``frozen``, ``slots``, ``eq`` (with the hash rules of dataclasses), ``repr`` and
-``field(repr=False)``, inheritance of fields, pickling and copying, and ``replace()``. Only a class that is
-instantiated thousands of times gets its ``__init__`` compiled, when it gets there (``HOT_INSTANCES``).
+``field(repr=False)``, inheritance of fields, pickling and copying, and ``replace()``. The ``__init__`` of each record
+class of the package is the one dataclasses would write, generated ahead of time into ``rlhf_lint/record_inits.py``
+(``python -m rlhf_lint.records --write-inits``), whose bytecode Python caches; any other class gets one from closures.
 """
 from __future__ import annotations
 
@@ -35,11 +36,15 @@ def field(*, default=_MISSING, default_factory=_MISSING, repr=True):  # noqa: A0
     return Field(default, default_factory, repr)
 
 
-def record(cls=None, /, *, frozen: bool = False, eq: bool = True, slots: bool = False):
-    """Class decorator: ``@record``, ``@record(frozen=True, slots=True)``, ``@record(eq=False)``."""
+def record(cls=None, /, *, frozen: bool = False, eq: bool = True, slots: bool = False, hot: bool = False):
+    """Class decorator: ``@record``, ``@record(frozen=True, slots=True)``, ``@record(eq=False)``.
+
+    ``hot=True`` for a class made many times per file (per word, value, span or finding): its ``__init__`` is then
+    the one generated ahead of time into rlhf_lint/record_inits.py, 1-2 µs faster a call than one from closures.
+    """
 
     def wrap(klass):
-        return _make_record_class(klass, frozen, eq, slots)
+        return _make_record_class(klass, frozen, eq, slots, hot)
 
     return wrap if cls is None else wrap(cls)
 
@@ -78,7 +83,7 @@ def _collect_fields(cls) -> dict[str, Field]:
     return out
 
 
-def _make_record_class(cls, frozen: bool, eq: bool, slots: bool):
+def _make_record_class(cls, frozen: bool, eq: bool, slots: bool, hot: bool):
     specs = _collect_fields(cls)
     names = tuple(specs)
     own = [n for n in cls.__dict__.get("__annotations__", {})]
@@ -101,7 +106,7 @@ def _make_record_class(cls, frozen: bool, eq: bool, slots: bool):
                 function.__qualname__ = f"{cls.__qualname__}.{attr}"
             setattr(cls, attr, function)
 
-    set_default("__init__", _init_for(cls, names, specs, slots))
+    set_default("__init__", _init_for(cls, names, specs, slots, hot))
     repr_names = tuple(n for n in names if specs[n].repr)
     set_default("__repr__", _repr_for(repr_names))
     if eq:
@@ -133,12 +138,37 @@ def _with_slots(cls, own: list[str]):
     return new
 
 
-def _init_for(cls, names: tuple[str, ...], specs: dict[str, Field], slots: bool):
+def _init_for(cls, names: tuple[str, ...], specs: dict[str, Field], slots: bool, hot: bool):
+    post_init = hasattr(cls, "__post_init__")
+    if hot:
+        shape = init_shape(names, specs, slots, post_init)
+        HOT_SHAPES.add(shape)
+        generated = _generated_inits().get(shape)
+        if generated is not None:
+            return _bound_generated_init(generated, cls, names, specs, slots)
+    return _generic_init(cls, names, specs, slots, post_init)
+
+
+def _bound_generated_init(generated, cls, names: tuple[str, ...], specs: dict[str, Field], slots: bool):
+    """The generated __init__ of the class's shape with the class's own defaults, factories and slot setters (its
+    globals: the generated code reads ``_set_<i>``, ``_factory_<i>`` and ``_MISSING``)."""
+    scope = {"_MISSING": _MISSING}
+    for i, name in enumerate(names):
+        if slots:
+            scope[f"_set_{i}"] = _slot_setter(cls, name)
+        if specs[name].default_factory is not _MISSING:
+            scope[f"_factory_{i}"] = specs[name].default_factory
+    # a field with a factory defaults to _MISSING, which the body replaces with a fresh value
+    defaults = tuple(s.default for s in specs.values() if s.default is not _MISSING or s.default_factory is not _MISSING)
+    return type(generated)(generated.__code__, scope, "__init__", defaults or None)
+
+
+def _generic_init(cls, names: tuple[str, ...], specs: dict[str, Field], slots: bool, post_init: bool):
+    """An __init__ from closures, for a shape the generated module does not hold (a class outside the package)."""
     count = len(names)
     known = frozenset(names)
     defaults = {n: s.default for n, s in specs.items() if s.default is not _MISSING}
     factories = {n: s.default_factory for n, s in specs.items() if s.default_factory is not _MISSING}
-    post_init = hasattr(cls, "__post_init__")
 
     def bind(args: tuple, kwargs: dict) -> dict:
         """name -> value for every field (merged by dict operations, in C), or the TypeError of a bad call."""
@@ -166,35 +196,18 @@ def _init_for(cls, names: tuple[str, ...], specs: dict[str, Field], slots: bool)
 
     if slots:
         setters = {n: _slot_setter(cls, n) for n in names}
-        ordered = tuple(setters[n] for n in names)
 
-        def generic(self, args, kwargs):
-            if args and len(args) == count and not kwargs:
-                for setter, val in zip(ordered, args):
-                    setter(self, val)
-            else:
-                for name, val in bind(args, kwargs).items():
-                    setters[name](self, val)
+        def __init__(self, *args, **kwargs):
+            for name, val in bind(args, kwargs).items():
+                setters[name](self, val)
+            if post_init:
+                self.__post_init__()
     else:
-        def generic(self, args, kwargs):
+        def __init__(self, *args, **kwargs):
             # straight into the instance dict: one C call, and past the __setattr__ of frozen records
-            if args and len(args) == count and not kwargs:
-                self.__dict__.update(zip(names, args))
-            else:
-                self.__dict__.update(bind(args, kwargs))
-
-    calls = [0]
-
-    def __init__(self, *args, **kwargs):
-        calls[0] += 1
-        if calls[0] == HOT_INSTANCES and cls.__dict__.get("__init__") is __init__:
-            # many instances: from now on a compiled __init__, as fast as a dataclass's (see HOT_INSTANCES)
-            compiled = _compiled_init(cls, names, specs, slots, post_init)
-            compiled.__qualname__ = __init__.__qualname__
-            cls.__init__ = compiled
-        generic(self, args, kwargs)
-        if post_init:
-            self.__post_init__()
+            self.__dict__.update(bind(args, kwargs))
+            if post_init:
+                self.__post_init__()
 
     return __init__
 
@@ -205,37 +218,75 @@ def _slot_setter(cls, name: str):
     return getattr(getattr(cls, name, None), "__set__", None) or (lambda obj, val: object.__setattr__(obj, name, val))
 
 
-# A class instantiated this many times gets an __init__ compiled from source, like the one dataclasses writes:
-# ~0.1 ms once, then 1-2 µs less per instance. A one-file run stays below it for every class (nothing compiled at
-# start-up); a run over many files compiles the dozen classes it builds by the thousand.
-HOT_INSTANCES = 2000
+def init_shape(names: tuple[str, ...], specs: dict[str, Field], slots: bool, post_init: bool) -> str:
+    """What an __init__ depends on, as the key of the generated module: 'slots+post:start,end',
+    'dict:text,path=,parts=()' (``=`` a default, ``=()`` a default factory)."""
+    fields = ",".join(n + ("=" if specs[n].default is not _MISSING else "=()" if specs[n].default_factory is not _MISSING
+                           else "") for n in names)
+    return f"{'slots' if slots else 'dict'}{'+post' if post_init else ''}:{fields}"
 
 
-def _compiled_init(cls, names: tuple[str, ...], specs: dict[str, Field], slots: bool, post_init: bool):
-    scope: dict = {"_MISSING": _MISSING}
-    params, body = [], []
-    for i, name in enumerate(names):
-        spec = specs[name]
-        if spec.default is not _MISSING:
-            scope[f"_default_{i}"] = spec.default
-            params.append(f"{name}=_default_{i}")
-        elif spec.default_factory is not _MISSING:
-            scope[f"_factory_{i}"] = spec.default_factory
-            params.append(f"{name}=_MISSING")
-            body.append(f"if {name} is _MISSING: {name} = _factory_{i}()")
-        else:
-            params.append(name)
-    if slots:
-        for i, name in enumerate(names):
-            scope[f"_set_{i}"] = _slot_setter(cls, name)
-            body.append(f"_set_{i}(self, {name})")
+def init_source(shape: str, function_name: str) -> str:
+    """Source of the __init__ that dataclasses would write for a class of this shape (``init_shape``), as a plain
+    function: defaults are placeholders and setters and factories globals, bound per class by _bound_generated_init."""
+    layout, _, spec = shape.partition(":")
+    fields = [f.partition("=") for f in spec.split(",")] if spec else []
+    names = [name for name, _, _ in fields]
+    if {"self", "_MISSING"} & set(names) or any(n.startswith(("_set_", "_factory_")) for n in names):
+        raise ValueError(f"a field name of {shape!r} is reserved by the generated __init__")
+    params, body = ["self"], []
+    for i, (name, has_default, kind) in enumerate(fields):
+        params.append(f"{name}=_MISSING" if has_default else name)
+        if kind == "()":
+            body += [f"if {name} is _MISSING:", f"    {name} = _factory_{i}()"]
+    if layout.startswith("slots"):
+        body += [f"_set_{i}(self, {name})" for i, name in enumerate(names)]
     elif names:
         body.append("self.__dict__.update({" + ", ".join(f"{n!r}: {n}" for n in names) + "})")
-    if post_init:
+    if layout.endswith("+post"):
         body.append("self.__post_init__()")
-    source = f"def __init__(self, {', '.join(params)}):\n" + "".join(f"    {line}\n" for line in body or ["pass"])
-    exec(compile(source, f"<record {cls.__qualname__}.__init__>", "exec"), scope)  # our own source, never a file's
-    return scope["__init__"]
+    return "\n".join([f"def {function_name}({', '.join(params)}):"] + [f"    {line}" for line in body or ["pass"]]) + "\n"
+
+
+# the shapes of the classes decorated with hot=True in this process (what the generated module must hold)
+HOT_SHAPES: set[str] = set()
+_GENERATED: dict | None = None
+
+
+def _generated_inits() -> dict:
+    global _GENERATED
+    if _GENERATED is None:
+        try:
+            from .record_inits import INITS
+        except ModuleNotFoundError:  # not generated yet: every class gets the __init__ from closures
+            INITS = {}
+        _GENERATED = INITS
+    return _GENERATED
+
+
+def generated_module_source() -> str:
+    """The text of rlhf_lint/record_inits.py: the __init__ of every shape of the package's hot record classes
+    (Python caches its bytecode, so a run compiles nothing: ~70 µs a class)."""
+    import importlib
+    import pkgutil
+
+    import rlhf_lint
+
+    for info in pkgutil.walk_packages(rlhf_lint.__path__, "rlhf_lint."):
+        if info.name.rpartition(".")[2] not in ("__main__", "record_inits"):
+            importlib.import_module(info.name)  # decorating its classes adds their shapes to HOT_SHAPES
+    ordered = sorted(HOT_SHAPES)
+    parts = ['"""The __init__ of the hot record classes of rlhf_lint, by shape (see rlhf_lint.records).',
+             "",
+             "Generated by `python -m rlhf_lint.records --write-inits`; tests/test_record_inits.py fails when it is",
+             "stale. Defaults are placeholders: each class binds its own (records._bound_generated_init).",
+             '"""',
+             "from rlhf_lint.records import _MISSING"]
+    parts += ["\n\n" + init_source(shape, f"_init_{i}").rstrip("\n") for i, shape in enumerate(ordered)]
+    parts.append("\n\nINITS = {")
+    parts += [f"    {shape!r}: _init_{i}," for i, shape in enumerate(ordered)]
+    parts.append("}\n")
+    return "\n".join(parts)
 
 
 def _repr_for(names: tuple[str, ...]):
@@ -286,3 +337,18 @@ def _slots_getstate(self):
 def _slots_setstate(self, state):
     for name, val in zip(self.__record_fields__, state):
         object.__setattr__(self, name, val)
+
+
+if __name__ == "__main__":
+    import os
+    import sys
+
+    from rlhf_lint import records  # the module the classes were decorated with (this file runs as __main__)
+
+    text = records.generated_module_source()
+    if sys.argv[1:] == ["--write-inits"]:
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "record_inits.py"), "w",
+                  encoding="utf-8") as fh:
+            fh.write(text)
+    else:
+        sys.stdout.write(text)

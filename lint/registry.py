@@ -36,7 +36,7 @@ CODE_RE = lazy_compile(r"^[A-Z][0-9]{3}$")
 NAME_RE = lazy_compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 
-@record(eq=False)
+@record(eq=False, hot=True)
 class Rule:
     """A rule's metadata, and its function once its module is imported. Rules known from the index
     (rlhf_lint.rule_index) start without ``func``: a run imports only the rule modules it needs."""

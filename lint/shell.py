@@ -129,7 +129,7 @@ class _Inst:
     count: int = 0  # fragments it produced
 
 
-@record
+@record(hot=True)
 class _Frag:
     text: Any  # str or UNKNOWN
     span: Span  # where the text was written

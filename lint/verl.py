@@ -117,7 +117,7 @@ def parse_value(text: str) -> Any:
     return t
 
 
-@record
+@record(hot=True)
 class Override:
     op: str  # "", "+", "++", "~"
     key: str
@@ -175,7 +175,7 @@ def split_override(word, source_text: str | None) -> Override | None:
 
 
 # -- YAML configs ------------------------------------------------------------------------------------------------
-@record
+@record(hot=True)
 class YamlEntry:
     key: str
     value: Any

@@ -1,4 +1,6 @@
-"""@record behaves as @dataclass does for every feature the engine uses: each case builds the same class both ways."""
+"""@record behaves as @dataclass does for every feature the engine uses: each case builds the same class both ways,
+and runs twice: with the __init__ generated ahead of time (rlhf_lint/record_inits.py) and with the one from closures
+that a class outside the package gets."""
 from __future__ import annotations
 
 import copy
@@ -7,7 +9,32 @@ import pickle
 
 import pytest
 
+from rlhf_lint import records
 from rlhf_lint.records import FrozenInstanceError, field, fields, record, replace
+
+
+class _CompiledForEveryShape:
+    """Stands in for the generated table: compiles the generated source of whatever shape is asked for."""
+
+    def __init__(self):
+        self.shapes = []
+
+    def get(self, shape):
+        scope = {"_MISSING": records._MISSING}
+        exec(compile(records.init_source(shape, "generated"), f"<{shape}>", "exec"), scope)
+        self.shapes.append(shape)
+        return scope["generated"]
+
+
+@pytest.fixture(autouse=True, params=["generated", "closures"])
+def init_kind(request, monkeypatch):
+    """Every class a test decorates is hot and gets the generated __init__, or gets the one from closures."""
+    table = _CompiledForEveryShape() if request.param == "generated" else {}
+    monkeypatch.setattr(records, "_generated_inits", lambda: table)
+    make, generated = records._make_record_class, request.param == "generated"
+    monkeypatch.setattr(records, "_make_record_class",
+                        lambda cls, frozen, eq, slots, hot: make(cls, frozen, eq, slots, generated or hot))
+    return table
 
 
 def both(**options):
@@ -165,20 +192,17 @@ def test_slotted_records_inherit_fields_and_keep_no_dict():
         Child(b=1)
 
 
-@pytest.mark.parametrize("options", [{}, {"frozen": True}, {"slots": True}, {"frozen": True, "slots": True}])
-def test_hot_classes_get_a_compiled_init_that_behaves_the_same(monkeypatch, options):
-    from rlhf_lint import records
+def test_the_generated_init_is_used_for_the_shape_it_was_made_for(init_kind):
+    DC, RC = both(frozen=True, slots=True)
+    if isinstance(init_kind, _CompiledForEveryShape):
+        assert init_kind.shapes == ["slots:x,y=,tags=(),note="]
+        assert RC.__init__.__code__.co_filename == "<slots:x,y=,tags=(),note=>"
+    else:
+        assert RC.__init__.__code__.co_filename == records.__file__
+    assert RC.__init__.__qualname__ == f"{RC.__qualname__}.__init__"
 
-    monkeypatch.setattr(records, "HOT_INSTANCES", 3)
-    DC, RC = both(**options)
-    generic = RC.__init__
-    made = [RC(i, tags=[i]) for i in range(5)]
-    assert RC.__init__ is not generic  # swapped at the third instance
-    assert [(r.x, r.y, r.tags, r.note) for r in made] == [(i, 0, [i], "") for i in range(5)]
-    for args, kwargs in [((1,), {}), ((1, 2), {}), ((), {"x": 3, "y": 4}), ((5,), {"tags": ["t"], "note": "n"})]:
-        assert repr(RC(*args, **kwargs)) == repr(DC(*args, **kwargs)).replace(DC.__qualname__, RC.__qualname__)
-    assert RC(1).tags is not RC(1).tags
-    for args, kwargs in [((), {}), ((1, 2, [], "", 9), {}), ((1,), {"x": 2}), ((1,), {"z": 2})]:
-        with pytest.raises(TypeError):
-            RC(*args, **kwargs)
-    assert hasattr(RC(1), "__dict__") == hasattr(DC(1), "__dict__")
+
+def test_reserved_field_names_are_refused_by_the_generator():
+    for shape in ("dict:self", "slots:a,_set_0", "dict:_MISSING=", "dict:_factory_1=()"):
+        with pytest.raises(ValueError, match="reserved"):
+            records.init_source(shape, "generated")

@@ -75,7 +75,7 @@ def _count(n: float) -> str:
     return f"{n / 1e6:.0f}M" if n >= 1e6 else f"{n / 1e3:.0f}K"
 
 
-@record
+@record(hot=True)
 class Term:
     name: str
     bytes: int
@@ -93,7 +93,7 @@ class Term:
         return f"{self.name}@{'+'.join(self.phases)}" if self.phases else self.name
 
 
-@record
+@record(hot=True)
 class RoleEstimate:
     role: str
     model: str
@@ -164,7 +164,7 @@ class GpuGroup:
         return self.gpu_memory is not None and self.floor_peak > self.gpu_memory
 
 
-@record
+@record(hot=True)
 class HostNode:
     index: int
     ranks: dict[str, int]  # role -> GPUs of that role on this node
