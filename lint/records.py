@@ -62,31 +62,38 @@ def replace(obj, /, **changes):
     return obj.__class__(**changes)
 
 
+_REQUIRED = Field()  # the spec of every field without a default (specs are never changed)
+
+
 def _collect_fields(cls) -> dict[str, Field]:
     """Fields of the record bases (in MRO order, as dataclasses does), then the class's own annotations."""
     out: dict[str, Field] = {}
-    for base in reversed(cls.__mro__[1:]):
-        out.update(base.__dict__.get("__record_fields__", {}))
-    for name in cls.__dict__.get("__annotations__", {}):
-        declared = cls.__dict__.get(name, _MISSING)
-        spec = declared if isinstance(declared, Field) else Field(default=declared)
+    for base in reversed(cls.__mro__[1:-1]):  # the last is object
+        inherited = base.__dict__.get("__record_fields__")
+        if inherited:
+            out.update(inherited)
+    namespace = cls.__dict__
+    for name in namespace.get("__annotations__", ()):
+        declared = namespace.get(name, _MISSING)
+        spec = _REQUIRED if declared is _MISSING else declared if isinstance(declared, Field) else Field(declared)
         if isinstance(spec.default, (list, dict, set)):
             raise ValueError(f"mutable default {type(spec.default).__name__} for field {name} of {cls.__name__}: "
                              "use field(default_factory=...)")
         out[name] = spec
     seen_default = False
     for name, spec in out.items():
-        has_default = spec.default is not _MISSING or spec.default_factory is not _MISSING
-        if seen_default and not has_default:
-            raise TypeError(f"non-default argument {name!r} follows default argument in {cls.__name__}")
-        seen_default = seen_default or has_default
+        if spec is _REQUIRED or (spec.default is _MISSING and spec.default_factory is _MISSING):
+            if seen_default:
+                raise TypeError(f"non-default argument {name!r} follows default argument in {cls.__name__}")
+        else:
+            seen_default = True
     return out
 
 
 def _make_record_class(cls, frozen: bool, eq: bool, slots: bool, hot: bool):
     specs = _collect_fields(cls)
     names = tuple(specs)
-    own = [n for n in cls.__dict__.get("__annotations__", {})]
+    own = list(cls.__dict__.get("__annotations__", ()))
     if slots:
         cls = _with_slots(cls, own)
     else:
@@ -98,29 +105,26 @@ def _make_record_class(cls, frozen: bool, eq: bool, slots: bool, hot: bool):
                 else:
                     setattr(cls, name, declared.default)
     cls.__record_fields__ = specs
-
-    def set_default(attr, function, own=True):
-        if attr not in cls.__dict__:  # a method the class defines itself wins, as with dataclasses
-            if own:  # a closure made for this class: name it after the class in tracebacks
-                function.__name__ = attr
-                function.__qualname__ = f"{cls.__qualname__}.{attr}"
-            setattr(cls, attr, function)
-
-    set_default("__init__", _init_for(cls, names, specs, slots, hot))
-    repr_names = tuple(n for n in names if specs[n].repr)
-    set_default("__repr__", _repr_for(repr_names))
+    # what the shared __repr__, __eq__ and __hash__ below read from the instance's class
+    cls.__record_repr__ = tuple(n for n in names if specs[n].repr)
+    cls.__record_key__ = _key_for(names)
+    written = cls.__dict__  # a method the class defines itself wins, as with dataclasses
+    if "__init__" not in written:
+        init = _init_for(cls, names, specs, slots, hot)
+        init.__qualname__ = f"{cls.__qualname__}.__init__"  # a function made for this class: its name in tracebacks
+        cls.__init__ = init
+    if "__repr__" not in written:
+        cls.__repr__ = _record_repr
     if eq:
-        key = _key_for(names)
-        set_default("__eq__", _eq_for(key))
-        explicit_hash = "__hash__" in cls.__dict__ and not (cls.__dict__["__hash__"] is None and "__eq__" in cls.__dict__)
+        if "__eq__" not in written:
+            cls.__eq__ = _record_eq
+        explicit_hash = "__hash__" in written and not (written["__hash__"] is None and "__eq__" in written)
         if not explicit_hash:
-            cls.__hash__ = _hash_for(key) if frozen else None
+            cls.__hash__ = _record_hash if frozen else None
     if frozen:
-        set_default("__setattr__", _frozen_setattr, own=False)
-        set_default("__delattr__", _frozen_delattr, own=False)
-        if slots:  # unpickling and copy.copy would set slots through the frozen __setattr__
-            set_default("__getstate__", _slots_getstate, own=False)
-            set_default("__setstate__", _slots_setstate, own=False)
+        for attr, function in _FROZEN_METHODS[slots]:
+            if attr not in written:
+                setattr(cls, attr, function)
     return cls
 
 
@@ -289,15 +293,13 @@ def generated_module_source() -> str:
     return "\n".join(parts)
 
 
-def _repr_for(names: tuple[str, ...]):
-    def __repr__(self):
-        inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in names)
-        return f"{self.__class__.__qualname__}({inner})"
-
-    return __repr__
+def _record_repr(self):
+    inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__record_repr__)
+    return f"{self.__class__.__qualname__}({inner})"
 
 
 def _key_for(names: tuple[str, ...]):
+    """The field values of an instance as a tuple (read through the class: a function there is not bound)."""
     if not names:
         return lambda self: ()
     if len(names) == 1:
@@ -306,20 +308,15 @@ def _key_for(names: tuple[str, ...]):
     return attrgetter(*names)
 
 
-def _eq_for(key):
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return key(self) == key(other)
-        return NotImplemented
-
-    return __eq__
+def _record_eq(self, other):
+    if other.__class__ is self.__class__:
+        key = self.__class__.__record_key__
+        return key(self) == key(other)
+    return NotImplemented
 
 
-def _hash_for(key):
-    def __hash__(self):
-        return hash(key(self))
-
-    return __hash__
+def _record_hash(self):
+    return hash(self.__class__.__record_key__(self))
 
 
 def _frozen_setattr(self, name, val):
@@ -337,6 +334,14 @@ def _slots_getstate(self):
 def _slots_setstate(self, state):
     for name, val in zip(self.__record_fields__, state):
         object.__setattr__(self, name, val)
+
+
+# frozen: assignment refused; slotted and frozen: unpickling and copy.copy would set slots through that __setattr__
+_FROZEN_METHODS = {
+    False: (("__setattr__", _frozen_setattr), ("__delattr__", _frozen_delattr)),
+    True: (("__setattr__", _frozen_setattr), ("__delattr__", _frozen_delattr),
+           ("__getstate__", _slots_getstate), ("__setstate__", _slots_setstate)),
+}
 
 
 if __name__ == "__main__":
