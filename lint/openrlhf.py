@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+from itertools import accumulate
 
 try:  # the C functions, without bisect.py (~0.3 ms of a one-file run)
     from _bisect import bisect_left
@@ -400,9 +401,19 @@ def _count_accepted_at(k: Knowledge, cli: str, indices: list[int], written: list
     lo, hi = min(indices), max(indices)
     delta = [0] * (hi - lo + 2)
     for w in written:
+        rows = k.spans_starting_with(cli, w)
+        if all(flag == w for flag, _, _ in rows):  # no other flag starts with w (most flags): accepted where it exists
+            covered_to = lo - 1
+            for first, last in sorted((max(first, lo), min(last, hi)) for _, first, last in rows):
+                first = max(first, covered_to + 1)
+                if first <= last:
+                    delta[first - lo] += 1
+                    delta[last + 1 - lo] -= 1
+                    covered_to = last
+            continue
         may_abbreviate = w.startswith("--") and len(w) > 2  # argparse's prefix matching, as in _resolve_flag
         ranges: dict[str, list[tuple[int, int]]] = {}
-        for flag, first, last in k.spans_starting_with(cli, w):
+        for flag, first, last in rows:
             if (may_abbreviate or flag == w) and last >= lo and first <= hi:
                 ranges.setdefault(flag, []).append((max(first, lo), min(last, hi)))
         if not ranges:
@@ -414,13 +425,8 @@ def _count_accepted_at(k: Knowledge, cli: str, indices: list[int], written: list
             if w in alive or (may_abbreviate and len(alive) == 1):
                 delta[start - lo] += 1
                 delta[stop - lo] -= 1
-    counts, running = {}, 0
-    wanted = set(indices)
-    for offset, change in enumerate(delta[:-1]):
-        running += change
-        if lo + offset in wanted:
-            counts[lo + offset] = running
-    return counts
+    running = list(accumulate(delta))
+    return {i: running[i - lo] for i in indices}
 
 
 def convert(spec: FlagSpec, text: str) -> tuple[Any, str | None]:
