@@ -39,3 +39,19 @@ def test_unwritable_cache_directory_is_not_an_error(tmp_path, monkeypatch):
     blocker.write_text("x")
     monkeypatch.setenv("RLHF_LINT_CACHE_DIR", str(blocker))
     assert _load_fresh("models.json")["models"]
+
+
+def test_repeated_strings_are_written_once(tmp_path, monkeypatch):
+    import marshal
+
+    monkeypatch.setenv("RLHF_LINT_CACHE_DIR", str(tmp_path))
+    name = "openrlhf/clis/train_ppo_ray.json"
+    with open(schemas.path(name), encoding="utf-8") as fh:
+        expected = json.load(fh)
+    assert _load_fresh(name) == expected
+    (written,) = [os.path.join(d, f) for d, _, files in os.walk(tmp_path / "knowledge") for f in files]
+    assert os.path.getsize(written) < 0.7 * len(marshal.dumps(expected))  # a source URL is stored once, not 142 times
+    cached = _load_fresh(name)
+    assert cached == expected
+    sources = {id(row["source"]) for row in cached["renames"]}
+    assert len(sources) == len({row["source"] for row in cached["renames"]})
