@@ -28,12 +28,13 @@ class _CompiledForEveryShape:
 
 @pytest.fixture(autouse=True, params=["generated", "closures"])
 def init_kind(request, monkeypatch):
-    """Every class a test decorates is hot and gets the generated __init__, or gets the one from closures."""
+    """Every class a test decorates is hot: it gets the generated __init__, or (its shape missing from the table)
+    the one from closures."""
     table = _CompiledForEveryShape() if request.param == "generated" else {}
     monkeypatch.setattr(records, "_generated_inits", lambda: table)
-    make, generated = records._make_record_class, request.param == "generated"
+    make = records._make_record_class
     monkeypatch.setattr(records, "_make_record_class",
-                        lambda cls, frozen, eq, slots, hot: make(cls, frozen, eq, slots, generated or hot))
+                        lambda cls, frozen, eq, slots, hot: make(cls, frozen, eq, slots, True))
     return table
 
 
