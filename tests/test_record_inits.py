@@ -6,15 +6,11 @@ import os
 import subprocess
 import sys
 
-from rlhf_lint import records
+from lintutil import assert_generated_file_current
 
 
 def test_generated_module_is_current_and_serves_the_hot_record_classes():
-    out = subprocess.run([sys.executable, "-m", "rlhf_lint.records"], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    path = os.path.join(os.path.dirname(records.__file__), "record_inits.py")
-    with open(path, encoding="utf-8") as fh:
-        assert fh.read() == out.stdout, "stale: run `python -m rlhf_lint.records --write-inits`"
+    assert_generated_file_current("rlhf_lint.records", "record_inits.py", "--write-inits")
     code = ("import rlhf_lint.model as m, rlhf_lint.commands as c, rlhf_lint.registry as r, rlhf_lint.config as g\n"
             "print(*(k.__init__.__code__.co_filename for k in (m.Span, m.Diagnostic, c.Word, r.Rule, g.Config)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -2,23 +2,18 @@
 kinds present; a stale row would hide a rule or run it on the wrong files, so it must equal what the modules define."""
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
 import pytest
 
-from rlhf_lint import registry
+from lintutil import assert_generated_file_current
 from rlhf_lint.model import Severity
 from rlhf_lint.registry import REGISTRY, Registry, Rule
 
 
 def test_index_file_is_current():
-    out = subprocess.run([sys.executable, "-m", "rlhf_lint.registry"], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    path = os.path.join(os.path.dirname(registry.__file__), "rule_index.py")
-    with open(path, encoding="utf-8") as fh:
-        assert fh.read() == out.stdout, "stale: run `python -m rlhf_lint.registry --write-index`"
+    assert_generated_file_current("rlhf_lint.registry", "rule_index.py", "--write-index")
 
 
 def test_index_knows_every_rule_without_importing_rule_modules():
