@@ -496,44 +496,19 @@ class _Evaluator:
                 if child.type == "heredoc_content":
                     continue
                 if child.start_byte > pos:
-                    frags.extend(self._heredoc_literal(doc, pos, child.start_byte))
+                    frags.extend(_escaped_literal(doc, pos, child.start_byte, _HEREDOC_ESCAPES, heredoc=True))
                 for f in self._expand(doc, child, quoted=True):
                     if f is not _BREAK:
                         f.quoted = False  # the text is split later, when the variable is expanded unquoted
                         frags.append(f)
                 pos = max(pos, child.end_byte)
             if body.end_byte > pos:
-                frags.extend(self._heredoc_literal(doc, pos, body.end_byte))
+                frags.extend(_escaped_literal(doc, pos, body.end_byte, _HEREDOC_ESCAPES, heredoc=True))
         else:
             text = doc.slice(body.start_byte, body.end_byte)
             frags.append(_Frag(text, doc.byte_span(body.start_byte, body.end_byte), doc.path, heredoc=True,
                                verbatim=doc.verbatim()))
         return frags
-
-    def _heredoc_literal(self, doc: _Doc, start: int, end: int) -> list[_Frag]:
-        """Literal heredoc text: a backslash escapes only $ ` \\ and the newline (a line continuation)."""
-        out: list[_Frag] = []
-        data = doc.data
-        seg = start
-        i = start
-        while i < end:
-            if data[i : i + 1] == b"\\" and i + 1 < end:
-                nxt = data[i + 1 : i + 2]
-                if nxt in (b"$", b"`", b"\\", b"\n"):
-                    if i > seg:
-                        out.append(_Frag(doc.slice(seg, i), doc.byte_span(seg, i), doc.path, heredoc=True,
-                                         verbatim=doc.verbatim()))
-                    if nxt != b"\n":
-                        out.append(_Frag(nxt.decode(), doc.byte_span(i + 1, i + 2), doc.path, heredoc=True,
-                                         verbatim=doc.verbatim()))
-                    i += 2
-                    seg = i
-                    continue
-            i += 1
-        if end > seg:
-            out.append(_Frag(doc.slice(seg, end), doc.byte_span(seg, end), doc.path, heredoc=True,
-                             verbatim=doc.verbatim()))
-        return out
 
     def _source(self, word: Word) -> None:
         if word.known:
@@ -627,14 +602,14 @@ class _Evaluator:
         pos = start
         for child in node.named_children:
             if child.start_byte > pos:
-                out.extend(_dq_literal(doc, pos, child.start_byte))
+                out.extend(_escaped_literal(doc, pos, child.start_byte, _DQ_ESCAPES))
             if child.type == "string_content":
-                out.extend(_dq_literal(doc, child.start_byte, child.end_byte))
+                out.extend(_escaped_literal(doc, child.start_byte, child.end_byte, _DQ_ESCAPES))
             else:
                 out.extend(self._expand(doc, child, quoted=True))
             pos = max(pos, child.end_byte)
         if end > pos:
-            out.extend(_dq_literal(doc, pos, end))
+            out.extend(_escaped_literal(doc, pos, end, _DQ_ESCAPES))
         if not out:
             at = doc.char(start)
             out.append(_Frag("", Span(at, at), doc.path, quoted=True))
@@ -818,28 +793,38 @@ def _unescape_word(doc: _Doc, node, text: str, quoted: bool) -> list[_Frag]:
     return out
 
 
-def _dq_literal(doc: _Doc, start: int, end: int) -> list[_Frag]:
-    """Text inside double quotes: a backslash escapes only $ ` " \\ and the newline."""
+_DQ_ESCAPES = (b"$", b"`", b'"', b"\\", b"\n")  # what a backslash escapes inside double quotes
+_HEREDOC_ESCAPES = (b"$", b"`", b"\\", b"\n")  # and in the body of an unquoted heredoc
+
+
+def _escaped_literal(doc: _Doc, start: int, end: int, escapes: tuple[bytes, ...],
+                     heredoc: bool = False) -> list[_Frag]:
+    """Literal text in which a backslash escapes only ``escapes`` (an escaped newline is a line continuation and
+    disappears): double-quoted text (quoted fragments) or a heredoc body (unquoted, its quotes kept)."""
+    quoted = not heredoc
     raw = doc.slice(start, end)
     if "\\" not in raw:
-        return [_Frag(raw, doc.byte_span(start, end), doc.path, True, verbatim=doc.verbatim())] if raw else []
+        return [_Frag(raw, doc.byte_span(start, end), doc.path, quoted, heredoc=heredoc, verbatim=doc.verbatim())] \
+            if raw else []
     out = []
     data = doc.data
     seg = start
     i = start
     while i < end:
-        if data[i : i + 1] == b"\\" and i + 1 < end and data[i + 1 : i + 2] in (b"$", b"`", b'"', b"\\", b"\n"):
+        if data[i : i + 1] == b"\\" and i + 1 < end and data[i + 1 : i + 2] in escapes:
             if i > seg:
-                out.append(_Frag(doc.slice(seg, i), doc.byte_span(seg, i), doc.path, True, verbatim=doc.verbatim()))
-            if data[i + 1 : i + 2] != b"\n":
-                out.append(_Frag(doc.slice(i + 1, i + 2), doc.byte_span(i + 1, i + 2), doc.path, True,
+                out.append(_Frag(doc.slice(seg, i), doc.byte_span(seg, i), doc.path, quoted, heredoc=heredoc,
                                  verbatim=doc.verbatim()))
+            if data[i + 1 : i + 2] != b"\n":
+                out.append(_Frag(doc.slice(i + 1, i + 2), doc.byte_span(i + 1, i + 2), doc.path, quoted,
+                                 heredoc=heredoc, verbatim=doc.verbatim()))
             i += 2
             seg = i
             continue
         i += 1
     if end > seg:
-        out.append(_Frag(doc.slice(seg, end), doc.byte_span(seg, end), doc.path, True, verbatim=doc.verbatim()))
+        out.append(_Frag(doc.slice(seg, end), doc.byte_span(seg, end), doc.path, quoted, heredoc=heredoc,
+                         verbatim=doc.verbatim()))
     return out
 
 
