@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 
 from rlhf_lint.model import Applicability, Edit, Finding, Fix, Related, Severity
+from rlhf_lint.project import declares_pins
 from rlhf_lint.registry import rule
 
 
@@ -46,8 +47,6 @@ def conflicting_pins(ctx):
     https://github.com/OpenRLHF/OpenRLHF/blob/v0.9.5/requirements.txt
     https://github.com/Open-Reasoner-Zero/Open-Reasoner-Zero/blob/main/docker/Dockerfile
     """
-    from rlhf_lint.project import declares_pins
-
     if not declares_pins(ctx.project):
         return
     from rlhf_lint.pins_facts import conflicts
@@ -117,8 +116,6 @@ def known_bad_version(ctx):
     https://github.com/deepspeedai/DeepSpeedExamples/pull/957
     https://github.com/deepspeedai/DeepSpeed/issues/7718
     """
-    from rlhf_lint.project import declares_pins
-
     if not declares_pins(ctx.project):
         return
     from rlhf_lint.pins_facts import WHEN_LABELS, known_bad_hits
@@ -175,8 +172,6 @@ def unpinned_critical(ctx):
     ## References
     https://github.com/OpenRLHF/OpenRLHF/blob/v0.11.0/requirements.txt
     """
-    from rlhf_lint.project import declares_pins
-
     if not declares_pins(ctx.project):
         return
     from rlhf_lint.pins_facts import CRITICAL_PACKAGES, constraints, install_sets, is_training_repository, pinned_version
@@ -227,8 +222,6 @@ def flash_attn_no_prebuilt_wheel(ctx):
     https://github.com/Dao-AILab/flash-attention/issues/853
     https://github.com/OpenRLHF/OpenRLHF/issues/252
     """
-    from rlhf_lint.project import declares_pins
-
     if not declares_pins(ctx.project):
         return
     from rlhf_lint.pins_facts import wheel_gaps
