@@ -90,6 +90,11 @@ BUILDER_KINDS: dict[str, frozenset[str]] = {
     "rlhf_lint.accelerate_config": frozenset({"yaml"}),
 }
 
+# Every file kind the engine reads: a kind no module above builds jobs for (json, requirements, ...) has no builders
+# and imports none. Another kind (a test's, a new builder's) gets every module, as before the table existed.
+FILE_KINDS = frozenset({"json", "ds_config", "shell", "python", "yaml", "requirements", "pyproject_toml", "setup_cfg",
+                        "dockerfile"})
+
 _BUILDERS: list[tuple[frozenset[str], Callable]] = []
 
 
@@ -119,10 +124,9 @@ def job_builder(kinds: Iterable[str]) -> Callable[[Callable], Callable]:
 
 
 def builders_for(kind: str) -> list[Callable]:
-    declared = any(kind in kinds for kinds in BUILDER_KINDS.values())
+    known = kind in FILE_KINDS
     for module in list(BUILDER_MODULES):
-        # a kind no module declares (a test's, a new builder's) gets every module, as before the table existed
-        if not declared or module not in BUILDER_KINDS or kind in BUILDER_KINDS[module]:
+        if not known or module not in BUILDER_KINDS or kind in BUILDER_KINDS[module]:
             import_module(module)
             BUILDER_MODULES.remove(module)
     return [func for kinds, func in _BUILDERS if kind in kinds]

@@ -180,13 +180,15 @@ class Project:
         self.config = config
         self.sources: dict[str, Source] = {}
         self._by_real: dict[str, Source] = {}
+        self._jobs: list[Job] | None = None
+        self._ds_config_users: dict[str, list[tuple[Job, Setting]]] | None = None  # see jobs_referencing
         for s in sources:
             self.add(s)
-        self._jobs: list[Job] | None = None
 
     def add(self, source: Source) -> None:
         self.sources[source.path] = source
         self._by_real[os.path.realpath(source.path)] = source
+        self._ds_config_users = None
 
     def of_kind(self, *kinds: str) -> list[Source]:
         return [s for s in self.sources.values() if s.kind in kinds]
@@ -246,15 +248,17 @@ class Project:
                 if job.settings.get(ds_setting.key) is None:
                     job.settings.add(ds_setting)
 
-    def jobs_referencing(self, path: str, key: str = "deepspeed.config_path") -> list[tuple[Job, Setting]]:
-        """Jobs whose ``key`` setting names ``path`` (a launch script naming a ds_config)."""
-        real = os.path.realpath(path)
-        out = []
-        for job in self.jobs:
-            for setting in job.settings.all(key):
-                if not isinstance(setting.value, str) or setting.path is None:
-                    continue
-                target = self.resolve(setting.path, setting.value)
-                if target is not None and os.path.realpath(target.path) == real:
-                    out.append((job, setting))
-        return out
+    def jobs_referencing(self, path: str) -> list[tuple[Job, Setting]]:
+        """Jobs whose DeepSpeed config setting names ``path`` (a launch script naming a ds_config). Every job's
+        reference is resolved once per project, not once per asking file (rules ask for every ds_config)."""
+        if self._ds_config_users is None:
+            users: dict[str, list[tuple[Job, Setting]]] = {}
+            for job in self.jobs:
+                for setting in job.settings.all("deepspeed.config_path"):
+                    if not isinstance(setting.value, str) or setting.path is None:
+                        continue
+                    target = self.resolve(setting.path, setting.value)
+                    if target is not None:
+                        users.setdefault(os.path.realpath(target.path), []).append((job, setting))
+            self._ds_config_users = users
+        return list(self._ds_config_users.get(os.path.realpath(path), ()))

@@ -18,9 +18,6 @@ from .suppress import Suppressions
 MAX_FILE_BYTES = 10 * 1024 * 1024
 MAX_FIX_ROUNDS = 10
 
-# kinds whose content can be checked; everything else discovered is skipped silently (or explained if explicit)
-CHECKED_KINDS = {"json", "ds_config", "shell", "python", "yaml", "requirements", "pyproject_toml", "setup_cfg",
-                 "dockerfile"}
 
 
 @record

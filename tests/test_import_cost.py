@@ -97,3 +97,17 @@ print(json.dumps({'registered': out, 'declared': {m: sorted(k) for m, k in jobs.
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["registered"] == result["declared"]
     assert set(result["registered"]) >= {"rlhf_lint.launchers", "rlhf_lint.verl"}
+
+
+def test_a_ds_config_alone_imports_no_job_builder(tmp_path):
+    """json and requirements files build no jobs: no job-builder module (launchers, orz, verl, accelerate) loads."""
+    config = tmp_path / "ds_config.json"
+    config.write_text('{"train_batch_size": 8, "zero_optimization": {"stage": 2}}\n', encoding="utf-8")
+    env = dict(os.environ, RLHF_LINT_CACHE_DIR=str(tmp_path / "cache"))
+    out = subprocess.run([sys.executable, "-c", PROBE, str(config)], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120, env=env)
+    assert out.returncode == 0, out.stderr
+    modules = set(json.loads(out.stdout.strip().splitlines()[-1])["modules"])
+    assert "rlhf_lint.rules.deepspeed" in modules  # the check ran
+    builders = {"rlhf_lint.launchers", "rlhf_lint.orz", "rlhf_lint.verl", "rlhf_lint.accelerate_config"}
+    assert builders & modules == set()
