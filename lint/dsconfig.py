@@ -133,7 +133,7 @@ def settings_from_ds_config(doc: JSONDocument, path: str) -> Settings:
             return UNKNOWN
         if isinstance(value, (int, float)) and float(value).is_integer():
             return int(value)
-        if isinstance(value, str) and value.strip().isdigit():
+        if isinstance(value, str) and value.strip().isdecimal():
             return int(value)
         return UNKNOWN
 

@@ -449,7 +449,7 @@ def interpret_generic(command: Command, source: "Source", project) -> list[Job]:
                 continue
             value = UNKNOWN
             if word.known:
-                value = int(word.text) if kind is int and word.text.isdigit() else (word.text if kind is str else UNKNOWN)
+                value = int(word.text) if kind is int and word.text.isdecimal() else (word.text if kind is str else UNKNOWN)
             settings.add(Setting(key, value, word.path, word.span, word.origin))
         mp = _launcher_value(command, "--mixed_precision")
         if mp is not None:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
 
 from .records import field, record
 from .commands import Command, Word, WordPart
+from .config import HARDWARE_KEYS
 from .model import UNKNOWN, Span
 from .source import Source
 from .lazyre import lazy_compile
@@ -1013,9 +1014,6 @@ def _error_node(doc: _Doc, node):
 # ---------------------------------------------------------------------------------------------------------------
 # hardware comment
 # ---------------------------------------------------------------------------------------------------------------
-HARDWARE_KEYS = ("gpu", "gpu-memory", "gpus-per-node", "host-memory", "container-memory", "nodes")
-
-
 def parse_hardware(text: str) -> tuple[dict, Span | None]:
     """`# rlhf-lint: hardware gpu=A100-80GB gpus-per-node=8 ...` -> {"gpu": "A100-80GB", "gpus-per-node": 8}."""
     m = HARDWARE_RE.search(text) if "rlhf-lint" in text else None
@@ -1027,7 +1025,7 @@ def parse_hardware(text: str) -> tuple[dict, Span | None]:
         key = key.strip().lower().replace("_", "-")
         if not eq or key not in HARDWARE_KEYS or not value:
             continue
-        out[key] = int(value) if key in ("gpus-per-node", "nodes") and value.isdigit() else value
+        out[key] = int(value) if key in ("gpus-per-node", "nodes") and value.isdecimal() else value
     return out, Span(m.start(), m.end())
 
 

@@ -121,7 +121,7 @@ def _zero_stage(doc: JSONDocument) -> int | None:
     if node is None:
         return 0 if isinstance(zero, JObject) else None
     value = node.to_python()
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and value.strip().isdecimal():
         return int(value)
     return _int_value(node)
 
@@ -1044,7 +1044,8 @@ def _check_value(entry: dict, value, config) -> str | None:
                 return None
             value = int(value)
         elif isinstance(value, str):
-            if not value.strip().lstrip("+-").isdigit():
+            text = value.strip()
+            if not (text[1:] if text[:1] in ("+", "-") else text).isdecimal():  # what int() accepts
                 return f"the string {value!r} is not a whole number (int_parsing); write it as a number"
             value = int(value)
         elif not isinstance(value, int):
@@ -1066,7 +1067,7 @@ def _check_value(entry: dict, value, config) -> str | None:
     elif kind == "enum":
         allowed = entry["enum"]
         probe = value
-        if isinstance(value, str) and all(isinstance(a, int) for a in allowed) and value.strip().isdigit():
+        if isinstance(value, str) and all(isinstance(a, int) for a in allowed) and value.strip().isdecimal():
             probe = int(value)
         if isinstance(value, float) and value.is_integer():
             probe = int(value)

@@ -203,3 +203,17 @@ def test_fixes_that_undo_each_other_stop_with_a_message(tmp_path):
         result = run_lint([f], fix=True, extend_select=["F902"])
     assert result.messages == ["warning: fixes of F902 undo each other; stopped"]
     assert result.fixed == 2 and f.read_text() == '{"a": "up"}\n'
+
+
+def test_digit_like_characters_that_int_refuses_are_no_internal_error(tmp_path):
+    """'²' is a digit to str.isdigit but not to int(): a hardware comment, a launcher flag and ds_config strings
+    holding it (or a doubled sign) are values to judge, never a crash."""
+    (tmp_path / "ds_config.json").write_text('{"train_batch_size": "\u00b2", "train_micro_batch_size_per_gpu": "+-4",'
+                                             ' "gradient_accumulation_steps": 1, "zero_optimization": {"stage": "\u00b2"}}'
+                                             '\n', encoding="utf-8")
+    (tmp_path / "train.sh").write_text("#!/bin/bash\n# rlhf-lint: hardware gpus-per-node=\u00b2 nodes=\u00b2\n"
+                                       "accelerate launch --num_processes \u00b2 --zero_stage \u00b2 train.py "
+                                       "--deepspeed ds_config.json\n", encoding="utf-8")
+    result = run_lint([tmp_path])
+    assert [d for d in result.diagnostics if d.code == "F010"] == []
+    assert result.files_checked == 2
