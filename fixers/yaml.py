@@ -2,11 +2,8 @@
 beside its siblings. Comments, quoting and layout outside the edited span stay as they were."""
 from __future__ import annotations
 
-from rlhf_lint.model import Edit, Span
-
-
-def node_span(node) -> Span:
-    return Span(node.start_mark.index, node.end_mark.index)
+from rlhf_lint.model import Edit
+from rlhf_lint.yamlparse import node_span
 
 
 def yaml_scalar(value) -> str:

@@ -47,6 +47,14 @@ class AccelerateConfig:
         return str(self.top["distributed_type"].value).upper() == "DEEPSPEED" if "distributed_type" in self.top \
             else bool(self.deepspeed)
 
+    def count(self, key: str) -> Entry | None:
+        """The top-level entry ``key`` (num_processes, num_machines) when it is a whole number above zero (a YAML
+        ``true`` is no count)."""
+        entry = self.top.get(key)
+        if entry is None or type(entry.value) is not int or entry.value <= 0:
+            return None
+        return entry
+
     def zero_stage(self):
         """The stage accelerate runs: the YAML's, or the plugin default 2 (unknown with a ds_config file)."""
         stage = self.value("zero_stage")
@@ -95,7 +103,7 @@ _PRECISION = {"bf16": "bf16", "fp16": "fp16", "no": "fp32", "fp8": "fp8"}
 
 @job_builder(kinds={"yaml"})
 def build_accelerate_jobs(source: Source, project) -> list[Job]:
-    from rlhf_lint.fixers.yaml import node_span
+    from .yamlparse import node_span
 
     cfg = read(source)
     if cfg is None:
@@ -122,13 +130,12 @@ def build_accelerate_jobs(source: Source, project) -> list[Job]:
     mp = cfg.top.get("mixed_precision")
     if mp is not None and str(mp.value) in _PRECISION:
         add("precision.param_dtype", mp, _PRECISION[str(mp.value)])
-    procs = cfg.top.get("num_processes")
-    if procs is not None and isinstance(procs.value, int) and procs.value > 0:
+    procs, machines = cfg.count("num_processes"), cfg.count("num_machines")
+    if procs is not None:
         add("topology.world_size", procs, procs.value)
-    machines = cfg.top.get("num_machines")
-    if machines is not None and isinstance(machines.value, int) and machines.value > 0:
+    if machines is not None:
         add("topology.nodes", machines, machines.value)
-        if procs is not None and isinstance(procs.value, int) and procs.value % machines.value == 0:
+        if procs is not None and procs.value % machines.value == 0:
             settings.add(Setting("topology.gpus_per_node", procs.value // machines.value,
                                  origin="num_processes / num_machines"))
     name = f"{os.path.basename(source.path)} (accelerate config)"

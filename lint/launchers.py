@@ -371,7 +371,7 @@ def _topology_from_accelerate_config(command: Command, config: Word, settings: S
     """What the command line leaves to the config file: accelerate reads num_processes (all machines together) and
     num_machines from ``--config_file`` unless ``--num_processes`` / ``--num_machines`` say otherwise."""
     from .accelerate_config import read
-    from rlhf_lint.fixers.yaml import node_span
+    from .yamlparse import node_span
 
     target = project.resolve(command.path, config.text) if project is not None else None
     if target is None or target.kind != "yaml" or target.tree is None:
@@ -382,8 +382,8 @@ def _topology_from_accelerate_config(command: Command, config: Word, settings: S
     name = os.path.basename(target.path)
 
     def number(key: str) -> Setting | None:
-        entry = cfg.top.get(key)
-        if entry is None or not isinstance(entry.value, int) or isinstance(entry.value, bool) or entry.value <= 0:
+        entry = cfg.count(key)
+        if entry is None:
             return None
         return Setting(f"topology.{'world_size' if key == 'num_processes' else 'nodes'}", entry.value, target.path,
                        node_span(entry.value_node), f"{key} in {name}")

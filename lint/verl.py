@@ -392,7 +392,7 @@ def setting_for(cfg: VerlConfig, common: str, key: str, convert=None, source_for
     if isinstance(found, Override):
         path, span, origin = found.path, found.value_span or found.span, f"override {key}"
     elif isinstance(found, YamlEntry):
-        from rlhf_lint.fixers.yaml import node_span
+        from .yamlparse import node_span
 
         path, span, origin = found.path, node_span(found.node), f"{key} in {found.path}"
     return Setting(common, UNKNOWN if value is None and common.startswith(("vllm.", "batch.")) else value,
@@ -520,6 +520,6 @@ def build_verl_yaml_jobs(source: Source, project) -> list[Job]:
     cfg = new_config(project)
     cfg.yaml = flatten_yaml(docs[0], source.path)
     cfg.yaml_path = source.path
-    from rlhf_lint.fixers.yaml import node_span
+    from .yamlparse import node_span
 
     return [make_job(cfg, f"{os.path.basename(source.path)} (verl config)", source.path, node_span(docs[0]))]

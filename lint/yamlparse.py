@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import re
 
+from .model import Span
 from .project import ParseError
 from .source import Source
 from .lazyre import lazy_compile
@@ -39,9 +40,8 @@ def parse_yaml_source(source: Source) -> list:
     return docs
 
 
-def node_span(node):
-    from .model import Span
-
+def node_span(node) -> Span:
+    """Where a PyYAML node was written (character offsets: PyYAML reads the decoded text)."""
     return Span(node.start_mark.index, node.end_mark.index)
 
 

@@ -116,3 +116,15 @@ def test_launch_without_the_config_among_checked_files_has_no_world_size():
     launches = [j for j in project.jobs if j.path.endswith("train.sh")]
     assert launches and all(j.value("topology.world_size") in (None, 8) for j in launches)
     assert [d.code for d in run([LAUNCH / "train.sh", LAUNCH / "ds_numbers.json"], None).diagnostics] == []
+
+
+def test_a_boolean_or_zero_count_is_no_topology(tmp_path):
+    """`num_processes: true` is an int to Python (bool), not a number of processes: the config's job and a launch
+    that points at it take no world size from it, nor nodes from `num_machines: 0`."""
+    (tmp_path / "acc.yaml").write_text("compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\n"
+                                       "num_processes: true\nnum_machines: 0\n", encoding="utf-8")
+    (tmp_path / "train.sh").write_text("accelerate launch --config_file acc.yaml train.py\n", encoding="utf-8")
+    project, _ = build_project([str(tmp_path / "acc.yaml"), str(tmp_path / "train.sh")], Config())
+    assert project.jobs
+    for job in project.jobs:
+        assert job.settings.get("topology.world_size") is None and job.settings.get("topology.nodes") is None
