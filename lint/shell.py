@@ -942,7 +942,10 @@ def _unquote_with_map(doc: _Doc, node) -> tuple[str, list[int]] | None:
     if node.type == "raw_string":
         start = node.start_byte + 1
         text = doc.slice(start, node.end_byte - 1)
-        outer = [doc.char(start + len(text[:i].encode("utf-8"))) for i in range(len(text))]
+        outer, offset = [], start
+        for ch in text:  # the byte offset of each character, kept as we go (re-encoding each prefix was quadratic)
+            outer.append(doc.char(offset))
+            offset += len(ch.encode("utf-8")) if ch >= "\x80" else 1
         return text, outer
     if node.type == "string":
         chars: list[str] = []
@@ -952,7 +955,7 @@ def _unquote_with_map(doc: _Doc, node) -> tuple[str, list[int]] | None:
         end = node.end_byte - 1
         while i < end:
             b = data[i : i + 1]
-            if b == b"\\" and i + 1 < end and data[i + 1 : i + 2] in (b'"', b"\\", b"\n", b"$", b"`"):
+            if b == b"\\" and i + 1 < end and data[i + 1 : i + 2] in _DQ_ESCAPES:
                 if data[i + 1 : i + 2] != b"\n":
                     chars.append(data[i + 1 : i + 2].decode())
                     outer.append(doc.char(i + 1))
