@@ -4,6 +4,7 @@ from __future__ import annotations
 from .discovery import looks_like_ds_config_name
 from .jsonparse import JObject, JSONDocument, JValue
 from .model import UNKNOWN, Setting, Settings
+from .project import declares_pins
 from .source import Source
 
 # Top-level keys only DeepSpeed configs carry; two of them (or one with a ds-like file name) identify a ds_config.
@@ -45,7 +46,7 @@ def ds_version_origin(config, project=None) -> tuple[str, str]:
     given = (getattr(config, "versions", None) or {}).get("deepspeed")
     if given:
         return str(given), "configured"
-    if project is not None:
+    if project is not None and declares_pins(project):  # the pins reader and facts load only when some file pins
         from .pins_facts import pinned_version
 
         try:

@@ -100,7 +100,8 @@ print(json.dumps({'registered': out, 'declared': {m: sorted(k) for m, k in jobs.
 
 
 def test_a_ds_config_alone_imports_no_job_builder(tmp_path):
-    """json and requirements files build no jobs: no job-builder module (launchers, orz, verl, accelerate) loads."""
+    """json and requirements files build no jobs: no job-builder module (launchers, orz, verl, accelerate) loads;
+    with no pin file, neither does the pins reader (the DeepSpeed version is the assumed one)."""
     config = tmp_path / "ds_config.json"
     config.write_text('{"train_batch_size": 8, "zero_optimization": {"stage": 2}}\n', encoding="utf-8")
     env = dict(os.environ, RLHF_LINT_CACHE_DIR=str(tmp_path / "cache"))
@@ -111,3 +112,4 @@ def test_a_ds_config_alone_imports_no_job_builder(tmp_path):
     assert "rlhf_lint.rules.deepspeed" in modules  # the check ran
     builders = {"rlhf_lint.launchers", "rlhf_lint.orz", "rlhf_lint.verl", "rlhf_lint.accelerate_config"}
     assert builders & modules == set()
+    assert {"rlhf_lint.pins", "rlhf_lint.pins_facts"} & modules == set()  # no file pins DeepSpeed
