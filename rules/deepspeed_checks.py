@@ -583,11 +583,12 @@ def accum_without_zero(ctx):
         return
     accum_raw, node = _literal(doc, "data_types.grad_accum_dtype")
     accum = normalise_dtype(accum_raw)
-    fp16, _ = _enabled(doc, "fp16", ctx)
-    bf16, _ = _enabled(doc, precision_section(doc), ctx)
-    if accum is None or fp16 is None and bf16 is None and (doc.lookup("fp16.enabled") is not None
-                                                           or doc.lookup("bf16.enabled") is not None):
-        return  # "auto" precision: unknown model dtype
+    fp16, fp16_node = _enabled(doc, "fp16", ctx)
+    bf16, bf16_node = _enabled(doc, precision_section(doc), ctx)
+    # "auto" (or another undecidable value) in a precision section that is not overruled by one enabled for sure
+    undecided = (fp16 is None and fp16_node is not None) or (bf16 is None and bf16_node is not None)
+    if accum is None or (undecided and fp16 is not True and bf16 is not True):
+        return  # unknown model dtype
     model = "fp16" if fp16 is True else "bf16" if bf16 is True else "fp32"
     if accum == model:
         return

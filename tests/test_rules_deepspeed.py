@@ -310,3 +310,18 @@ def test_batch_arithmetic_counts_data_parallel_ranks_under_sequence_parallelism(
     assert diag.message == ("train_batch_size 32 != train_micro_batch_size_per_gpu 2 x gradient_accumulation_steps 2 x "
                             "world size 4 = 16 (world size from the configuration) (data-parallel ranks: 8 processes "
                             "/ sequence_parallel_size 2)")
+
+
+@pytest.mark.parametrize("precision, accum, expected", [
+    ('"fp16": {"enabled": false}, "bf16": {"enabled": "auto"}', "bf16", []),  # auto beside a disabled section
+    ('"bfloat16": {"enabled": "auto"}', "bf16", []),  # the legacy section name, auto: unknown model dtype
+    ('"fp16": {"enabled": "auto"}, "bf16": {"enabled": true}', "fp32", ["D035"]),  # bf16 for sure
+    ('"bf16": {"enabled": true}', "fp32", ["D035"]),
+    ('"fp16": {"enabled": false}', "bf16", ["D035"]),  # an fp32 model with bf16 accumulation
+])
+def test_d035_skips_only_undecided_precision(tmp_path, precision, accum, expected):
+    path = tmp_path / "ds_config.json"
+    path.write_text('{"train_batch_size": 8, "zero_optimization": {"stage": 0}, %s, '
+                    '"data_types": {"grad_accum_dtype": "%s"}}\n' % (precision, accum), encoding="utf-8")
+    config = Config(versions={"deepspeed": "0.18.5"})
+    assert [d.code for d in run_lint([path], config, select=["D035"]).diagnostics] == expected
