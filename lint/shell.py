@@ -204,8 +204,6 @@ class SimpleCommand:
     words: list[Word]
     env: dict[str, Any] = field(default_factory=dict)  # VAR=x before the command
     heredoc_span: Span | None = None  # when the words came from a heredoc body
-    node_type: str = "command"
-    in_substitution: bool = False
     depth: int = 0  # nested bash -c level
 
 
@@ -1095,13 +1093,3 @@ def script_of(source: Source, project=None) -> ShellScript | None:
 
         script._with_project = read_script(source, resolve)
     return script._with_project
-
-
-def dump(script: ShellScript) -> list[dict]:
-    """A plain view of the commands (for debugging and the corpus report)."""
-    import json
-
-    return [json.loads(json.dumps({
-        "launcher": c.launcher, "entry": c.entry.text if c.entry else None,
-        "args": [[a.flag] + [str(v.text) for v in a.values] for a in c.args],
-    })) for c in script.commands]

@@ -142,10 +142,6 @@ def _is_auto(node) -> bool:
     return isinstance(node, JValue) and node.value == "auto"
 
 
-def _text(ctx, node) -> str:
-    return ctx.source.text[node.span.start:node.span.end]
-
-
 # -- D001 / D002 unknown keys --------------------------------------------------------------------------------------
 def _unknown_keys(ctx, strict: bool):
     doc = _doc(ctx)
@@ -558,10 +554,6 @@ def fp16_and_bf16(ctx):
 
 
 # -- D013 deprecated, D014 both spellings --------------------------------------------------------------------------
-def _replacement_member(doc, dotted: str):
-    return _lookup_member(doc, dotted) if dotted else None
-
-
 @rule("D013", "deprecated-ds-config-key", Severity.WARNING, kinds=KINDS, fixable=True)
 def deprecated_key(ctx):
     """A deprecated ds_config key: renamed, ignored, or removed.
@@ -606,7 +598,7 @@ def deprecated_key(ctx):
         parent_path = dotted.rpartition(".")[0]
         parent = doc.lookup(parent_path) if parent_path else doc.root
         replacement = info.get("replacement")
-        repl_member = _replacement_member(doc, replacement) if replacement else None
+        repl_member = _lookup_member(doc, replacement) if replacement else None
         message, fix, severity = f"{member.key!r}: {info['message']}", None, None
         value = member.value.to_python()
         if info.get("error_if_true"):

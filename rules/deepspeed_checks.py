@@ -50,10 +50,6 @@ def _is_true(doc, dotted: str) -> bool:
     return value is True
 
 
-def _version_note(ctx) -> str:
-    return assumed_version_note(ctx)
-
-
 # -- D024 allgather bucket ------------------------------------------------------------------------------------------
 @rule("D024", "allgather-bucket-size-odd", Severity.ERROR, kinds=KINDS, fixable=True)
 def allgather_bucket_odd(ctx):
@@ -332,7 +328,7 @@ def warmup_steps_int(ctx):
     value, node = _literal(doc, "scheduler.params.warmup_num_steps")
     if _number(value) is None:
         return
-    note = _version_note(ctx)
+    note = assumed_version_note(ctx)
     if value <= 0:
         yield Finding(node.span, f"warmup_num_steps {value} is not positive: {kind} raises ValueError ({note})")
     elif isinstance(value, float):
@@ -470,7 +466,7 @@ def allreduce_sum(ctx):
         reasons.append("DeepCompile")
     if reasons:
         yield Finding(node.span, f"gradient_allreduce_op \"sum\" is not supported with {' and '.join(reasons)}: "
-                                 f"DeepSpeed raises ValueError ({_version_note(ctx)})")
+                                 f"DeepSpeed raises ValueError ({assumed_version_note(ctx)})")
 
 
 # -- D033 / D034 amp ----------------------------------------------------------------------------------------------------
@@ -597,7 +593,7 @@ def accum_without_zero(ctx):
     if model == "bf16" and accum == "fp32":
         if not version_at_least(ctx, since):
             return
-        note = f" since DeepSpeed {since} ({_version_note(ctx)}); ZeRO stage 1 runs this mix with BF16_Optimizer"
+        note = f" since DeepSpeed {since} ({assumed_version_note(ctx)}); ZeRO stage 1 runs this mix with BF16_Optimizer"
     yield Finding(node.span, f"grad_accum_dtype {accum} with a {model} model and no ZeRO: DeepSpeed raises "
                              f"NotImplementedError (unsupported mix){note}")
 
