@@ -64,8 +64,8 @@ def _alarm(signum, frame):
 
 def lint_in_process(path: str, timeout: int):
     """lint() on one folder; Hang if it takes longer than ``timeout`` seconds (SIGALRM, main thread)."""
-    from rlhf_lint.config import Config
-    from rlhf_lint.runner import Options, lint
+    from rlhf_lint.engine.config import Config
+    from rlhf_lint.engine.runner import Options, lint
 
     signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(timeout)

@@ -46,7 +46,7 @@ def peak_rss_kib(cmd: list[str], cwd: str) -> int:
 
 
 def loaded_modules(path: str, cwd: str) -> list[str]:
-    code = ("import sys\nfrom rlhf_lint.entry import main\ntry:\n    main(['--no-cache', %r])\nexcept SystemExit:\n"
+    code = ("import sys\nfrom rlhf_lint.cli.entry import main\ntry:\n    main(['--no-cache', %r])\nexcept SystemExit:\n"
             "    pass\nprint(' '.join(sorted({m.split('.')[0] for m in sys.modules})))" % path)
     out = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True)
     names = out.stdout.strip().splitlines()[-1].split() if out.stdout.strip() else []
@@ -56,14 +56,14 @@ def loaded_modules(path: str, cwd: str) -> list[str]:
 # cumulative steps of a one-script run, each a fresh interpreter (--breakdown)
 STEPS = (
     ("bare interpreter", "pass"),
-    ("+ engine (rlhf_lint.runner)", "import rlhf_lint.runner"),
+    ("+ engine (rlhf_lint.engine.runner)", "import rlhf_lint.engine.runner"),
     ("+ rule index (every rule known, no rule module imported)",
-     "import rlhf_lint.runner; from rlhf_lint.registry import REGISTRY; REGISTRY.known()"),
+     "import rlhf_lint.engine.runner; from rlhf_lint.engine.registry import REGISTRY; REGISTRY.known()"),
     ("+ shell reader and tree-sitter grammar",
-     "import rlhf_lint.runner; from rlhf_lint.registry import REGISTRY; REGISTRY.known(); "
-     "from rlhf_lint.shell import _parser; _parser()"),
+     "import rlhf_lint.engine.runner; from rlhf_lint.engine.registry import REGISTRY; REGISTRY.known(); "
+     "from rlhf_lint.readers.shell import _parser; _parser()"),
     ("full run: jobs, OpenRLHF and memory knowledge, the rules that apply, report",
-     "import sys; from rlhf_lint.entry import main; main(['--no-cache', sys.argv[1]])"),
+     "import sys; from rlhf_lint.cli.entry import main; main(['--no-cache', sys.argv[1]])"),
 )
 
 # what pip's generated console script does before it calls rlhf-lint: every pip-installed command pays it

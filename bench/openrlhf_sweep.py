@@ -41,10 +41,10 @@ def main(argv: list[str]) -> int:
                              "run ../train_*.py are then not read as OpenRLHF)")
     args = parser.parse_args(argv)
 
-    from rlhf_lint.config import Config
-    from rlhf_lint.launchers import commands_of
-    from rlhf_lint.openrlhf import is_openrlhf, knowledge
-    from rlhf_lint.runner import Options, build_project, check_project, selected_rules
+    from rlhf_lint.engine.config import Config
+    from rlhf_lint.frameworks.launchers import commands_of
+    from rlhf_lint.frameworks.openrlhf import is_openrlhf, knowledge
+    from rlhf_lint.engine.runner import Options, build_project, check_project, selected_rules
 
     k = knowledge()
     tags = args.tags.split(",") if args.tags else [t for t in k.tags if t != "HEAD"]
@@ -126,7 +126,7 @@ def _crude_unknown_flags(k, tag, text, commands, project) -> set[str]:
     """Independent of the shell reader: every --flag on a non-comment line that no CLI the script runs accepts."""
     clis = set()
     for command in commands:
-        from rlhf_lint.openrlhf import analyze
+        from rlhf_lint.frameworks.openrlhf import analyze
 
         inv = analyze(command, None, project)
         if inv.cli and inv.module_ok:

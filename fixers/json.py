@@ -12,7 +12,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
     from typing import Any
 
-from rlhf_lint.jsonparse import JMember, JNode, JObject, JSONDocument
+from rlhf_lint.readers.json import JMember, JNode, JObject, JSONDocument
 from rlhf_lint.model import Edit
 
 _BLANK = " \t"

@@ -10,7 +10,7 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
     from typing import Any
 
 from rlhf_lint.model import Edit, Span
-from rlhf_lint.source import Source
+from rlhf_lint.readers.source import Source
 
 # id(module) -> (module, {node: CodeSpan}); the module is kept so the id cannot be reused while cached
 _POSITIONS: dict[int, tuple[Any, Any]] = {}

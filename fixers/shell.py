@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 
-from rlhf_lint.commands import Arg, Command, Word
+from rlhf_lint.readers.commands import Arg, Command, Word
 from rlhf_lint.model import Edit, Span
-from ..lazyre import lazy_compile
+from rlhf_lint.startup.lazyre import lazy_compile
 
 _SAFE_UNQUOTED = lazy_compile(r"^[A-Za-z0-9_@%+=:,./-]+$")
 _LINE_SEP = lazy_compile(r"[ \t]*\\\r?\n[ \t]*$")

@@ -3,7 +3,7 @@ beside its siblings. Comments, quoting and layout outside the edited span stay a
 from __future__ import annotations
 
 from rlhf_lint.model import Edit
-from rlhf_lint.yamlparse import node_span
+from rlhf_lint.readers.yaml import node_span
 
 
 def yaml_scalar(value) -> str:

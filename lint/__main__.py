@@ -1,4 +1,4 @@
-from .entry import main
+from rlhf_lint.cli.entry import main
 
 if __name__ == "__main__":
     main()

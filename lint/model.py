@@ -6,7 +6,7 @@ line/column pairs. Everything here is a plain immutable value so rules stay pure
 from __future__ import annotations
 
 import enum
-from .records import field, record
+from rlhf_lint.startup.records import field, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
@@ -36,7 +36,7 @@ class Applicability(str, enum.Enum):
     DISPLAY = "display"  # shown as a suggestion, never applied
 
 
-@record(frozen=True, slots=True, hot=True)
+@record(frozen=True, slots=True)
 class Span:
     start: int
     end: int
@@ -49,7 +49,7 @@ class Span:
         return self.start <= offset < self.end
 
 
-@record(frozen=True, slots=True, hot=True)
+@record(frozen=True, slots=True)
 class Edit:
     """Replace text[start:end] with content (an insertion when start == end)."""
 
@@ -70,7 +70,7 @@ class Edit:
         return cls(span.start, span.end, "")
 
 
-@record(frozen=True, slots=True, hot=True)
+@record(frozen=True, slots=True)
 class Fix:
     message: str
     edits: tuple[Edit, ...]
@@ -88,7 +88,7 @@ class Fix:
         return Span(self.edits[0].start, max(e.end for e in self.edits))
 
 
-@record(frozen=True, slots=True, hot=True)
+@record(frozen=True, slots=True)
 class Related:
     """The other end of a cross-file fact (the launch script that sets the world size, the pin that conflicts)."""
 
@@ -97,7 +97,7 @@ class Related:
     message: str
 
 
-@record(frozen=True, slots=True, hot=True)
+@record(frozen=True, slots=True)
 class Finding:
     """What a rule returns: where and what. The engine adds the rule's code, name and severity."""
 
@@ -109,13 +109,13 @@ class Finding:
     path: str | None = None  # defaults to the file being checked
 
 
-@record(frozen=True, slots=True, hot=True)
+@record(frozen=True, slots=True)
 class Position:
     line: int  # 1-based
     column: int  # 1-based, in characters
 
 
-@record(slots=True, hot=True)
+@record(slots=True)
 class Diagnostic:
     code: str
     name: str
@@ -133,7 +133,7 @@ class Diagnostic:
         return (self.path, self.start.line, self.start.column, self.code)
 
 
-@record(frozen=True, slots=True, hot=True)
+@record(frozen=True, slots=True)
 class Setting:
     """One configured value in the common vocabulary, wherever and however it was written.
 

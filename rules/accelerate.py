@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 from rlhf_lint.model import Applicability, Finding, Fix, Severity
-from rlhf_lint.registry import rule
+from rlhf_lint.engine.registry import rule
 
 
 def _cfg(ctx):
-    from rlhf_lint.accelerate_config import read
+    from rlhf_lint.frameworks.accelerate import read
 
     if ctx.source is None or "distributed_type" not in ctx.source.text and "compute_environment" not in ctx.source.text:
         return None
@@ -47,7 +47,7 @@ def ds_config_file_conflict(ctx):
     https://github.com/huggingface/accelerate/blob/16cb6eb8/src/accelerate/utils/dataclasses.py#L1507
     https://github.com/huggingface/accelerate/blob/main/docs/source/usage_guides/deepspeed.md
     """
-    from rlhf_lint.accelerate_config import deepspeed_keys
+    from rlhf_lint.frameworks.accelerate import deepspeed_keys
     from rlhf_lint.fixers.yaml import delete_entry, node_span
 
     cfg = _cfg(ctx)
@@ -179,7 +179,7 @@ def unknown_deepspeed_key(ctx):
     """
     import difflib
 
-    from rlhf_lint.accelerate_config import deepspeed_keys
+    from rlhf_lint.frameworks.accelerate import deepspeed_keys
     from rlhf_lint.fixers.yaml import node_span
 
     cfg = _cfg(ctx)

@@ -7,11 +7,11 @@ or `torchrun` overrides that guess.
 """
 from __future__ import annotations
 
-from rlhf_lint.dsconfig import (assumed_version_note, ds_keys, normalise_dtype, precision_section, version_at_least)
+from rlhf_lint.frameworks.deepspeed import (assumed_version_note, ds_keys, normalise_dtype, precision_section, version_at_least)
 from rlhf_lint.fixers import json as jfix
-from rlhf_lint.jsonparse import JArray, JMember, JObject, JSONDocument, JValue
+from rlhf_lint.readers.json import JArray, JMember, JObject, JSONDocument, JValue
 from rlhf_lint.model import Applicability, Edit, Finding, Fix, Related, Severity
-from rlhf_lint.registry import rule
+from rlhf_lint.engine.registry import rule
 
 KINDS = {"ds_config"}
 HF_FRAMEWORKS = {"accelerate", "trl", "hf", "transformers", "llamafactory", "axolotl"}

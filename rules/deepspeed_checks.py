@@ -5,12 +5,12 @@ only on literal values: a stage or a type that is "auto" or missing stays unknow
 """
 from __future__ import annotations
 
-from rlhf_lint.dsconfig import assumed_version_note, ds_version_origin, normalise_dtype, precision_section, \
+from rlhf_lint.frameworks.deepspeed import assumed_version_note, ds_version_origin, normalise_dtype, precision_section, \
     version_at_least
 from rlhf_lint.fixers import json as jfix
-from rlhf_lint.jsonparse import JObject, JValue
+from rlhf_lint.readers.json import JObject, JValue
 from rlhf_lint.model import Applicability, Edit, Finding, Fix, Related, Severity
-from rlhf_lint.registry import rule
+from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.deepspeed import KINDS, _device, _doc, _enabled, _is_auto, _lookup_member, _zero_stage
 
 DS = "https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed"
@@ -39,7 +39,7 @@ def _optimizer(doc):
     value, node = _literal(doc, "optimizer.type")
     if not isinstance(value, str):
         return None, None
-    from rlhf_lint.dsconfig import ds_keys
+    from rlhf_lint.frameworks.deepspeed import ds_keys
 
     low = value.lower()
     return (low if low in ds_keys()["optimizers"]["names"] else value), node
@@ -238,7 +238,7 @@ def zero_untested_optimizer(ctx):
     if name is None or name in facts["one_bit_optimizers"]["names"]:
         return
     supported = facts["zero_supported_optimizers"]
-    from rlhf_lint.dsconfig import ds_keys
+    from rlhf_lint.frameworks.deepspeed import ds_keys
 
     if name in ds_keys()["optimizers"]["names"]:
         if name in supported["deepspeed_names"]:

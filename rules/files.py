@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from rlhf_lint.model import Finding, Severity, Span
-from rlhf_lint.registry import rule
+from rlhf_lint.engine.registry import rule
 
 
 @rule("F001", "unreadable-file", Severity.ERROR, scope="project")

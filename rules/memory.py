@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from rlhf_lint.model import Applicability, Finding, Severity
-from rlhf_lint.registry import rule
+from rlhf_lint.engine.registry import rule
 
 MEMORY_TERMS = ("weights", "gradients", "optimizer_states", "activations", "logits", "deepspeed_buffers",
                 "gathered_params", "vllm_reservation", "cuda_graphs", "runtime")

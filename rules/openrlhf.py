@@ -1,13 +1,13 @@
 """O: OpenRLHF launch commands, checked against the argparse and post-parse checks of the release they target.
 
-Every rule reads ``rlhf_lint.openrlhf.analyze`` (the command as argparse of that release reads it); the release, and
+Every rule reads ``rlhf_lint.frameworks.openrlhf.analyze`` (the command as argparse of that release reads it); the release, and
 why it was chosen (configuration, a requirements pin, or the flags themselves), is named in each message.
 """
 from __future__ import annotations
 
 
 from rlhf_lint.model import UNKNOWN, Applicability, Edit, Finding, Fix, Related, Severity, Span
-from rlhf_lint.registry import rule
+from rlhf_lint.engine.registry import rule
 
 SHELL = {"shell"}
 
@@ -15,14 +15,14 @@ SHELL = {"shell"}
 # -- helpers -------------------------------------------------------------------------------------------------------
 def _commands(ctx):
     """Commands written in this file (a sourced file's own commands are reported when it is checked itself)."""
-    from rlhf_lint.launchers import commands_of  # the shell reader's accessor, cached on the source
+    from rlhf_lint.frameworks.launchers import commands_of  # the shell reader's accessor, cached on the source
 
     return [c for c in commands_of(ctx.source, ctx.project) if c.path == ctx.source.path]
 
 
 def _invocations(ctx, clis=None, missing_module=False):
     """OpenRLHF invocations of the file; those whose module the release lacks only when asked (its flags are moot)."""
-    from rlhf_lint.openrlhf import analyze, is_openrlhf
+    from rlhf_lint.frameworks.openrlhf import analyze, is_openrlhf
 
     for command in _commands(ctx):
         if is_openrlhf(command, ctx.project):
@@ -34,7 +34,7 @@ def _invocations(ctx, clis=None, missing_module=False):
 
 
 def _k():
-    from rlhf_lint.openrlhf import knowledge
+    from rlhf_lint.frameworks.openrlhf import knowledge
 
     return knowledge()
 
@@ -252,7 +252,7 @@ def invalid_flag_value(ctx):
     - https://github.com/OpenRLHF/OpenRLHF/blob/v0.11.0/openrlhf/cli/train_ppo_ray.py
     - https://docs.python.org/3/library/argparse.html#choices
     """
-    from rlhf_lint.openrlhf import convert
+    from rlhf_lint.frameworks.openrlhf import convert
 
     for inv in _invocations(ctx):
         for use in inv.uses:
@@ -504,7 +504,7 @@ def colocated_groups_differ(ctx):
     - https://github.com/OpenRLHF/OpenRLHF/blob/v0.11.0/openrlhf/cli/train_ppo_ray.py#L41-L46
     - https://github.com/OpenRLHF/OpenRLHF/blob/v0.11.0/openrlhf/cli/train_ppo_ray.py#L109-L113
     """
-    from rlhf_lint.openrlhf import critic_in_use
+    from rlhf_lint.frameworks.openrlhf import critic_in_use
 
     k = _k()
     for inv in _invocations(ctx, PPO):
@@ -732,7 +732,7 @@ def critic_without_model(ctx):
     ## References
     - https://github.com/OpenRLHF/OpenRLHF/blob/v0.11.0/openrlhf/cli/train_ppo_ray.py#L600-L606
     """
-    from rlhf_lint.openrlhf import critic_in_use
+    from rlhf_lint.frameworks.openrlhf import critic_in_use
 
     k = _k()
     for inv in _invocations(ctx, PPO):
@@ -855,7 +855,7 @@ def deepspeed_batch_mismatch(ctx):
     - https://github.com/OpenRLHF/OpenRLHF/issues/397
     - https://github.com/deepspeedai/DeepSpeed/blob/master/deepspeed/runtime/config.py
     """
-    from rlhf_lint.openrlhf import _generic_settings, critic_in_use
+    from rlhf_lint.frameworks.openrlhf import _generic_settings, critic_in_use
 
     k = _k()
     for inv in _invocations(ctx):
@@ -931,7 +931,7 @@ def vlm_restriction(ctx):
     ## References
     - https://github.com/OpenRLHF/OpenRLHF/blob/v0.11.0/openrlhf/cli/train_ppo_ray.py#L618-L627
     """
-    from rlhf_lint.openrlhf import critic_in_use
+    from rlhf_lint.frameworks.openrlhf import critic_in_use
 
     k = _k()
     for inv in _invocations(ctx, PPO):
@@ -1022,7 +1022,7 @@ def legacy_topology_assert(ctx):
     - https://github.com/OpenRLHF/OpenRLHF/issues/441
     - https://github.com/OpenRLHF/OpenRLHF/issues/760
     """
-    from rlhf_lint.openrlhf import critic_in_use
+    from rlhf_lint.frameworks.openrlhf import critic_in_use
 
     k = _k()
     for inv in _invocations(ctx, PPO):

@@ -7,13 +7,13 @@ one the class would have: the subclass override or the inherited default, evalua
 from __future__ import annotations
 
 from rlhf_lint.model import Applicability, Finding, Fix, Related, Severity
-from rlhf_lint.registry import rule
+from rlhf_lint.engine.registry import rule
 
 ORZ_VALIDATE_URL = "https://github.com/Open-Reasoner-Zero/Open-Reasoner-Zero/blob/3fdd9a0/orz/ppo/utils.py#L104"
 
 
 def _configs(ctx):
-    from rlhf_lint import orz
+    from rlhf_lint.frameworks import orz
 
     if ctx.source is None or not orz.looks_like_orz(ctx.source.text):
         return []

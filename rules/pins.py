@@ -1,11 +1,11 @@
-"""P: requirements pins and version compatibility (facts in schemas/pins/, readers in rlhf_lint.pins)."""
+"""P: requirements pins and version compatibility (facts in schemas/pins/, readers in rlhf_lint.readers.pins)."""
 from __future__ import annotations
 
 import os
 
 from rlhf_lint.model import Applicability, Edit, Finding, Fix, Related, Severity
-from rlhf_lint.project import declares_pins
-from rlhf_lint.registry import rule
+from rlhf_lint.engine.project import declares_pins
+from rlhf_lint.engine.registry import rule
 
 
 def _where(project, path: str, span) -> str:
@@ -49,7 +49,7 @@ def conflicting_pins(ctx):
     """
     if not declares_pins(ctx.project):
         return
-    from rlhf_lint.pins_facts import conflicts
+    from rlhf_lint.frameworks.versions import conflicts
 
     project = ctx.project
     for conflict in conflicts(project):
@@ -118,7 +118,7 @@ def known_bad_version(ctx):
     """
     if not declares_pins(ctx.project):
         return
-    from rlhf_lint.pins_facts import WHEN_LABELS, known_bad_hits
+    from rlhf_lint.frameworks.versions import WHEN_LABELS, known_bad_hits
 
     project = ctx.project
     for hit in known_bad_hits(project):
@@ -174,7 +174,7 @@ def unpinned_critical(ctx):
     """
     if not declares_pins(ctx.project):
         return
-    from rlhf_lint.pins_facts import CRITICAL_PACKAGES, constraints, install_sets, is_training_repository, pinned_version
+    from rlhf_lint.frameworks.versions import CRITICAL_PACKAGES, constraints, install_sets, is_training_repository, pinned_version
 
     project = ctx.project
     for s in install_sets(project):
@@ -224,7 +224,7 @@ def flash_attn_no_prebuilt_wheel(ctx):
     """
     if not declares_pins(ctx.project):
         return
-    from rlhf_lint.pins_facts import wheel_gaps
+    from rlhf_lint.frameworks.versions import wheel_gaps
 
     project = ctx.project
     for gap in wheel_gaps(project):

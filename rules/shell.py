@@ -4,8 +4,8 @@ from __future__ import annotations
 import re
 
 from rlhf_lint.model import Applicability, Edit, Finding, Fix, Related, Severity, Span
-from rlhf_lint.registry import rule
-from ..lazyre import lazy_compile
+from rlhf_lint.engine.registry import rule
+from rlhf_lint.startup.lazyre import lazy_compile
 
 _SHELL = {"shell"}
 
@@ -45,13 +45,13 @@ def _has_glob(text: str) -> bool:
 
 
 def _script(ctx):
-    from rlhf_lint.shell import script_of
+    from rlhf_lint.readers.shell import script_of
 
     return script_of(ctx.source, ctx.project)
 
 
 def _commands(ctx):
-    from rlhf_lint.shell import commands_of
+    from rlhf_lint.readers.shell import commands_of
 
     return commands_of(ctx.source, ctx.project)
 
@@ -271,7 +271,7 @@ def placeholder_value(ctx):
 
 
 def _ray_entry(words):
-    from rlhf_lint.launchers import _options, launcher_specs
+    from rlhf_lint.frameworks.launchers import _options, launcher_specs
 
     i = 0
     while i < len(words) and words[i].known and "=" in words[i].text and not words[i].text.startswith("-"):

@@ -6,7 +6,7 @@ launch command, with the exact token each value was written in.
 from __future__ import annotations
 
 from rlhf_lint.model import Applicability, Edit, Finding, Fix, Severity, UNKNOWN
-from rlhf_lint.registry import rule
+from rlhf_lint.engine.registry import rule
 
 ACTOR = "actor_rollout_ref.actor"
 ROLLOUT = "actor_rollout_ref.rollout"
@@ -20,7 +20,7 @@ def _cfg(ctx):
 def _where(ctx, cfg, key):
     """(path, span) of the token that sets ``key``: the override, the YAML value, or the launch command."""
     from rlhf_lint.fixers.yaml import node_span
-    from rlhf_lint.verl import Override, YamlEntry
+    from rlhf_lint.frameworks.verl import Override, YamlEntry
 
     found = cfg.where(key)
     if isinstance(found, Override):
@@ -35,7 +35,7 @@ def _value_fix(cfg, key, value, message, applicability=Applicability.UNSAFE):
     import yaml
 
     from rlhf_lint.fixers.yaml import replace_scalar, yaml_scalar
-    from rlhf_lint.verl import Override, YamlEntry
+    from rlhf_lint.frameworks.verl import Override, YamlEntry
 
     found = cfg.where(key)
     if isinstance(found, Override) and found.value_span is not None:
@@ -94,7 +94,7 @@ def unknown_key(ctx):
     cfg = _cfg(ctx)
     if cfg is None or not cfg.defaults or cfg.partial:
         return
-    from rlhf_lint.verl import close_key  # past the early return: a non-verl job need not import it (~2 ms)
+    from rlhf_lint.frameworks.verl import close_key  # past the early return: a non-verl job need not import it (~2 ms)
 
     for o in cfg.overrides:
         if o.op in ("+", "++") or cfg.exists(o.key):
@@ -351,7 +351,7 @@ def vllm_version_unsupported(ctx):
     from packaging.specifiers import SpecifierSet
     from packaging.version import InvalidVersion, Version
 
-    from rlhf_lint.verl import vllm_support
+    from rlhf_lint.frameworks.verl import vllm_support
 
     try:
         verl_version, vllm_version = Version(verl_v), Version(vllm_v)

@@ -5,10 +5,10 @@ import sys
 
 import pytest
 
-from rlhf_lint.config import Config
+from rlhf_lint.engine.config import Config
 from rlhf_lint.model import Applicability, Edit, Finding, Fix, Severity, Span
-from rlhf_lint.registry import REGISTRY, Rule
-from rlhf_lint.runner import Options, lint
+from rlhf_lint.engine.registry import REGISTRY, Rule
+from rlhf_lint.engine.runner import Options, lint
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -34,7 +34,7 @@ def _shout_rule(ctx):
     ## What it does
     Used by the engine tests only.
     """
-    from rlhf_lint.jsonparse import JValue
+    from rlhf_lint.readers.json import JValue
 
     for path, member in ctx.tree.walk():
         node = member.value

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import shutil
 
-from rlhf_lint.config import Config
-from rlhf_lint.runner import Options, lint
+from rlhf_lint.engine.config import Config
+from rlhf_lint.engine.runner import Options, lint
 
 
 def run(paths, select, config=None, fix=False):

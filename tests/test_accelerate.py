@@ -4,8 +4,8 @@ import pytest
 import yaml
 
 from lintutil import fix_copy, run, triples
-from rlhf_lint.config import Config
-from rlhf_lint.runner import build_project
+from rlhf_lint.engine.config import Config
+from rlhf_lint.engine.runner import build_project
 
 FIXTURES = Path(__file__).parent / "fixtures" / "accelerate"
 

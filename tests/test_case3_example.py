@@ -21,10 +21,10 @@ def test_case3_reports_the_colocated_vllm_reservation():
 
 def test_case3_phases_follow_orz_colocate_all():
     """vLLM asleep outside generation and the weight sync, policy/critic offloaded between uses, ref offloaded."""
-    from rlhf_lint.config import Config
+    from rlhf_lint.engine.config import Config
     from rlhf_lint.memory.estimate import estimate
-    from rlhf_lint.project import Project, parse_source
-    from rlhf_lint.source import Source
+    from rlhf_lint.engine.project import Project, parse_source
+    from rlhf_lint.readers.source import Source
 
     source = Source.from_text(str(CONFIG), CONFIG.read_text(), kind="python")
     parse_source(source)
@@ -59,10 +59,10 @@ def test_case3_fix_rewrites_only_the_utilization_literal(tmp_path):
 
 def test_case3_start_up_figures_of_docs_accuracy():
     """docs/accuracy.md: at the failure 79.15 - 66.85 - 0.27 GiB were held outside vLLM's PyTorch allocations."""
-    from rlhf_lint.config import Config
+    from rlhf_lint.engine.config import Config
     from rlhf_lint.memory.estimate import estimate, with_settings
-    from rlhf_lint.project import Project, parse_source
-    from rlhf_lint.source import Source
+    from rlhf_lint.engine.project import Project, parse_source
+    from rlhf_lint.readers.source import Source
 
     source = Source.from_text(str(CONFIG), CONFIG.read_text(), kind="python")
     parse_source(source)

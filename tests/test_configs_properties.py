@@ -5,13 +5,13 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rlhf_lint.config import Config
+from rlhf_lint.engine.config import Config
 from rlhf_lint.fixers.text import apply_edits
 from rlhf_lint.fixers.yaml import replace_scalar
-from rlhf_lint.project import Project, parse_source
-from rlhf_lint.registry import REGISTRY
-from rlhf_lint.project import Context
-from rlhf_lint.source import Source
+from rlhf_lint.engine.project import Project, parse_source
+from rlhf_lint.engine.registry import REGISTRY
+from rlhf_lint.engine.project import Context
+from rlhf_lint.readers.source import Source
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SAMPLES = {

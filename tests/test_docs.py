@@ -2,8 +2,8 @@ import os
 import re
 
 from conftest import ROOT
-from rlhf_lint.docs import rules_reference
-from rlhf_lint.registry import REGISTRY
+from rlhf_lint.cli.rules import rules_reference
+from rlhf_lint.engine.registry import REGISTRY
 
 REQUIRED_SECTIONS = ("What it does", "Why it matters", "Example", "Fix")
 
@@ -11,7 +11,7 @@ REQUIRED_SECTIONS = ("What it does", "Why it matters", "Example", "Fix")
 def test_rules_reference_is_current():
     with open(os.path.join(ROOT, "docs", "rules.md"), encoding="utf-8") as fh:
         committed = fh.read()
-    assert committed == rules_reference(), "docs/rules.md is stale: run `python -m rlhf_lint.docs > docs/rules.md`"
+    assert committed == rules_reference(), "docs/rules.md is stale: run `python -m rlhf_lint.cli.rules > docs/rules.md`"
 
 
 def test_every_rule_is_documented():

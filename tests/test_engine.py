@@ -4,11 +4,11 @@ import stat
 import pytest
 
 from conftest import codes, run_lint
-from rlhf_lint.config import Config, ConfigError, config_from_mapping, find_config_file, load_config, parse_size
+from rlhf_lint.engine.config import Config, ConfigError, config_from_mapping, find_config_file, load_config, parse_size
 from rlhf_lint.model import Severity, Span
-from rlhf_lint.registry import REGISTRY
-from rlhf_lint.runner import Options, selected_rules
-from rlhf_lint.source import Source
+from rlhf_lint.engine.registry import REGISTRY
+from rlhf_lint.engine.runner import Options, selected_rules
+from rlhf_lint.readers.source import Source
 
 
 # -- sources and positions ---------------------------------------------------------------------------------------
@@ -25,7 +25,7 @@ def test_positions_crlf_bom_and_unicode():
 
 
 def test_binary_and_invalid_utf8_are_refused():
-    from rlhf_lint.source import DecodeError
+    from rlhf_lint.readers.source import DecodeError
 
     with pytest.raises(DecodeError, match="binary"):
         Source.from_bytes("x.json", b"{\x00}")
@@ -120,7 +120,7 @@ def test_discovery_skips_vcs_venv_and_excludes(tmp_path):
 
 
 def test_large_file_skipped_with_message(tmp_path, monkeypatch):
-    import rlhf_lint.runner as runner
+    import rlhf_lint.engine.runner as runner
 
     monkeypatch.setattr(runner, "MAX_FILE_BYTES", 100)
     (tmp_path / "big.json").write_text("[" + "1," * 100 + "1]")
@@ -196,7 +196,7 @@ def test_diff_writes_nothing(tmp_path, shout_rule):
 
 
 def test_read_only_file_is_not_written_even_as_root(tmp_path, shout_rule, monkeypatch):
-    import rlhf_lint.runner as runner
+    import rlhf_lint.engine.runner as runner
 
     f = tmp_path / "cfg.json"
     f.write_text('{"a": "shout"}')

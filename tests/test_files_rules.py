@@ -3,8 +3,8 @@ import os
 
 import pytest
 
-from rlhf_lint.config import Config
-from rlhf_lint.runner import Options, lint
+from rlhf_lint.engine.config import Config
+from rlhf_lint.engine.runner import Options, lint
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "files")
 

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from rlhf_lint.fixers.json import delete_member, indent_unit, insert_member, insert_path, rename_key, set_value
 from rlhf_lint.fixers.text import apply_edits
-from rlhf_lint.jsonparse import JObject, parse_json
+from rlhf_lint.readers.json import JObject, parse_json
 
 
 def _apply(text, edits):

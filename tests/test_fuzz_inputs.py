@@ -7,8 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import ROOT
-from rlhf_lint.config import Config
-from rlhf_lint.runner import Options, lint
+from rlhf_lint.engine.config import Config
+from rlhf_lint.engine.runner import Options, lint
 
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 from mutations import OPERATIONS, seeds  # noqa: E402

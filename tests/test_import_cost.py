@@ -22,7 +22,7 @@ ray job submit --address="http://127.0.0.1:8265" \\
 
 PROBE = """
 import sys
-from rlhf_lint.entry import main
+from rlhf_lint.cli.entry import main
 try:
     main(['--no-cache', sys.argv[1]])
 except SystemExit as exit:
@@ -35,8 +35,8 @@ print(json.dumps({'exit': code, 'modules': modules}))
 # what each one costs a start on the reference machine (docs/performance.md), and which files do need it
 NOT_FOR_ONE_SCRIPT = {
     "packaging.specifiers": "~25 ms with packaging.tags, logging, subprocess, platform; requirements pins only",
-    "rlhf_lint.pins_facts": "~6 ms; only when some file declares a pin",
-    "rlhf_lint.pins": "~1.3 ms; only when some file may declare a pin (a pin file, `pip install` in a script)",
+    "rlhf_lint.frameworks.versions": "~6 ms; only when some file declares a pin",
+    "rlhf_lint.readers.pins": "~1.3 ms; only when some file may declare a pin (a pin file, `pip install` in a script)",
     "typing": "~2 ms; annotations only",
     "pkgutil": "imports typing; the rule modules are listed with os.listdir",
     "importlib.resources": "~7 ms; tree_sitter_bash's __init__ imports it for a query file we never read",
@@ -47,16 +47,16 @@ NOT_FOR_ONE_SCRIPT = {
     "click": "subcommands only; a plain check parses its own command line",
     "logging": "pulled in by packaging.tags",
     "tempfile": "only a fixing run writes files",
-    "rlhf_lint.verl": "~2 ms; job builder for YAML files and verl jobs only",
-    "rlhf_lint.orz": "~4 ms; job builder for Python files only",
-    "rlhf_lint.accelerate_config": "~1 ms; job builder for YAML files only",
+    "rlhf_lint.frameworks.verl": "~2 ms; job builder for YAML files and verl jobs only",
+    "rlhf_lint.frameworks.orz": "~4 ms; job builder for Python files only",
+    "rlhf_lint.frameworks.accelerate": "~1 ms; job builder for YAML files only",
     "rlhf_lint.rules.deepspeed": "~5 ms with the JSON parser and ds_config classifier; ds_config files only",
     "rlhf_lint.rules.deepspeed_checks": "~4 ms; ds_config files only",
     "rlhf_lint.rules.accelerate": "YAML files only",
     "rlhf_lint.rules.verl": "verl launches only (its job rules name their framework in the rule index)",
     "rlhf_lint.rules.orz": "Python configs and ORZ launches only",
-    "rlhf_lint.jsonparse": "JSON files only",
-    "dataclasses": "~8 ms with inspect; value types are rlhf_lint.records",
+    "rlhf_lint.readers.json": "JSON files only",
+    "dataclasses": "~8 ms with inspect; value types are rlhf_lint.startup.records",
     "inspect": "~6 ms (ast, dis, tokenize); only rule documentation cleans docstrings with it",
     "json": "~1.1 ms; knowledge files are read from their marshal cache once parsed (rlhf_lint.schemas)",
 }
@@ -74,7 +74,7 @@ def test_one_launch_script_imports_only_what_it_needs(tmp_path):
     modules = set(result["modules"])
     # the check really ran: the colocated actor/ref GPU mismatch is an error (exit 1) found by the OpenRLHF rules
     assert result["exit"] == 1
-    assert {"rlhf_lint.rules.openrlhf", "rlhf_lint.openrlhf", "rlhf_lint.shell"} <= modules
+    assert {"rlhf_lint.rules.openrlhf", "rlhf_lint.frameworks.openrlhf", "rlhf_lint.readers.shell"} <= modules
     loaded = {name: why for name, why in NOT_FOR_ONE_SCRIPT.items() if name in modules}
     assert loaded == {}
 
@@ -84,7 +84,7 @@ def test_builder_kinds_table_matches_what_each_module_registers():
     drop the jobs of a kind, so each row must equal the kinds the module's builders register."""
     code = """
 import importlib, json
-from rlhf_lint import jobs
+from rlhf_lint.frameworks import jobs
 out = {}
 for module in list(jobs.BUILDER_MODULES):
     before = len(jobs._BUILDERS)
@@ -96,7 +96,7 @@ print(json.dumps({'registered': out, 'declared': {m: sorted(k) for m, k in jobs.
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["registered"] == result["declared"]
-    assert set(result["registered"]) >= {"rlhf_lint.launchers", "rlhf_lint.verl"}
+    assert set(result["registered"]) >= {"rlhf_lint.frameworks.launchers", "rlhf_lint.frameworks.verl"}
 
 
 def test_a_ds_config_alone_imports_no_job_builder(tmp_path):
@@ -110,6 +110,6 @@ def test_a_ds_config_alone_imports_no_job_builder(tmp_path):
     assert out.returncode == 0, out.stderr
     modules = set(json.loads(out.stdout.strip().splitlines()[-1])["modules"])
     assert "rlhf_lint.rules.deepspeed" in modules  # the check ran
-    builders = {"rlhf_lint.launchers", "rlhf_lint.orz", "rlhf_lint.verl", "rlhf_lint.accelerate_config"}
+    builders = {"rlhf_lint.frameworks.launchers", "rlhf_lint.frameworks.orz", "rlhf_lint.frameworks.verl", "rlhf_lint.frameworks.accelerate"}
     assert builders & modules == set()
-    assert {"rlhf_lint.pins", "rlhf_lint.pins_facts"} & modules == set()  # no file pins DeepSpeed
+    assert {"rlhf_lint.readers.pins", "rlhf_lint.frameworks.versions"} & modules == set()  # no file pins DeepSpeed

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rlhf_lint.jsonparse import MAX_DEPTH, JArray, JObject, JSONError, JValue, parse_json
+from rlhf_lint.readers.json import MAX_DEPTH, JArray, JObject, JSONError, JValue, parse_json
 
 
 def test_spans_point_at_keys_and_values():

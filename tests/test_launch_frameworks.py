@@ -21,8 +21,8 @@ def test_native_deepspeed_flag_never_fills_auto(tmp_path):
 
 
 def test_a_launch_reads_the_ds_config_it_names(tmp_path):
-    from rlhf_lint.config import Config
-    from rlhf_lint.runner import build_project
+    from rlhf_lint.engine.config import Config
+    from rlhf_lint.engine.runner import build_project
 
     (tmp_path / "ds.json").write_text('{"train_micro_batch_size_per_gpu": 2, "bf16": {"enabled": true},\n'
                                       ' "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}}\n')
@@ -36,7 +36,7 @@ def test_a_launch_reads_the_ds_config_it_names(tmp_path):
 
 
 def test_python_interpreter_names_are_recognised_by_their_shape():
-    from rlhf_lint.launchers import _is_python
+    from rlhf_lint.frameworks.launchers import _is_python
 
     assert all(_is_python(n) for n in ("python", "python3", "python3.11", "python311"))
     assert not any(_is_python(n) for n in ("python3.", "python.", "python3.a", "pythonx", "py", "python3.11.2",

@@ -1,6 +1,6 @@
 import re
 
-from rlhf_lint.lazyre import lazy_compile
+from rlhf_lint.startup.lazyre import lazy_compile
 
 
 def test_compiles_on_first_use_and_forwards_to_the_pattern():

@@ -4,9 +4,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from rlhf_lint.config import Hardware, parse_size
-from rlhf_lint.estimate_cli import estimate as estimate_command
-from rlhf_lint.jobs import Job
+from rlhf_lint.engine.config import Hardware, parse_size
+from rlhf_lint.cli.estimate import estimate as estimate_command
+from rlhf_lint.frameworks.jobs import Job
 from rlhf_lint.memory.catalog import GIB, models, resolve_gpu, resolve_model
 from rlhf_lint.memory.estimate import estimate
 from rlhf_lint.model import Setting, Settings

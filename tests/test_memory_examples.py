@@ -4,12 +4,12 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from lintutil import run, triples
-from rlhf_lint.config import Config, parse_size
-from rlhf_lint.estimate_cli import estimate as estimate_command
+from rlhf_lint.engine.config import Config, parse_size
+from rlhf_lint.cli.estimate import estimate as estimate_command
 from rlhf_lint.memory.catalog import GIB
 from rlhf_lint.memory.estimate import estimate, with_settings
-from rlhf_lint.project import Project, parse_source
-from rlhf_lint.source import Source
+from rlhf_lint.engine.project import Project, parse_source
+from rlhf_lint.readers.source import Source
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 CASE1 = EXAMPLES / "case1_70b_cpu_adam" / "train_ppo_70b.sh"

@@ -5,10 +5,10 @@ import subprocess
 from pathlib import Path
 
 from lintutil import fix_copy, run, triples
-from rlhf_lint.config import Config, Hardware
+from rlhf_lint.engine.config import Config, Hardware
 from rlhf_lint.memory.catalog import GIB, resolve_model
 from rlhf_lint.memory.estimate import estimate
-from rlhf_lint.runner import build_project
+from rlhf_lint.engine.runner import build_project
 
 FIXTURES = Path(__file__).parent / "fixtures" / "verl"
 A100 = Hardware(gpu="A100-80GB", gpus_per_node=8)

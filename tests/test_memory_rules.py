@@ -6,11 +6,12 @@ import shutil
 import pytest
 
 from conftest import ROOT
-from rlhf_lint import jobs, project
-from rlhf_lint.config import Config
-from rlhf_lint.jobs import Job, job_builder
+from rlhf_lint.frameworks import jobs
+from rlhf_lint.engine import project
+from rlhf_lint.engine.config import Config
+from rlhf_lint.frameworks.jobs import Job, job_builder
 from rlhf_lint.model import Setting, Settings
-from rlhf_lint.runner import Options, lint
+from rlhf_lint.engine.runner import Options, lint
 
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "memory")
 
@@ -28,14 +29,14 @@ def build_memjob(source, proj):
 
 @pytest.fixture
 def memjob_kind(monkeypatch):
-    from rlhf_lint import discovery
+    from rlhf_lint.engine import discovery
 
-    monkeypatch.setitem(project.PARSERS, "memjob", "rlhf_lint.parsers:parse_json_source")
+    monkeypatch.setitem(project.PARSERS, "memjob", "rlhf_lint.readers.parsers:parse_json_source")
     jobs.builders_for("memjob")  # register the real builders first, or they would land in the patched list only
     monkeypatch.setattr(jobs, "_BUILDERS", list(jobs._BUILDERS))
     job_builder(kinds={"memjob"})(build_memjob)
     original = discovery.kind_from_name
-    monkeypatch.setattr("rlhf_lint.runner.kind_from_name",
+    monkeypatch.setattr("rlhf_lint.engine.runner.kind_from_name",
                         lambda name: "memjob" if name.endswith(".memjob") else original(name))
     from rlhf_lint.memory import fixes
 

@@ -3,11 +3,11 @@ uses and trained in turn, and the weight sync where vLLM is woken while the poli
 from pathlib import Path
 
 from lintutil import fix_copy, run, triples
-from rlhf_lint.config import Config
+from rlhf_lint.engine.config import Config
 from rlhf_lint.memory.catalog import GIB
 from rlhf_lint.memory.estimate import CUDA_CONTEXT, estimate
-from rlhf_lint.project import Project, parse_source
-from rlhf_lint.source import Source
+from rlhf_lint.engine.project import Project, parse_source
+from rlhf_lint.readers.source import Source
 
 FIXTURES = Path(__file__).parent / "fixtures" / "memory"
 ORZ_GOOD = FIXTURES / "orz" / "colocate_7b_good.py"
@@ -135,7 +135,7 @@ def test_no_sleep_no_weight_sync_phase(tmp_path):
 
 def test_verl_hybrid_engine_gets_no_separate_weight_sync_phase():
     # the rollout lives in the training process and wakes its weights before its KV cache: generation covers it
-    from rlhf_lint.config import Hardware
+    from rlhf_lint.engine.config import Hardware
 
     job, _ = job_of(Path(__file__).parent / "fixtures" / "verl" / "memory_fsdp_grpo_good.sh", "shell")
     assert job.value("vllm.enable_sleep") is True

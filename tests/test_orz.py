@@ -3,10 +3,10 @@ from pathlib import Path
 import pytest
 
 from lintutil import fix_copy, run, triples
-from rlhf_lint.config import Config
+from rlhf_lint.engine.config import Config
 from rlhf_lint.model import UNKNOWN
-from rlhf_lint.project import Project, parse_source
-from rlhf_lint.source import Source
+from rlhf_lint.engine.project import Project, parse_source
+from rlhf_lint.readers.source import Source
 
 FIXTURES = Path(__file__).parent / "fixtures" / "orz"
 
@@ -124,7 +124,7 @@ def test_launch_overrides_apply_and_unknown_fields_are_reported(tmp_path):
 def test_expression_evaluation(expr, value):
     import libcst
 
-    from rlhf_lint import orz
+    from rlhf_lint.frameworks import orz
 
     env = orz._Env({}, {"FLAG": False}, "x.py", lambda n: "")
     assert orz.evaluate(libcst.parse_expression(expr), env).value == value

@@ -6,10 +6,10 @@ import os
 
 from click.testing import CliRunner
 
-from rlhf_lint import env_cli
-from rlhf_lint.cli import main
-from rlhf_lint.config import Config
-from rlhf_lint.runner import build_project
+from rlhf_lint.cli import env as env_cli
+from rlhf_lint.cli.app import main
+from rlhf_lint.engine.config import Config
+from rlhf_lint.engine.runner import build_project
 
 EXAMPLE = os.path.join(os.path.dirname(__file__), os.pardir, "examples", "case4_34b_dpo")
 

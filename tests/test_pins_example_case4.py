@@ -4,8 +4,8 @@ from __future__ import annotations
 import os
 import shutil
 
-from rlhf_lint.config import Config
-from rlhf_lint.runner import Options, lint
+from rlhf_lint.engine.config import Config
+from rlhf_lint.engine.runner import Options, lint
 
 EXAMPLE = os.path.join(os.path.dirname(__file__), os.pardir, "examples", "case4_34b_dpo")
 

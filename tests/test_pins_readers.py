@@ -4,12 +4,12 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from rlhf_lint.config import Config
-from rlhf_lint.pins import (PinDocument, parse_dockerfile_source, parse_pyproject_source, parse_requirements_source,
+from rlhf_lint.engine.config import Config
+from rlhf_lint.readers.pins import (PinDocument, parse_dockerfile_source, parse_pyproject_source, parse_requirements_source,
                             parse_setup_cfg_source, pins_of)
-from rlhf_lint.pins_facts import pinned_version
-from rlhf_lint.project import ParseError, Project, parse_source
-from rlhf_lint.source import Source
+from rlhf_lint.frameworks.versions import pinned_version
+from rlhf_lint.engine.project import ParseError, Project, parse_source
+from rlhf_lint.readers.source import Source
 
 
 def src(path, text, kind):

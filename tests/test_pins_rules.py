@@ -6,8 +6,8 @@ import shutil
 
 import pytest
 
-from rlhf_lint.config import Config
-from rlhf_lint.runner import Options, lint
+from rlhf_lint.engine.config import Config
+from rlhf_lint.engine.runner import Options, lint
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "pins")
 

@@ -1,6 +1,4 @@
-"""@record behaves as @dataclass does for every feature the engine uses: each case builds the same class both ways,
-and runs twice: with the __init__ generated ahead of time (rlhf_lint/record_inits.py) and with the one from closures
-that a class outside the package gets."""
+"""@record behaves as @dataclass does for every feature the engine uses: each case builds the same class both ways."""
 from __future__ import annotations
 
 import copy
@@ -9,33 +7,8 @@ import pickle
 
 import pytest
 
-from rlhf_lint import records
-from rlhf_lint.records import FrozenInstanceError, field, fields, record, replace
-
-
-class _CompiledForEveryShape:
-    """Stands in for the generated table: compiles the generated source of whatever shape is asked for."""
-
-    def __init__(self):
-        self.shapes = []
-
-    def get(self, shape):
-        scope = {"_MISSING": records._MISSING}
-        exec(compile(records.init_source(shape, "generated"), f"<{shape}>", "exec"), scope)
-        self.shapes.append(shape)
-        return scope["generated"]
-
-
-@pytest.fixture(autouse=True, params=["generated", "closures"])
-def init_kind(request, monkeypatch):
-    """Every class a test decorates is hot: it gets the generated __init__, or (its shape missing from the table)
-    the one from closures."""
-    table = _CompiledForEveryShape() if request.param == "generated" else {}
-    monkeypatch.setattr(records, "_generated_inits", lambda: table)
-    make = records._make_record_class
-    monkeypatch.setattr(records, "_make_record_class",
-                        lambda cls, frozen, eq, slots, hot: make(cls, frozen, eq, slots, True))
-    return table
+from rlhf_lint.startup import records
+from rlhf_lint.startup.records import FrozenInstanceError, field, fields, record, replace
 
 
 def both(**options):
@@ -193,17 +166,6 @@ def test_slotted_records_inherit_fields_and_keep_no_dict():
         Child(b=1)
 
 
-def test_the_generated_init_is_used_for_the_shape_it_was_made_for(init_kind):
-    DC, RC = both(frozen=True, slots=True)
-    if isinstance(init_kind, _CompiledForEveryShape):
-        assert init_kind.shapes == ["slots:x,y=,tags=(),note="]
-        assert RC.__init__.__code__.co_filename == "<slots:x,y=,tags=(),note=>"
-    else:
-        assert RC.__init__.__code__.co_filename == records.__file__
+def test_the_init_is_named_after_its_class():
+    _, RC = both(frozen=True, slots=True)
     assert RC.__init__.__qualname__ == f"{RC.__qualname__}.__init__"
-
-
-def test_reserved_field_names_are_refused_by_the_generator():
-    for shape in ("dict:self", "slots:a,_set_0", "dict:_MISSING=", "dict:_factory_1=()"):
-        with pytest.raises(ValueError, match="reserved"):
-            records.init_source(shape, "generated")

@@ -9,15 +9,15 @@ import pytest
 
 from lintutil import assert_generated_file_current
 from rlhf_lint.model import Severity
-from rlhf_lint.registry import REGISTRY, Registry, Rule
+from rlhf_lint.engine.registry import REGISTRY, Registry, Rule
 
 
 def test_index_file_is_current():
-    assert_generated_file_current("rlhf_lint.registry", "rule_index.py", "--write-index")
+    assert_generated_file_current("rlhf_lint.engine.registry", "engine/rule_index.py", "--write-index")
 
 
 def test_index_knows_every_rule_without_importing_rule_modules():
-    code = ("import sys\nfrom rlhf_lint.registry import REGISTRY\nrules = REGISTRY.known()\n"
+    code = ("import sys\nfrom rlhf_lint.engine.registry import REGISTRY\nrules = REGISTRY.known()\n"
             "print(len(rules), sum(r.func is None for r in rules), "
             "sorted(m for m in sys.modules if m.startswith('rlhf_lint.rules.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -10,10 +10,10 @@ import sys
 import pytest
 
 from conftest import ROOT, run_lint
-from rlhf_lint.config import Config
-from rlhf_lint.dsconfig import schema_errors, settings_from_ds_config
-from rlhf_lint.jobs import Job, _BUILDERS, job_builder
-from rlhf_lint.jsonparse import parse_json
+from rlhf_lint.engine.config import Config
+from rlhf_lint.frameworks.deepspeed import schema_errors, settings_from_ds_config
+from rlhf_lint.frameworks.jobs import Job, _BUILDERS, job_builder
+from rlhf_lint.readers.json import parse_json
 from rlhf_lint.model import UNKNOWN, Setting, Settings, Span
 
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "deepspeed")
@@ -144,7 +144,7 @@ def test_generated_schema_files_are_current():
 
 
 def test_every_deprecation_and_fill_fact_has_a_source():
-    from rlhf_lint.dsconfig import ds_keys
+    from rlhf_lint.frameworks.deepspeed import ds_keys
 
     data = ds_keys()
     for table in ("deprecated", "rejected"):

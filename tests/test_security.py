@@ -37,7 +37,7 @@ HOOK = textwrap.dedent("""
                 events.append(["open outside the repository", os.fsdecode(path)])
 
     sys.addaudithook(hook)
-    from rlhf_lint.entry import main
+    from rlhf_lint.cli.entry import main
     try:
         main(["--no-cache", "--unsafe-fixes", "--fix", "--format", "json", "."])
     except SystemExit as exc:

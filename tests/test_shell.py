@@ -3,12 +3,12 @@ import textwrap
 
 import pytest
 
-from rlhf_lint.config import Config
-from rlhf_lint.launchers import build_shell_jobs
+from rlhf_lint.engine.config import Config
+from rlhf_lint.frameworks.launchers import build_shell_jobs
 from rlhf_lint.model import UNKNOWN
-from rlhf_lint.project import Project, parse_source
-from rlhf_lint.shell import commands_of, read_script
-from rlhf_lint.source import Source
+from rlhf_lint.engine.project import Project, parse_source
+from rlhf_lint.readers.shell import commands_of, read_script
+from rlhf_lint.readers.source import Source
 
 
 def script(text, path="run.sh"):

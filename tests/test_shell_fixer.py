@@ -6,8 +6,8 @@ from hypothesis import given, settings, strategies as st
 
 from rlhf_lint.fixers.shell import insert_flag, remove_flag, rename_flag, set_flag_value, shell_quote
 from rlhf_lint.fixers.text import apply_edits
-from rlhf_lint.shell import commands_of
-from rlhf_lint.source import Source
+from rlhf_lint.readers.shell import commands_of
+from rlhf_lint.readers.source import Source
 
 
 def cmd_of(text):

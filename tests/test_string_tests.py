@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rlhf_lint.launchers import _is_line_break, _starts_negative_number
-from rlhf_lint.openrlhf import _is_negative_number
+from rlhf_lint.frameworks.launchers import _is_line_break, _starts_negative_number
+from rlhf_lint.frameworks.openrlhf import _is_negative_number
 from rlhf_lint.rules.shell import _has_glob, _is_brace_placeholder
 
 _PIECES = ["-", ".", "0", "7", "\u0663", "\u00b2", "\u2155", "inf", "nan", "e", "\n", "\r", " ", "\t", "\u00a0",

@@ -1,8 +1,8 @@
 """The fast entry (no click import) must read a command line exactly as click's ``check`` does, or decline."""
 import pytest
 
-from rlhf_lint.cli import check, main
-from rlhf_lint.entry import DEFAULTS, SUBCOMMANDS, parse_check_args
+from rlhf_lint.cli.app import check, main
+from rlhf_lint.cli.entry import DEFAULTS, SUBCOMMANDS, parse_check_args
 
 
 def click_params(argv):

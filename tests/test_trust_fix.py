@@ -8,8 +8,8 @@ import subprocess
 import pytest
 
 from conftest import ROOT
-from rlhf_lint.config import Config
-from rlhf_lint.runner import Options, lint
+from rlhf_lint.engine.config import Config
+from rlhf_lint.engine.runner import Options, lint
 
 BOM = b"\xef\xbb\xbf"
 KIND_BY_SUFFIX = {".json": "json", ".yaml": "yaml", ".yml": "yaml", ".sh": "shell", ".py": "python"}
@@ -55,7 +55,7 @@ def test_a_second_fix_changes_nothing(fixed_tree):
 def _parses(kind, raw, path):
     text = raw.decode("utf-8").lstrip("\ufeff")
     if kind == "json":
-        from rlhf_lint.jsonparse import parse_json
+        from rlhf_lint.readers.json import parse_json
 
         parse_json(text)
     elif kind == "yaml":

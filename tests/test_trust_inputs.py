@@ -9,9 +9,9 @@ import textwrap
 import pytest
 
 from conftest import ROOT, run_cli, run_lint, temporary_rule
-from rlhf_lint.config import Config
+from rlhf_lint.engine.config import Config
 from rlhf_lint.model import Severity
-from rlhf_lint.runner import Options, lint
+from rlhf_lint.engine.runner import Options, lint
 
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 from mutations import special_cases  # noqa: E402
@@ -43,7 +43,7 @@ def test_a_crashing_rule_is_an_internal_error_on_that_file_and_the_rest_goes_on(
 
 
 def test_a_crashing_parser_is_an_internal_error(tmp_path, monkeypatch):
-    from rlhf_lint import project
+    from rlhf_lint.engine import project
 
     monkeypatch.setitem(project.PARSERS, "yaml", "rlhf_lint.does_not_exist:parse")
     (tmp_path / "a.yaml").write_text("a: 1\n")
@@ -57,14 +57,14 @@ def test_a_crashing_parser_is_an_internal_error(tmp_path, monkeypatch):
 CLI_WITH_CRASHING_RULE = textwrap.dedent("""
     import sys
     from rlhf_lint.model import Severity
-    from rlhf_lint.registry import rule
+    from rlhf_lint.engine.registry import rule
 
     @rule("F901", "test-crash", Severity.ERROR, kinds={"json"})
     def crash(ctx):
         '''Crashes.'''
         raise ZeroDivisionError("no")
 
-    from rlhf_lint.entry import main
+    from rlhf_lint.cli.entry import main
     main(sys.argv[1:])
 """)
 
@@ -137,7 +137,7 @@ def test_read_only_file_is_not_written_and_says_so(tmp_path, shout_rule):
 
 
 def test_file_changed_since_read_is_not_overwritten(tmp_path, shout_rule, monkeypatch):
-    from rlhf_lint import runner
+    from rlhf_lint.engine import runner
 
     f = tmp_path / "c.json"
     f.write_text('{"a": "shout"}\n')
@@ -186,7 +186,7 @@ def test_cache_returns_the_same_findings_and_sees_every_change(tmp_path, monkeyp
 
 def _seesaw(ctx):
     """Test rule whose fix flips a value back and forth."""
-    from rlhf_lint.jsonparse import JValue
+    from rlhf_lint.readers.json import JValue
     from rlhf_lint.model import Edit, Finding, Fix
 
     for _path, member in ctx.tree.walk():

@@ -6,10 +6,10 @@ import pytest
 import yaml
 
 from lintutil import fix_copy, run, triples
-from rlhf_lint.config import Config
+from rlhf_lint.engine.config import Config
 from rlhf_lint.model import UNKNOWN
-from rlhf_lint.runner import build_project
-from rlhf_lint.verl import parse_value, schema_keys
+from rlhf_lint.engine.runner import build_project
+from rlhf_lint.frameworks.verl import parse_value, schema_keys
 
 FIXTURES = Path(__file__).parent / "fixtures" / "verl"
 
@@ -144,7 +144,7 @@ def test_override_values(text, value):
 
 
 def test_hybrid_engine_places_every_role_in_one_process_per_gpu():
-    from rlhf_lint.config import Hardware
+    from rlhf_lint.engine.config import Hardware
     from rlhf_lint.memory.estimate import estimate
 
     _, job = project_job("memory_bad.sh", config())
@@ -165,7 +165,7 @@ def test_hybrid_engine_places_every_role_in_one_process_per_gpu():
 
 
 def test_rollout_that_keeps_its_cache_stays_in_every_phase(tmp_path):
-    from rlhf_lint.config import Hardware
+    from rlhf_lint.engine.config import Hardware
     from rlhf_lint.memory.estimate import estimate
 
     script = tmp_path / "keep.sh"

@@ -7,9 +7,9 @@ to a ModelArch; the parameter count is computed from the architecture. When the 
 from __future__ import annotations
 
 import re
-from ..records import fields, record, replace
+from rlhf_lint.startup.records import fields, record, replace
 from functools import lru_cache
-from ..lazyre import lazy_compile
+from rlhf_lint.startup.lazyre import lazy_compile
 
 GIB = 1024**3
 

@@ -13,9 +13,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
     from typing import Callable
 
-from ..records import field, record
-from ..model import UNKNOWN, Setting
-from .catalog import GIB, GPU, ModelArch, ModelResolution, resolve_gpu, resolve_model
+from rlhf_lint.startup.records import field, record
+from rlhf_lint.model import UNKNOWN, Setting
+from rlhf_lint.memory.catalog import GIB, GPU, ModelArch, ModelResolution, resolve_gpu, resolve_model
 
 # sources of the formulas (kept short in the Terms; the full list is in docs/accuracy.md)
 SRC_ZERO = "https://arxiv.org/abs/1910.02054"  # ZeRO paper, model-state table
@@ -75,7 +75,7 @@ def _count(n: float) -> str:
     return f"{n / 1e6:.0f}M" if n >= 1e6 else f"{n / 1e3:.0f}K"
 
 
-@record(hot=True)
+@record
 class Term:
     name: str
     bytes: int
@@ -93,7 +93,7 @@ class Term:
         return f"{self.name}@{'+'.join(self.phases)}" if self.phases else self.name
 
 
-@record(hot=True)
+@record
 class RoleEstimate:
     role: str
     model: str
@@ -164,7 +164,7 @@ class GpuGroup:
         return self.gpu_memory is not None and self.floor_peak > self.gpu_memory
 
 
-@record(hot=True)
+@record
 class HostNode:
     index: int
     ranks: dict[str, int]  # role -> GPUs of that role on this node

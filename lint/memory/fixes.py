@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 
-from ..model import Applicability, Edit, Fix, Setting
+from rlhf_lint.model import Applicability, Edit, Fix, Setting
 
 # framework -> "module:function" adding a setting the launch does not mention
 SETTING_WRITERS: dict[str, str] = {
@@ -96,7 +96,7 @@ def insert_openrlhf_flag(project, job, key: str, value) -> list[Edit] | None:
     if source is None or source.kind != "shell" or job.span is None:
         return None
     try:
-        from rlhf_lint.launchers import commands_of
+        from rlhf_lint.frameworks.launchers import commands_of
     except ImportError:
         return None
     command = next((c for c in commands_of(source, project) if c.span == job.span), None)

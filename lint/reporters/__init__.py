@@ -5,17 +5,17 @@ from __future__ import annotations
 def render(fmt: str, result, *, show_fixes: bool = False, quiet: bool = False, fixing: bool = False,
            color: bool = False, dry_run: bool = False) -> str:
     if fmt == "json":
-        from .json_format import render_json
+        from rlhf_lint.reporters.json_format import render_json
 
         return render_json(result)
     if fmt == "sarif":
-        from .sarif import render_sarif
+        from rlhf_lint.reporters.sarif import render_sarif
 
         return render_sarif(result)
     if fmt == "github":
-        from .github import render_github
+        from rlhf_lint.reporters.github import render_github
 
         return render_github(result)
-    from .text import render_text
+    from rlhf_lint.reporters.text import render_text
 
     return render_text(result, show_fixes=show_fixes, quiet=quiet, fixing=fixing, color=color, dry_run=dry_run)

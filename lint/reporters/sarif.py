@@ -19,7 +19,7 @@ def _uri(path: str) -> str:
 
 
 def _rule_descriptor(rule) -> dict:
-    from rlhf_lint.docs import rule_markdown
+    from rlhf_lint.cli.rules import rule_markdown
 
     refs = rule.references()
     descriptor = {
@@ -37,7 +37,7 @@ def _rule_descriptor(rule) -> dict:
 
 
 def render_sarif(result) -> str:
-    from rlhf_lint.registry import REGISTRY
+    from rlhf_lint.engine.registry import REGISTRY
 
     codes = sorted({d.code for d in result.diagnostics})
     rules = [REGISTRY.get(c) for c in codes]

@@ -4,13 +4,13 @@ from __future__ import annotations
 import os
 import re
 
-from rlhf_lint.config import Config
+from rlhf_lint.engine.config import Config
 from rlhf_lint.model import Applicability
-from rlhf_lint.project import Context, Project
-from rlhf_lint.registry import REGISTRY
+from rlhf_lint.engine.project import Context, Project
+from rlhf_lint.engine.registry import REGISTRY
 
-from rlhf_lint.project import parse_source
-from rlhf_lint.source import Source
+from rlhf_lint.engine.project import parse_source
+from rlhf_lint.readers.source import Source
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "openrlhf")
 VERSION_RE = re.compile(r"#\s*openrlhf-version:\s*(\S+)")

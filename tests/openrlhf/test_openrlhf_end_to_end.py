@@ -5,8 +5,8 @@ import os
 import shutil
 import subprocess
 
-from rlhf_lint.config import Config
-from rlhf_lint.runner import Options, lint
+from rlhf_lint.engine.config import Config
+from rlhf_lint.engine.runner import Options, lint
 
 from openrlhf_harness import FIXTURES
 

@@ -1,11 +1,11 @@
 """Release detection, argparse emulation and the Job an OpenRLHF command becomes."""
 from __future__ import annotations
 
-from rlhf_lint.config import Config
+from rlhf_lint.engine.config import Config
 from rlhf_lint.model import UNKNOWN
-from rlhf_lint.openrlhf import analyze, interpret, knowledge
-from rlhf_lint.project import Project, parse_source
-from rlhf_lint.source import Source
+from rlhf_lint.frameworks.openrlhf import analyze, interpret, knowledge
+from rlhf_lint.engine.project import Project, parse_source
+from rlhf_lint.readers.source import Source
 
 from openrlhf_harness import codes
 
@@ -21,7 +21,7 @@ def _project(script: str, requirements: str | None = None, versions=None):
 
 
 def _inv(script, requirements=None, versions=None):
-    from rlhf_lint.launchers import commands_of
+    from rlhf_lint.frameworks.launchers import commands_of
 
     project, source = _project(script, requirements, versions)
     (command,) = [c for c in commands_of(source, project) if c.entry is not None]
@@ -57,8 +57,8 @@ def test_unknown_version_maps_to_nearest_older_release():
 def test_pinned_script_reports_flags_of_other_era():
     project, source = _project(FLAT, requirements="openrlhf==0.10.2\n")
     assert "O001" not in {c for c, *_ in codes("train.sh", FLAT)}  # unpinned: a release accepting all is inferred
-    from rlhf_lint.project import Context
-    from rlhf_lint.registry import REGISTRY
+    from rlhf_lint.engine.project import Context
+    from rlhf_lint.engine.registry import REGISTRY
 
     found = [f for f in REGISTRY.get("O001").run(Context(project, source=source))]
     assert [source.text[f.span.start:f.span.end] for f in found] == ["--pretrain", "--bf16", "--flash_attn",
@@ -166,7 +166,7 @@ def test_pin_in_a_dockerfile_counts_too():
     for s in sources:
         parse_source(s)
     project = Project(sources, Config())
-    from rlhf_lint.launchers import commands_of
+    from rlhf_lint.frameworks.launchers import commands_of
 
     (command,) = commands_of(sources[0], project)
     inv = analyze(command, sources[0], project)
@@ -180,7 +180,7 @@ def test_pin_applies_to_its_folder_and_below_only():
     for s in sources:
         parse_source(s)
     project = Project(sources, Config())
-    from rlhf_lint.launchers import commands_of
+    from rlhf_lint.frameworks.launchers import commands_of
 
     (command,) = commands_of(sources[0], project)
     inv = analyze(command, sources[0], project)
@@ -217,7 +217,7 @@ def test_split_knowledge_holds_every_rename_once():
 def test_release_inference_counts_match_flag_tables_of_every_release():
     """_count_accepted_at (by stretches of releases) agrees with _count_accepted (one release's flag table at a
     time) for every CLI, on exact names, abbreviations, ambiguous prefixes and unknown flags."""
-    from rlhf_lint.openrlhf import _count_accepted, _count_accepted_at
+    from rlhf_lint.frameworks.openrlhf import _count_accepted, _count_accepted_at
 
     k = knowledge()
     releases = list(range(len(k.tags)))

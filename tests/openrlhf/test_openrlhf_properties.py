@@ -7,7 +7,7 @@ import subprocess
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rlhf_lint.openrlhf import knowledge
+from rlhf_lint.frameworks.openrlhf import knowledge
 
 from openrlhf_harness import codes, findings, fix_all
 

@@ -1,0 +1,1 @@
+"""The command line: the console entry (a fast path without click) and the commands check, estimate, env, rule(s)."""

@@ -1,0 +1,105 @@
+"""The check command's work, free of click so that the fast entry (rlhf_lint.cli.entry) can run it without paying
+click's import (about as long as a bare interpreter start). lint/cli.py declares the options; both paths land here."""
+from __future__ import annotations
+
+import os
+import sys
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _err(message: str) -> None:
+    sys.stderr.write(message + "\n")
+
+
+def _split(values) -> list[str]:
+    out: list[str] = []
+    for v in values:
+        out.extend(x.strip() for x in v.split(",") if x.strip())
+    return out
+
+
+def run_check(paths, fix=False, unsafe_fixes=False, diff=False, show_fixes=False, select=(), extend_select=(),
+              ignore=(), exclude=(), output_format="text", fail_on=None, config_path=None, gpu=None,
+              gpu_memory=None, gpus_per_node=None, host_memory=None, container_memory=None, nodes=None,
+              world_size=None, openrlhf_version=None, deepspeed_version=None, output=None, quiet=False,
+              debug=False, no_cache=False) -> int:
+    """Run a check and return the exit code."""
+    from rlhf_lint.engine.config import ConfigError, Hardware, find_config_file, load_config
+    from rlhf_lint.model import Severity
+    from rlhf_lint.engine.runner import Options, lint, severity_at_least
+
+    paths = list(paths) or ["."]
+    try:
+        if config_path:
+            config = load_config(config_path)
+        else:
+            config = load_config(find_config_file(paths[0]))
+        overrides = Hardware.from_mapping({"gpu": gpu, "gpu-memory": gpu_memory, "gpus-per-node": gpus_per_node,
+                                           "host-memory": host_memory, "container-memory": container_memory,
+                                           "nodes": nodes})
+        config.hardware = config.hardware.merged(overrides)
+        config.hardware_overrides = overrides
+        if fail_on:
+            config.fail_on = Severity.parse(fail_on)
+        if world_size is not None:
+            config.world_size = world_size
+        for package, version in (("openrlhf", openrlhf_version), ("deepspeed", deepspeed_version)):
+            if version:
+                config.versions[package] = version.lstrip("v")
+        config.exclude = config.exclude + list(exclude)
+    except ConfigError as exc:
+        _err(f"rlhf-lint: error: {exc}")
+        return EXIT_ERROR
+
+    options = Options(fix=fix or unsafe_fixes, unsafe_fixes=unsafe_fixes, diff=diff,
+                      select=_split(select) if select else None, ignore=_split(ignore),
+                      extend_select=_split(extend_select), debug=debug, cache=not no_cache)
+    try:
+        result = lint(paths, config, options)
+    except KeyboardInterrupt:
+        return EXIT_ERROR
+    except Exception as exc:  # an internal error is ours, never the user's file: say so, exit 2
+        if debug:
+            raise
+        _err(f"rlhf-lint: internal error: {type(exc).__name__}: {exc} (run with --debug for details)")
+        return EXIT_ERROR
+
+    from rlhf_lint.reporters import render
+
+    try:
+        stream = open(output, "w", encoding="utf-8") if output else None
+    except OSError as exc:
+        _err(f"rlhf-lint: error: cannot write the report to {output}: {exc.strerror or exc}")
+        return EXIT_ERROR
+    try:
+        text = render(output_format, result, show_fixes=show_fixes, quiet=quiet, fixing=options.fix and not diff,
+                      color=_use_color(stream), dry_run=diff)
+        if diff:
+            from rlhf_lint.reporters.diff import unified_diff
+
+            text = unified_diff(result.changed) + ("\n" + text if text and output_format == "text" else "")
+        (stream or sys.stdout).write(text)
+        (stream or sys.stdout).flush()
+    finally:
+        if stream:
+            stream.close()
+    for message in result.messages:
+        _err(message)
+    for message in result.write_errors:
+        _err(f"rlhf-lint: {message}")
+    if result.internal_errors:
+        _err(f"rlhf-lint: {result.internal_errors} internal error(s) (F010): some checks are incomplete; "
+             "run with --debug for the traceback")
+        return EXIT_ERROR
+    if result.write_errors:
+        return EXIT_FINDINGS  # the file on disk still has what the fix would have changed
+    return EXIT_FINDINGS if severity_at_least(result.diagnostics, config.fail_on) else EXIT_CLEAN
+
+
+def _use_color(stream) -> bool:
+    if stream is not None or os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return sys.stdout.isatty()

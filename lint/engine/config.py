@@ -1,0 +1,209 @@
+"""Configuration: ``[tool.rlhf-lint]`` in the nearest pyproject.toml, or rlhf-lint.toml / .rlhf-lint.toml.
+
+Command-line options override the file. Hardware and framework versions live here so rules never guess silently.
+"""
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
+    from typing import Any
+
+from rlhf_lint.startup.records import field, record
+from rlhf_lint.model import Severity
+from rlhf_lint.startup.lazyre import lazy_compile
+
+CONFIG_FILES = ("rlhf-lint.toml", ".rlhf-lint.toml", "pyproject.toml")
+
+_SIZE_RE = lazy_compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgtp]?)(i?)b?\s*$", re.IGNORECASE)
+_UNITS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
+
+VERSION_KEYS = (
+    "openrlhf-version",
+    "deepspeed-version",
+    "vllm-version",
+    "verl-version",
+    "orz-version",
+    "transformers-version",
+    "torch-version",
+    "trl-version",
+    "accelerate-version",
+)
+HARDWARE_KEYS = ("gpu", "gpu-memory", "gpus-per-node", "host-memory", "container-memory", "nodes")
+LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude")
+KNOWN_KEYS = set(VERSION_KEYS) | set(HARDWARE_KEYS) | set(LIST_KEYS) | {"per-file-ignores", "fail-on", "world-size"}
+
+
+class ConfigError(Exception):
+    pass
+
+
+def parse_size(value: Any) -> int:
+    """'80GiB', '500GB', '537 G', 80e9 -> bytes. Decimal units (GB) are 1000-based, binary (GiB) 1024-based;
+    a bare unit letter (``500G``) is read as binary, like Kubernetes and Docker do."""
+    if isinstance(value, bool):
+        raise ConfigError(f"not a size: {value!r}")
+    if isinstance(value, (int, float)):
+        return int(value)
+    m = _SIZE_RE.match(str(value))
+    if not m:
+        raise ConfigError(f"not a size: {value!r} (try '80GiB' or '500GB')")
+    number, unit, binary = float(m.group(1)), m.group(2).lower(), m.group(3)
+    written_b = str(value).strip().lower().endswith("b")
+    base = 1024 if (binary or (unit and not written_b)) else 1000
+    return int(number * base ** _UNITS[unit])
+
+
+@record
+class Hardware:
+    gpu: str | None = None
+    gpu_memory: int | None = None  # bytes, overrides the catalog
+    gpus_per_node: int | None = None
+    host_memory: int | None = None  # bytes
+    container_memory: int | None = None  # bytes
+    nodes: int | None = None
+
+    def merged(self, other: "Hardware") -> "Hardware":
+        """Values of ``other`` where set, else ours."""
+        return Hardware(
+            **{k: (getattr(other, k) if getattr(other, k) is not None else getattr(self, k)) for k in self.__dict__}
+        )
+
+    @property
+    def known(self) -> bool:
+        return self.gpu is not None or self.gpu_memory is not None
+
+    @classmethod
+    def from_mapping(cls, data: dict[str, Any]) -> "Hardware":
+        hw = cls()
+        if data.get("gpu") is not None:
+            hw.gpu = str(data["gpu"])
+        for key, attr in (("gpu-memory", "gpu_memory"), ("host-memory", "host_memory"),
+                          ("container-memory", "container_memory")):
+            if data.get(key) is not None:
+                setattr(hw, attr, parse_size(data[key]))
+        for key, attr in (("gpus-per-node", "gpus_per_node"), ("nodes", "nodes")):
+            if data.get(key) is not None:
+                try:
+                    setattr(hw, attr, int(data[key]))
+                except (TypeError, ValueError):
+                    raise ConfigError(f"{key} must be a whole number, got {data[key]!r}") from None
+        return hw
+
+
+@record
+class Config:
+    path: str | None = None  # the file it came from
+    root: str = "."
+    select: list[str] | None = None
+    ignore: list[str] = field(default_factory=list)
+    extend_select: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    fail_on: Severity = Severity.WARNING
+    hardware: Hardware = field(default_factory=Hardware)
+    versions: dict[str, str] = field(default_factory=dict)  # "openrlhf" -> "0.9.5"
+    world_size: int | None = None
+    warnings: list[str] = field(default_factory=list)
+    hardware_overrides: Hardware = field(default_factory=Hardware)  # given on the command line: they win
+
+    def hardware_for(self, declared: dict[str, Any] | None) -> Hardware:
+        """The hardware a job runs on: the configuration file, then a script's own ``# rlhf-lint: hardware`` comment
+        (more specific), then the command line (most explicit). A malformed comment is ignored here; the shell
+        rules report it."""
+        hw = self.hardware
+        if declared:
+            try:
+                hw = hw.merged(Hardware.from_mapping(declared))
+            except ConfigError:
+                pass
+        return hw.merged(self.hardware_overrides)
+
+    def version(self, package: str) -> str | None:
+        return self.versions.get(package)
+
+
+def _load_toml(path: str) -> dict:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    with open(path, "rb") as fh:
+        try:
+            return tomllib.load(fh)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+
+
+def find_config_file(start: str) -> str | None:
+    """The nearest rlhf-lint.toml, .rlhf-lint.toml or pyproject.toml with a [tool.rlhf-lint] table."""
+    current = os.path.abspath(start)
+    if os.path.isfile(current):
+        current = os.path.dirname(current)
+    while True:
+        for name in CONFIG_FILES:
+            candidate = os.path.join(current, name)
+            if os.path.isfile(candidate):
+                if name != "pyproject.toml":
+                    return candidate
+                try:
+                    if "rlhf-lint" in _load_toml(candidate).get("tool", {}):
+                        return candidate
+                except (ConfigError, OSError):
+                    continue
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def _as_list(value: Any, key: str) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise ConfigError(f"{key} must be a list of strings")
+
+
+def load_config(path: str | None) -> Config:
+    if path is None:
+        return Config()
+    data = _load_toml(path)
+    table = data.get("tool", {}).get("rlhf-lint", {}) if os.path.basename(path) == "pyproject.toml" else data
+    if "tool" in table and "rlhf-lint" in table.get("tool", {}):  # rlhf-lint.toml written like pyproject
+        table = table["tool"]["rlhf-lint"]
+    return config_from_mapping(table, path)
+
+
+def config_from_mapping(table: dict[str, Any], path: str | None = None) -> Config:
+    cfg = Config(path=path, root=os.path.dirname(os.path.abspath(path)) if path else os.getcwd())
+    unknown = sorted(set(table) - KNOWN_KEYS)
+    for key in unknown:
+        cfg.warnings.append(f"{path or 'config'}: unknown key {key!r} ignored")
+    if "select" in table:
+        cfg.select = _as_list(table["select"], "select")
+    cfg.ignore = _as_list(table.get("ignore", []), "ignore")
+    cfg.extend_select = _as_list(table.get("extend-select", []), "extend-select")
+    cfg.exclude = _as_list(table.get("exclude", []), "exclude") + _as_list(table.get("extend-exclude", []), "extend-exclude")
+    pfi = table.get("per-file-ignores", {})
+    if not isinstance(pfi, dict):
+        raise ConfigError("per-file-ignores must be a table of glob = [codes]")
+    cfg.per_file_ignores = {str(k): _as_list(v, f"per-file-ignores.{k}") for k, v in pfi.items()}
+    if "fail-on" in table:
+        try:
+            cfg.fail_on = Severity.parse(str(table["fail-on"]))
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+    cfg.hardware = Hardware.from_mapping(table)
+    for key in VERSION_KEYS:
+        if key in table:
+            cfg.versions[key[: -len("-version")]] = str(table[key]).lstrip("v")
+    if "world-size" in table:
+        try:
+            cfg.world_size = int(table["world-size"])
+        except (TypeError, ValueError):
+            raise ConfigError("world-size must be a whole number") from None
+    return cfg

@@ -1,0 +1,264 @@
+"""The parsed world a run sees: every Source, the Jobs built from them, and the links between files."""
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
+    from typing import Any, Callable
+
+from rlhf_lint.startup.records import record
+from rlhf_lint.engine.config import Config
+from rlhf_lint.frameworks.jobs import Job, builders_for
+from rlhf_lint.model import Setting
+from rlhf_lint.readers.source import Source
+from rlhf_lint import import_module
+
+# kind -> "module:function" parsing Source.text; imported only when a file of that kind is seen (lazy start-up).
+# A parser returns the tree, or raises ParseError.
+PARSERS: dict[str, str] = {
+    "json": "rlhf_lint.readers.parsers:parse_json_source",
+    "ds_config": "rlhf_lint.readers.parsers:parse_json_source",
+    "python": "rlhf_lint.readers.python:parse_python_source",
+    "yaml": "rlhf_lint.readers.yaml:parse_yaml_source",
+    "requirements": "rlhf_lint.readers.pins:parse_requirements_source",
+    "pyproject_toml": "rlhf_lint.readers.pins:parse_pyproject_source",
+    "setup_cfg": "rlhf_lint.readers.pins:parse_setup_cfg_source",
+    "dockerfile": "rlhf_lint.readers.pins:parse_dockerfile_source",
+    "shell": "rlhf_lint.readers.shell:parse_shell_source",
+}
+
+
+@record(frozen=True)
+class InternalError:
+    """An exception raised by our own code (a parser, job builder, rule or fixer) while checking one file.
+    It becomes an F010 diagnostic on that file; the rest of the run goes on. ``--debug`` re-raises instead."""
+
+    path: str | None
+    stage: str  # "parser", "job builder", "rule D102 unknown-ds-config-key", "fix"
+    error: str  # "KeyError: 'x'"
+
+    @classmethod
+    def of(cls, path: str | None, stage: str, exc: BaseException) -> "InternalError":
+        return cls(path, stage, f"{type(exc).__name__}: {exc}"[:300])
+
+
+# set by the runner from --debug: internal errors propagate with their traceback instead of becoming F010
+DEBUG = {"raise": False}
+
+
+class ParseError(Exception):
+    def __init__(self, message: str, offset: int | None = None, end: int | None = None):
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
+        self.end = end
+
+
+def _resolve_callable(spec: str) -> Callable:
+    module, _, name = spec.partition(":")
+    return getattr(import_module(module), name)
+
+
+# Python refuses to turn more digits than this into an int (CVE-2020-10735); so do json.load, argparse and every
+# rule that reads a number. Such a number cannot be meant, and is a parse error at its position.
+MAX_INT_DIGITS = 4300
+
+
+def _overlong_number(text: str) -> ParseError | None:
+    if len(text) <= MAX_INT_DIGITS:
+        return None
+    import re
+
+    for m in re.finditer(r"[0-9]+", text):  # maximal runs: linear time
+        if m.end() - m.start() > MAX_INT_DIGITS:
+            return ParseError(f"a number of {m.end() - m.start()} digits: Python refuses integers over "
+                              f"{MAX_INT_DIGITS} digits, so the program reading this file fails too", m.start(),
+                              m.start() + 1)
+    return None
+
+
+def parse_source(source: Source) -> None:
+    """Set source.tree, or source.parse_error on failure. Never raises for bad input."""
+    spec = PARSERS.get(source.kind)
+    if spec is None:
+        return
+    overlong = _overlong_number(source.text)
+    if overlong is not None:
+        source.tree, source.parse_error = None, overlong
+        return
+    try:
+        source.tree = _resolve_callable(spec)(source)
+        source.parse_error = None
+    except ParseError as exc:
+        source.tree = None
+        source.parse_error = exc
+    except RecursionError:
+        source.tree = None
+        source.parse_error = ParseError("nesting too deep to parse", 0)
+    except Exception as exc:  # a bug in a parser must not stop the other files
+        if DEBUG["raise"]:
+            raise
+        source.tree = None
+        source.parse_error = None
+        source.internal_errors.append(InternalError.of(source.path, f"parser {spec}", exc))
+
+
+PIN_FILE_KINDS = ("requirements", "pyproject_toml", "setup_cfg", "dockerfile")
+
+
+def may_declare_pins(source: Source) -> bool:
+    """False when rlhf_lint.readers.pins surely finds no pin in ``source``: a run of launch scripts without ``pip install``
+    then never imports it. Pin files, ``setup.py`` and conda environment files are read by it; a script or a YAML
+    file needs at least the word ``install`` or a conda-like name."""
+    if source.kind in PIN_FILE_KINDS:
+        return True
+    if source.kind == "python":
+        return source.name == "setup.py"
+    if source.kind == "yaml":
+        return source.name.lower().startswith(("environment", "conda", "env"))
+    return source.kind == "shell" and "install" in source.text
+
+
+def declares_pins(project) -> bool:
+    """Whether any source pins or includes anything (rlhf_lint.readers.pins.declares_pins, imported only when some source
+    may declare a pin): without pins the P rules have nothing to check."""
+    if not any(may_declare_pins(s) for s in project.sources.values()):
+        return False
+    from rlhf_lint.readers.pins import declares_pins as read_pins
+
+    return read_pins(project)
+
+
+def reference_candidates(from_path: str, reference: str, root: str) -> list[str]:
+    """Every path ``reference`` written in ``from_path`` may name, in the order Project.resolve tries them.
+    The grouping of files for parallel runs and the cache (rlhf_lint.engine.groups) uses the same list, so that a file
+    and every file it can name are always checked together."""
+    if not reference or reference.startswith(("$", "~")):
+        return []
+    candidates = []
+    if os.path.isabs(reference):
+        candidates.append(reference)
+    else:
+        candidates.append(os.path.join(os.path.dirname(from_path), reference))
+        candidates.append(os.path.join(root, reference))
+        candidates.append(reference)
+        # scripts run from the repository root often name files relative to it: try every ancestor
+        parent = os.path.dirname(os.path.abspath(from_path))
+        for _ in range(6):
+            candidates.append(os.path.join(parent, reference))
+            up = os.path.dirname(parent)
+            if up == parent:
+                break
+            parent = up
+    return candidates
+
+
+@record
+class Context:
+    """What a rule sees. Rules read it; they never do I/O."""
+
+    project: "Project"
+    source: Source | None = None
+    job: Job | None = None
+
+    @property
+    def config(self) -> Config:
+        return self.project.config
+
+    @property
+    def tree(self) -> Any:
+        return None if self.source is None else self.source.tree
+
+    @property
+    def path(self) -> str | None:
+        return None if self.source is None else self.source.path
+
+
+class Project:
+    def __init__(self, sources: list[Source], config: Config):
+        self.config = config
+        self.sources: dict[str, Source] = {}
+        self._by_real: dict[str, Source] = {}
+        self._jobs: list[Job] | None = None
+        self._ds_config_users: dict[str, list[tuple[Job, Setting]]] | None = None  # see jobs_referencing
+        for s in sources:
+            self.add(s)
+
+    def add(self, source: Source) -> None:
+        self.sources[source.path] = source
+        self._by_real[os.path.realpath(source.path)] = source
+        self._ds_config_users = None
+
+    def of_kind(self, *kinds: str) -> list[Source]:
+        return [s for s in self.sources.values() if s.kind in kinds]
+
+    def resolve(self, from_path: str, reference: str) -> Source | None:
+        """A file named by another file: relative to the referencing file, then to the config root, then the
+        working directory (launch scripts are usually run from the repository root). Lint-time only: the file
+        must be among the files being checked."""
+        for candidate in reference_candidates(from_path, reference, self.config.root):
+            found = self._by_real.get(os.path.realpath(candidate))
+            if found is not None:
+                return found
+        return None
+
+    @property
+    def jobs(self) -> list[Job]:
+        if self._jobs is None:
+            jobs: list[Job] = []
+            for source in list(self.sources.values()):
+                if source.tree is None:
+                    continue
+                try:
+                    builders = builders_for(source.kind)
+                except Exception as exc:  # a builder module that fails to import
+                    if DEBUG["raise"]:
+                        raise
+                    source.internal_errors.append(InternalError.of(source.path, "job builders import", exc))
+                    continue
+                for build in builders:
+                    try:
+                        jobs.extend(build(source, self))
+                    except Exception as exc:  # one bad builder or file must not stop the others
+                        if DEBUG["raise"]:
+                            raise
+                        name = f"{getattr(build, '__module__', '?')}.{getattr(build, '__name__', '?')}"
+                        source.internal_errors.append(InternalError.of(source.path, f"job builder {name}", exc))
+            for job in jobs:
+                self._add_ds_config_settings(job)
+            self._jobs = jobs
+        return self._jobs
+
+    def _add_ds_config_settings(self, job: Job) -> None:
+        """A launch that names a ds_config runs with what that file says (ZeRO stage, precision, offload, batch):
+        its settings join the job's, where the launch itself does not set the key."""
+        for setting in job.settings.all("deepspeed.config_path"):
+            if not isinstance(setting.value, str) or setting.path is None:
+                continue
+            target = self.resolve(setting.path, setting.value)
+            if target is None or target.tree is None or target.path == job.path:
+                continue
+            from rlhf_lint.frameworks.deepspeed import settings_from_ds_config
+            from rlhf_lint.readers.json import JSONDocument
+
+            if not isinstance(target.tree, JSONDocument):
+                continue
+            for ds_setting in settings_from_ds_config(target.tree, target.path):
+                if job.settings.get(ds_setting.key) is None:
+                    job.settings.add(ds_setting)
+
+    def jobs_referencing(self, path: str) -> list[tuple[Job, Setting]]:
+        """Jobs whose DeepSpeed config setting names ``path`` (a launch script naming a ds_config). Every job's
+        reference is resolved once per project, not once per asking file (rules ask for every ds_config)."""
+        if self._ds_config_users is None:
+            users: dict[str, list[tuple[Job, Setting]]] = {}
+            for job in self.jobs:
+                for setting in job.settings.all("deepspeed.config_path"):
+                    if not isinstance(setting.value, str) or setting.path is None:
+                        continue
+                    target = self.resolve(setting.path, setting.value)
+                    if target is not None:
+                        users.setdefault(os.path.realpath(target.path), []).append((job, setting))
+            self._ds_config_users = users
+        return list(self._ds_config_users.get(os.path.realpath(path), ()))

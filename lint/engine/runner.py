@@ -1,0 +1,538 @@
+"""The run: discover, read, parse, build the project, apply rules, suppress, fix until stable."""
+from __future__ import annotations
+
+import os
+import stat
+
+from rlhf_lint.startup.records import field, record
+from rlhf_lint.engine.config import Config
+from rlhf_lint.engine.discovery import discover, kind_from_content, kind_from_name
+from rlhf_lint.model import Applicability, Diagnostic, Finding, Position, Severity
+from rlhf_lint.engine import project as project_module
+from rlhf_lint import restore_gc_threshold
+from rlhf_lint.engine.project import Context, InternalError, Project, parse_source
+from rlhf_lint.engine.registry import REGISTRY, Rule
+from rlhf_lint.readers.source import DecodeError, Source
+from rlhf_lint.engine.suppressions import Suppressions
+
+MAX_FILE_BYTES = 10 * 1024 * 1024
+MAX_FIX_ROUNDS = 10
+
+
+
+@record
+class Unreadable:
+    path: str
+    message: str
+    code: str  # F001 unreadable-file or F002 file-too-large
+
+
+@record
+class Options:
+    fix: bool = False
+    unsafe_fixes: bool = False
+    diff: bool = False  # compute fixes, write nothing
+    select: list[str] | None = None
+    ignore: list[str] = field(default_factory=list)
+    extend_select: list[str] = field(default_factory=list)
+    jobs: int | None = None  # worker processes for many files (default: one per CPU; RLHF_LINT_JOBS)
+    cache: bool = False  # reuse results of unchanged file groups (the CLI turns it on; --no-cache off)
+    debug: bool = False  # internal errors raise with their traceback instead of becoming F010 diagnostics
+
+
+@record
+class Result:
+    diagnostics: list[Diagnostic]
+    fixed: int = 0
+    changed: dict[str, tuple[str, str]] = field(default_factory=dict)  # path -> (old text, new text)
+    write_errors: list[str] = field(default_factory=list)
+    files_checked: int = 0
+    messages: list[str] = field(default_factory=list)
+    sources: dict = field(default_factory=dict)  # path -> Source, for positions of fix edits
+    internal_errors: int = 0  # F010 diagnostics: the CLI exits 2 when there are any
+
+
+# -- selection ---------------------------------------------------------------------------------------------------
+def _expand(selectors: list[str], unknown: list[str]) -> set[str]:
+    codes: set[str] = set()
+    for sel in selectors:
+        matched = REGISTRY.match(sel)
+        if not matched:
+            unknown.append(sel)
+        codes.update(r.code for r in matched)
+    return codes
+
+
+def selected_rules(config: Config, options: Options, messages: list[str]) -> list[Rule]:
+    unknown: list[str] = []
+    base = options.select if options.select is not None else config.select
+    if base is None:
+        codes = {r.code for r in REGISTRY.known() if r.default_enabled}
+    else:
+        codes = _expand(base, unknown)
+    codes |= _expand(config.extend_select + options.extend_select, unknown)
+    codes -= _expand(config.ignore + options.ignore, unknown)
+    for sel in unknown:
+        messages.append(f"warning: selector {sel!r} matches no rule")
+    return [r for r in REGISTRY.known() if r.code in codes]
+
+
+def _per_file_ignored(config: Config, path: str) -> set[str]:
+    if not config.per_file_ignores:
+        return set()
+    import fnmatch  # only configurations with per-file-ignores need it
+
+    rel = os.path.relpath(os.path.abspath(path), config.root).replace(os.sep, "/")
+    ignored: set[str] = set()
+    for pattern, selectors in config.per_file_ignores.items():
+        if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(os.path.basename(path), pattern):
+            ignored |= _expand(selectors, [])
+    return ignored
+
+
+# -- reading -----------------------------------------------------------------------------------------------------
+def read_source(path: str, explicit: bool) -> Source | Unreadable | None:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return Unreadable(path, "no such file or directory", "F001")
+    except OSError as exc:
+        return Unreadable(path, f"cannot read: {exc.strerror}", "F001")
+    if stat.S_ISDIR(st.st_mode):
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return Unreadable(path, "not a regular file", "F001") if explicit else None
+    if st.st_size > MAX_FILE_BYTES:
+        return Unreadable(path, f"file is {st.st_size / 1e6:.1f} MB, over the {MAX_FILE_BYTES // 2**20} MiB limit: skipped",
+                          "F002")
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_FILE_BYTES + 1)  # the file may have grown since it was measured
+    except OSError as exc:
+        return Unreadable(path, f"cannot read: {exc.strerror}", "F001")
+    if len(raw) > MAX_FILE_BYTES:
+        return Unreadable(path, f"file is over the {MAX_FILE_BYTES // 2**20} MiB limit: skipped", "F002")
+    kind = kind_from_name(os.path.basename(path)) or kind_from_content(raw)
+    if kind is None:
+        return Unreadable(path, "unrecognised file type: not checked", "F001") if explicit else None
+    try:
+        return Source.from_bytes(path, raw, kind=kind, mode=stat.S_IMODE(st.st_mode))
+    except DecodeError as exc:
+        return Unreadable(path, f"cannot check: {exc}", "F001")
+
+
+def classify(project: Project) -> None:
+    """Decide which JSON files are DeepSpeed configs: by name, by keys, or because a launch names them."""
+    if not project.of_kind("json"):
+        return
+    from rlhf_lint.frameworks.deepspeed import looks_like_ds_config
+
+    for source in project.of_kind("json"):
+        if looks_like_ds_config(source):
+            source.kind = "ds_config"
+    for source in project.of_kind("json"):
+        if project.jobs_referencing(source.path):
+            source.kind = "ds_config"
+
+
+def read_group(items: list[tuple[str, bool]]) -> tuple[list[Source], list[Unreadable], list[tuple]]:
+    """Read the files of a group once: their Sources, the unreadable ones, and (path, explicit, bytes, mode)
+    of each for the cache key."""
+    sources: list[Source] = []
+    unreadable: list[Unreadable] = []
+    identity: list[tuple] = []
+    for path, explicit in items:
+        got = read_source(path, explicit)
+        if isinstance(got, Unreadable):
+            unreadable.append(got)
+        elif got is not None:
+            sources.append(got)
+            identity.append((path, explicit, got.raw, got.mode))
+        else:
+            identity.append((path, explicit, b"", -1))  # a directory or special file: skipped either way
+    return sources, unreadable, identity
+
+
+def project_of(sources: list[Source], config: Config) -> Project:
+    for source in sources:
+        parse_source(source)
+    project = Project(sources, config)
+    classify(project)
+    return project
+
+
+def build_project(paths: list[str], config: Config) -> tuple[Project, list[Unreadable]]:
+    """All files under ``paths`` as one project (a run checks each group of rlhf_lint.engine.groups as its own)."""
+    sources, unreadable, _ = read_group(list(discover(paths, config.exclude)))
+    return project_of(sources, config), unreadable
+
+
+# -- checking ----------------------------------------------------------------------------------------------------
+def _to_diagnostic(rule: Rule, finding: Finding, project: Project, default_path: str | None) -> Diagnostic:
+    path = finding.path or default_path or "."
+    source = project.sources.get(path)
+    if source is not None and finding.span is not None:
+        start = source.position(finding.span.start)
+        end = source.position(finding.span.end)
+        line_text = source.line_text(start.line)
+    else:
+        start = end = Position(1, 1)
+        line_text = ""
+    return Diagnostic(
+        code=rule.code,
+        name=rule.name,
+        severity=finding.severity or rule.severity,
+        message=finding.message,
+        path=path,
+        span=finding.span,
+        start=start,
+        end=end,
+        fix=finding.fix,
+        related=finding.related,
+        source_line=line_text,
+    )
+
+
+def _contexts(rule: Rule, project: Project):
+    if rule.scope == "file":
+        for source in list(project.sources.values()):
+            if source.kind in rule.kinds and (source.tree is not None or "unparsed" in rule.kinds):
+                yield Context(project, source=source)
+    elif rule.scope == "job":
+        for job in project.jobs:
+            if not rule.frameworks or job.framework in rule.frameworks:
+                yield Context(project, source=project.sources.get(job.path), job=job)
+    else:
+        yield Context(project)
+
+
+def check_project(project: Project, unreadable: list[Unreadable], rules: list[Rule]) -> list[Diagnostic]:
+    project.unreadable = unreadable  # read by the F rules
+    diagnostics: list[Diagnostic] = []
+    seen: set[tuple] = set()
+
+    def add(diag: Diagnostic) -> None:
+        key = (diag.code, diag.path, diag.start, diag.end, diag.message)
+        if key not in seen:  # a job shared by two files must not report twice
+            seen.add(key)
+            diagnostics.append(diag)
+
+    errors: list[InternalError] = []
+    for rule in rules:
+        if rule.code in ENGINE_REPORTED:
+            continue  # decided after everything else ran
+        for ctx in _contexts(rule, project):
+            try:
+                for finding in rule.run(ctx):
+                    add(_to_diagnostic(rule, finding, project, ctx.path))
+            except Exception as exc:  # a bug in one rule must not hide the other rules' findings
+                if project_module.DEBUG["raise"]:
+                    raise
+                errors.append(InternalError.of(ctx.path, f"rule {rule.code} {rule.name}", exc))
+    for source in project.sources.values():
+        errors.extend(source.internal_errors)
+    errors.extend(getattr(project, "internal_errors", []))
+    for diag in internal_error_diagnostics(project, errors):
+        add(diag)
+    return diagnostics
+
+
+# rules whose diagnostics the engine produces itself rather than by calling them
+ENGINE_REPORTED = {"F010", "F100"}
+
+
+def internal_error_diagnostics(project: Project, errors: list[InternalError]) -> list[Diagnostic]:
+    rule = REGISTRY.get("F010")
+    if rule is None:
+        return []
+    out = []
+    for err in errors:
+        message = (f"internal error in {err.stage}: {err.error} (checks of it on this file are incomplete; "
+                   "run with --debug for the traceback and please report it)")
+        out.append(_to_diagnostic(rule, Finding(None, message), project, err.path))
+    return out
+
+
+def filter_suppressed(project: Project, diagnostics: list[Diagnostic], rules: list[Rule]) -> list[Diagnostic]:
+    config = project.config
+    kept: list[Diagnostic] = []
+    suppressions: dict[str, Suppressions] = {p: Suppressions.scan(s) for p, s in project.sources.items()}
+    ignored_cache: dict[str, set[str]] = {}
+    for diag in diagnostics:
+        if diag.path not in ignored_cache:
+            ignored_cache[diag.path] = _per_file_ignored(config, diag.path)
+        if diag.code in ignored_cache[diag.path]:
+            continue
+        sup = suppressions.get(diag.path)
+        if sup is not None and sup.suppresses(diag.start.line, diag.code, diag.name):
+            continue
+        kept.append(diag)
+    unused_rule = REGISTRY.get("F100")
+    if unused_rule is not None and unused_rule in rules:
+        for path, sup in suppressions.items():
+            if "F100" in _per_file_ignored(config, path):
+                continue
+            for d in sup.directives:
+                if d.used:
+                    continue
+                unknown = [c for c in d.codes if REGISTRY.get(c) is None]
+                if unknown:
+                    message = f"suppression names unknown rule(s): {', '.join(unknown)}"
+                else:
+                    what = ", ".join(d.codes) if d.codes else "any rule"
+                    message = f"unused suppression: {what} reported nothing {'in this file' if d.file_wide else 'on this line'}"
+                kept.append(_to_diagnostic(unused_rule, Finding(d.span, message), project, path))
+    return kept
+
+
+PARALLEL_MIN_FILES = 64  # below this, starting worker processes costs more than it saves
+
+
+def lint(paths: list[str], config: Config, options: Options) -> Result:
+    """Check ``paths``: discover, split into independent groups (rlhf_lint.engine.groups), check each group (in worker
+    processes when there are many files and nothing is being fixed; from the cache when unchanged), merge."""
+    from rlhf_lint.engine.groups import partition
+
+    project_module.DEBUG["raise"] = options.debug
+    messages = list(config.warnings)
+    rules = selected_rules(config, options, messages)
+    discovered = list(discover(paths, config.exclude))
+    groups = partition(discovered, config.root)
+    fixing = options.fix or options.diff
+    settings = run_settings(config, options, rules) if options.cache and not fixing else None
+    workers = worker_count(options, len(groups), len(discovered))
+    if workers > 1:
+        outcomes = _parallel(groups, config, options, rules, settings, workers)
+    else:
+        outcomes = _serial(groups, config, options, rules, settings)
+    result = Result(diagnostics=[], messages=messages)
+    for out in outcomes:
+        result.diagnostics.extend(out.diagnostics)
+        result.fixed += out.fixed
+        result.changed.update(out.changed)
+        result.write_errors.extend(out.write_errors)
+        result.files_checked += out.files_checked
+        result.messages.extend(m for m in out.messages if m not in result.messages)
+        result.sources.update(out.sources)
+    result.diagnostics.sort(key=Diagnostic.sort_key)
+    result.internal_errors = sum(1 for d in result.diagnostics if d.code == "F010")
+    return result
+
+
+def _serial(groups, config, options, rules, settings):
+    for index, group in enumerate(groups):
+        if index == 1:
+            restore_gc_threshold()  # the console script's start-up setting ends with the first group (see rlhf_lint)
+        yield lint_group(group, config, options, rules, settings)
+
+
+def worker_count(options: Options, groups: int, files: int) -> int:
+    if options.fix or options.diff or groups < 2 or files < PARALLEL_MIN_FILES:
+        return 1
+    wanted = options.jobs or int(os.environ.get("RLHF_LINT_JOBS", "0") or 0) or (os.cpu_count() or 1)
+    return max(1, min(wanted, groups))
+
+
+def run_settings(config: Config, options: Options, rules: list[Rule]) -> str:
+    """Everything besides the files themselves that a group's findings depend on, for the cache key."""
+    return repr((os.getcwd(), repr(config), sorted(r.code for r in rules), options.unsafe_fixes))
+
+
+def lint_group(items: list[tuple[str, bool]], config: Config, options: Options, rules: list[Rule],
+               settings: str | None) -> Result:
+    """Check one group of files as a project of its own; never raises for a bug of ours unless debugging."""
+    try:
+        result = _lint_group(items, config, options, rules, settings)
+        # parse trees are dropped with the group (memory stays flat in the number of files): reporters need only
+        # positions, for the fix edits of the JSON report
+        from rlhf_lint.engine.cache import LineIndex
+
+        wanted = {d.path for d in result.diagnostics if d.fix is not None}
+        result.sources = {p: LineIndex.of(s) for p, s in result.sources.items() if p in wanted}
+        return result
+    except Exception as exc:
+        if options.debug:
+            raise
+        result = Result(diagnostics=[])
+        project = Project([], config)
+        errors = [InternalError.of(path, "the check of its group of files", exc) for path, _ in items]
+        result.diagnostics = internal_error_diagnostics(project, errors)
+        return result
+
+
+def _lint_group(items, config, options, rules, settings) -> Result:
+    from rlhf_lint.engine import cache
+
+    sources, unreadable, identity = read_group(items)
+    key = None
+    if settings is not None and not unreadable:
+        key = cache.group_key(identity, settings)
+        hit = cache.load(key)
+        if hit is not None:
+            try:
+                return cache.result_from_json(hit)
+            except (KeyError, TypeError, ValueError):
+                pass  # an entry of another shape: recompute and overwrite it
+    project = project_of(sources, config)
+    result = Result(diagnostics=[], messages=[])
+    originals = {p: s.text for p, s in project.sources.items()}
+    allowed = {Applicability.SAFE} | ({Applicability.UNSAFE} if options.unsafe_fixes else set())
+
+    diagnostics = filter_suppressed(project, check_project(project, unreadable, rules), rules)
+    if options.fix or options.diff:
+        seen_states = {_state(project)}
+        for _ in range(MAX_FIX_ROUNDS):
+            fixing_codes = sorted({d.code for d in diagnostics if d.fix is not None and d.fix.applicability in allowed})
+            applied = apply_fixes(project, diagnostics, allowed)
+            if not applied:
+                break
+            result.fixed += applied
+            project = rebuild(project)
+            diagnostics = filter_suppressed(project, check_project(project, unreadable, rules), rules)
+            state = _state(project)
+            if state in seen_states:  # two fixes undo each other: stop at once rather than after every round
+                result.messages.append(f"warning: fixes of {', '.join(fixing_codes)} undo each other; stopped")
+                break
+            seen_states.add(state)
+        else:
+            result.messages.append(f"warning: fixes did not converge after {MAX_FIX_ROUNDS} rounds")
+        for path, source in project.sources.items():
+            if source.text != originals.get(path):
+                result.changed[path] = (originals[path], source.text)
+        if options.fix and not options.diff:
+            result.write_errors = write_changes(project, result.changed)
+    result.diagnostics = diagnostics
+    result.files_checked = len(project.sources)
+    result.sources = project.sources
+    if key is not None and not any(d.code == "F010" for d in diagnostics):
+        cache.store(key, cache.result_to_json(result))
+    return result
+
+
+def _state(project: Project) -> tuple:
+    return tuple(sorted((p, hash(s.text)) for p, s in project.sources.items()))
+
+
+# -- worker processes ----------------------------------------------------------------------------------------------
+_WORKER: dict = {}
+
+
+def _worker_init(config: Config, options: Options, codes: list[str], settings: str | None) -> None:
+    restore_gc_threshold()  # a forked worker inherits the console script's start-up setting
+    project_module.DEBUG["raise"] = options.debug
+    _WORKER.update(config=config, options=options, rules=[REGISTRY.get(c) for c in codes], settings=settings)
+
+
+def _worker_run(items: list[tuple[str, bool]]) -> Result:
+    return lint_group(items, _WORKER["config"], _WORKER["options"], _WORKER["rules"], _WORKER["settings"])
+
+
+def _parallel(groups, config, options, rules, settings, workers):
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    chunk = max(1, len(groups) // (workers * 8))
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_init,
+                             initargs=(config, options, [r.code for r in rules], settings)) as pool:
+        yield from pool.map(_worker_run, groups, chunksize=chunk)
+
+
+def apply_fixes(project: Project, diagnostics: list[Diagnostic], allowed: set[Applicability]) -> int:
+    """Apply one round of non-overlapping fixes per file; a fix whose result does not parse is dropped."""
+    by_path: dict[str, list] = {}
+    for diag in diagnostics:
+        if diag.fix is not None and diag.fix.applicability in allowed and diag.path in project.sources:
+            by_path.setdefault(diag.path, []).append(diag.fix)
+    applied = 0
+    for path, fixes in by_path.items():
+        try:
+            applied += _apply_file_fixes(project.sources[path], fixes)
+        except Exception as exc:  # a malformed fix (edit out of range, overlap) drops that file's fixes
+            if project_module.DEBUG["raise"]:
+                raise
+            project.sources[path].internal_errors.append(InternalError.of(path, "fix", exc))
+    return applied
+
+
+def _apply_file_fixes(source: Source, fixes: list) -> int:
+    from rlhf_lint.fixers.text import apply_edits, compatible_fixes
+
+    size = len(source.text)
+    fixes = [f for f in fixes if all(0 <= e.start <= e.end <= size for e in f.edits)]  # stale or bogus edits
+    chosen = compatible_fixes(fixes)
+    # all compatible fixes at once; if the combination breaks the file, the first one that alone does not
+    for batch in [chosen] + [[f] for f in chosen]:
+        new_text = apply_edits(source.text, [e for f in batch for e in f.edits])
+        if new_text == source.text:
+            continue
+        trial = Source(path=source.path, raw=source.encode(new_text), text=new_text, kind=source.kind,
+                       has_bom=source.has_bom, mode=source.mode)
+        parse_source(trial)
+        if trial.internal_errors or (trial.parse_error is not None and source.parse_error is None):
+            continue  # never turn a parsing file into a broken one
+        source.text, source.raw = new_text, trial.raw
+        source.tree, source.parse_error = trial.tree, trial.parse_error
+        source._line_starts = None
+        source._byte_to_char = None
+        return len(batch)
+    return 0
+
+
+def rebuild(project: Project) -> Project:
+    sources = list(project.sources.values())
+    for s in sources:
+        if s.kind == "ds_config":
+            s.kind = "json"
+    new = Project(sources, project.config)
+    classify(new)
+    return new
+
+
+def write_changes(project: Project, changed: dict[str, tuple[str, str]]) -> list[str]:
+    errors = []
+    for path, (old_text, _new) in changed.items():
+        source = project.sources[path]
+        try:
+            atomic_write(path, source.raw, source.mode, expected=source.encode(old_text))
+        except OSError as exc:
+            errors.append(f"{path}: not written: {exc.strerror or exc}")
+    return errors
+
+
+def atomic_write(path: str, data: bytes, mode: int | None, expected: bytes | None = None) -> None:
+    """Replace the file's content by writing a temporary file beside it and renaming it over the original, so a
+    reader never sees half a file. A symlink is written through (the link stays a link); a file without write
+    permission bits, or one whose bytes changed since they were read (``expected``), is left alone."""
+    import tempfile  # only a fixing run writes; tempfile's imports cost start-up time
+
+    target = os.path.realpath(path)
+    st = os.stat(target)
+    if not st.st_mode & 0o222 or not os.access(target, os.W_OK):
+        raise PermissionError(13, "file is read-only")
+    if expected is not None:
+        with open(target, "rb") as fh:
+            if fh.read(len(expected) + 1) != expected:
+                raise OSError(0, "file changed on disk since it was read")
+    fd, tmp = tempfile.mkstemp(prefix=".rlhf-lint-", dir=os.path.dirname(target))
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, stat.S_IMODE(st.st_mode) if mode is None else mode)
+        if hasattr(os, "chown") and (st.st_uid, st.st_gid) != (os.getuid(), os.getgid()):
+            try:
+                os.chown(tmp, st.st_uid, st.st_gid)  # root fixing a user's file must not take it over
+            except OSError:
+                pass
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def severity_at_least(diagnostics: list[Diagnostic], level: Severity) -> bool:
+    return any(d.severity >= level for d in diagnostics)

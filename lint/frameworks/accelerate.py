@@ -1,0 +1,143 @@
+"""accelerate config YAML (``accelerate launch --config_file``): its DeepSpeed section as a Job in the common
+vocabulary, with the ds_config file it names linked through ``deepspeed.config_path``."""
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
+    from typing import Any
+
+from rlhf_lint.startup.records import field, record
+from rlhf_lint.frameworks.jobs import Job, job_builder
+from rlhf_lint.model import Setting, Settings
+from rlhf_lint.readers.source import Source
+
+SIGNATURE_KEYS = ("compute_environment", "distributed_type")
+
+
+def deepspeed_keys() -> dict:
+    from rlhf_lint.schemas import load
+
+    return load("accelerate/deepspeed_keys.json")
+
+
+@record
+class Entry:
+    key: str
+    key_node: Any
+    value_node: Any
+    value: Any
+
+
+@record
+class AccelerateConfig:
+    path: str
+    root: Any
+    top: dict[str, Entry] = field(default_factory=dict)
+    deepspeed: dict[str, Entry] = field(default_factory=dict)
+    deepspeed_node: Any = None  # the deepspeed_config mapping node
+
+    def value(self, key: str, default=None):
+        e = self.deepspeed.get(key)
+        return default if e is None else e.value
+
+    @property
+    def uses_deepspeed(self) -> bool:
+        return str(self.top["distributed_type"].value).upper() == "DEEPSPEED" if "distributed_type" in self.top \
+            else bool(self.deepspeed)
+
+    def count(self, key: str) -> Entry | None:
+        """The top-level entry ``key`` (num_processes, num_machines) when it is a whole number above zero (a YAML
+        ``true`` is no count)."""
+        entry = self.top.get(key)
+        if entry is None or type(entry.value) is not int or entry.value <= 0:
+            return None
+        return entry
+
+    def zero_stage(self):
+        """The stage accelerate runs: the YAML's, or the plugin default 2 (unknown with a ds_config file)."""
+        stage = self.value("zero_stage")
+        if stage is None and "deepspeed_config_file" not in self.deepspeed:
+            return deepspeed_keys()["plugin_defaults"]["zero_stage"]
+        return stage
+
+
+def _entries(node) -> dict[str, Entry]:
+    import yaml
+
+    from rlhf_lint.frameworks.verl import _scalar
+
+    out = {}
+    for k, v in node.value:
+        if isinstance(k, yaml.ScalarNode):
+            out[k.value] = Entry(k.value, k, v, _scalar(v) if isinstance(v, yaml.ScalarNode) else None)
+    return out
+
+
+def read(source: Source) -> AccelerateConfig | None:
+    """The config when the YAML is an accelerate config (top-level compute_environment / distributed_type)."""
+    import yaml
+
+    docs = source.tree if isinstance(source.tree, list) else []
+    if not docs or not isinstance(docs[0], yaml.MappingNode):
+        return None
+    top = _entries(docs[0])
+    if not any(k in top for k in SIGNATURE_KEYS):
+        return None
+    cfg = AccelerateConfig(source.path, docs[0], top)
+    ds = top.get("deepspeed_config")
+    if ds is not None and isinstance(ds.value_node, yaml.MappingNode):
+        cfg.deepspeed_node = ds.value_node
+        cfg.deepspeed = _entries(ds.value_node)
+    return cfg
+
+
+@record
+class AccelerateJob(Job):
+    accelerate: AccelerateConfig | None = None
+
+
+_PRECISION = {"bf16": "bf16", "fp16": "fp16", "no": "fp32", "fp8": "fp8"}
+
+
+@job_builder(kinds={"yaml"})
+def build_accelerate_jobs(source: Source, project) -> list[Job]:
+    from rlhf_lint.readers.yaml import node_span
+
+    cfg = read(source)
+    if cfg is None:
+        return []
+    settings = Settings()
+    settings.add(Setting("framework", "accelerate", source.path, None))
+
+    def add(key: str, entry: Entry | None, value, origin: str = ""):
+        span = node_span(entry.value_node) if entry is not None else None
+        settings.add(Setting(key, value, source.path, span, origin=origin))
+
+    if cfg.uses_deepspeed:
+        stage = cfg.zero_stage()
+        if stage is not None:
+            add("zero.stage", cfg.deepspeed.get("zero_stage"), stage,
+                "" if "zero_stage" in cfg.deepspeed else "accelerate's DeepSpeed plugin default")
+        for name, key in (("offload_optimizer_device", "offload.optimizer"), ("offload_param_device", "offload.param")):
+            if name in cfg.deepspeed:
+                add(key, cfg.deepspeed[name], cfg.value(name))
+        if "gradient_accumulation_steps" in cfg.deepspeed:
+            add("batch.grad_accum", cfg.deepspeed["gradient_accumulation_steps"], cfg.value("gradient_accumulation_steps"))
+        if "deepspeed_config_file" in cfg.deepspeed:
+            add("deepspeed.config_path", cfg.deepspeed["deepspeed_config_file"], cfg.value("deepspeed_config_file"))
+    mp = cfg.top.get("mixed_precision")
+    if mp is not None and str(mp.value) in _PRECISION:
+        add("precision.param_dtype", mp, _PRECISION[str(mp.value)])
+    procs, machines = cfg.count("num_processes"), cfg.count("num_machines")
+    if procs is not None:
+        add("topology.world_size", procs, procs.value)
+    if machines is not None:
+        add("topology.nodes", machines, machines.value)
+        if procs is not None and procs.value % machines.value == 0:
+            settings.add(Setting("topology.gpus_per_node", procs.value // machines.value,
+                                 origin="num_processes / num_machines"))
+    name = f"{os.path.basename(source.path)} (accelerate config)"
+    return [AccelerateJob(name=name, path=source.path, span=node_span(cfg.root), framework="accelerate",
+                          settings=settings, roles=("policy",), accelerate=cfg)]

@@ -1,0 +1,525 @@
+"""verl: Hydra trainer configs and the ``key=value`` overrides of launch scripts, as Jobs.
+
+The effective value of a key is, last one winning: the release default (schemas/verl/ppo_trainer_defaults.json),
+a YAML config of the repository, then the command-line overrides. Interpolations (``${oc.select:a.b,1}``,
+``${.x}``) are resolved when the key they name is known; anything else is UNKNOWN.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import re
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
+    from typing import Any
+
+from rlhf_lint.startup.records import field, record
+from rlhf_lint.frameworks.jobs import Job, job_builder
+from rlhf_lint.model import UNKNOWN, Setting, Settings, Span, is_known
+from rlhf_lint.readers.source import Source
+from rlhf_lint.startup.lazyre import lazy_compile
+
+SECTION = "section"  # marker value for a key that only holds other keys
+
+
+def _defaults() -> dict:
+    from rlhf_lint.schemas import load
+
+    return load("verl/ppo_trainer_defaults.json")
+
+
+def _placement() -> dict:
+    from rlhf_lint.schemas import load
+
+    return load("verl/placement.json")
+
+
+def vllm_support() -> list[dict]:
+    from rlhf_lint.schemas import load
+
+    return load("verl/vllm_support.json")["rows"]
+
+
+def _release_order(name: str):
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return (0, Version(name))
+    except InvalidVersion:
+        return (1, None)  # "main" sorts last
+
+
+@functools.lru_cache(maxsize=16)
+def schema_keys(version: str | None, config_name: str = "ppo_trainer") -> tuple[str, dict, bool]:
+    """(release label, {key: default}, exact) for the newest release at or before ``version``. Without a version
+    the union of every release is used (exact False): a key is unknown only if no release knows it."""
+    from packaging.version import InvalidVersion, Version
+
+    data = _defaults()
+    if config_name == "ppo_megatron_trainer":
+        release, entry = next(iter(data["megatron"].items()))
+        return release, entry["keys"], version is not None
+    if config_name != "ppo_trainer":
+        return "", {}, False
+    releases = data["releases"]
+    if version:
+        try:
+            wanted = Version(version)
+        except InvalidVersion:
+            wanted = None
+        if wanted is not None:
+            candidates = [r for r in releases if r != "main" and Version(r) <= wanted]
+            if candidates:
+                best = max(candidates, key=Version)
+                newest = max((r for r in releases if r != "main"), key=Version)
+                label = best if best != newest or wanted <= Version(newest) else "main"
+                return label, releases[label]["keys"], True
+    union: dict = {}
+    for name in sorted(releases, key=_release_order):
+        union.update(releases[name]["keys"])
+    return "any release", union, False
+
+
+def close_key(key: str, keys: dict) -> str | None:
+    import difflib
+
+    matches = difflib.get_close_matches(key, list(keys), n=1, cutoff=0.88)
+    return matches[0] if matches else None
+
+
+# -- overrides ---------------------------------------------------------------------------------------------------
+_OVERRIDE = lazy_compile(r"^(?P<op>\+\+|\+|~)?(?P<key>[A-Za-z_][\w\-]*(?:\.[\w\-]+)*)(?:=(?P<value>.*))?$", re.DOTALL)
+
+
+def parse_value(text: str) -> Any:
+    """A Hydra override value: numbers, booleans, null, quoted strings, lists; other text stays a string."""
+    t = text.strip()
+    if t == "":
+        return ""
+    low = t.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low in ("null", "none") and t in ("null", "None", "NULL", "none"):
+        return None
+    for conv in (int, float):
+        try:
+            return conv(t.replace("_", "")) if conv is int else conv(t)
+        except ValueError:
+            pass
+    if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\"":
+        return t[1:-1]
+    if t.startswith("[") and t.endswith("]"):
+        items = [i for i in t[1:-1].split(",") if i.strip()]
+        return [parse_value(i) for i in items]
+    if "${" in t:
+        return UNKNOWN
+    return t
+
+
+@record
+class Override:
+    op: str  # "", "+", "++", "~"
+    key: str
+    value: Any
+    text: str  # the word's expanded text
+    path: str
+    span: Span  # the word as written
+    key_span: Span | None  # the key (with its operator) as written, when it can be located
+    value_span: Span | None  # the value as written, when it can be located
+
+
+def split_override(word, source_text: str | None) -> Override | None:
+    """A Word ``[op]key[=value]`` as an Override, with spans of key and value located in the written token (they
+    can be located when the token is written literally, possibly quoted)."""
+    text = word.text
+    if not isinstance(text, str):
+        # `key=$(cmd)` or `key=${UNSET}`: the key is still written in the token, the value is unknown
+        if source_text is None:
+            return None
+        written = source_text[word.span.start:word.span.end].strip("'\"")
+        m = re.match(r"^(\+\+|\+)?([A-Za-z_][\w\-]*(?:\.[\w\-]+)*)=", written)
+        if not m:
+            return None
+        start = source_text.find(m.group(0), word.span.start)
+        key_span = Span(start, start + len(m.group(0)) - 1) if start >= 0 else None
+        return Override(m.group(1) or "", m.group(2), UNKNOWN, written, word.path, word.span, key_span, None)
+    m = _OVERRIDE.match(text)
+    if not m or (m.group("value") is None and m.group("op") != "~"):
+        return None
+    op, key, raw_value = m.group("op") or "", m.group("key"), m.group("value")
+    key_span = value_span = None
+    if source_text is not None:
+        written = source_text[word.span.start:word.span.end]
+        head = op + key
+        at = written.find(head)
+        quoted = written[:at].strip() in ("", "'", '"') if at >= 0 else False
+        if at >= 0 and quoted:
+            key_span = Span(word.span.start + at, word.span.start + at + len(head))
+            if raw_value is not None:
+                rest = written[at + len(head):]
+                stripped = rest.rstrip("'\"") if written[:at] else rest
+                if stripped.startswith("=") and stripped[1:] == raw_value:
+                    vstart = key_span.end + 1
+                    value_span = Span(vstart, vstart + len(raw_value))
+        # `key=$VAR` or `key=${VAR:-8}`: the value is fixed where the variable (or the default) was written
+        origin_span = word.origin_span_of(len(text) - len(raw_value), len(text)) if raw_value else None
+        if value_span is None and origin_span is not None:
+            assigned = source_text[origin_span.start:origin_span.end]
+            inner = assigned.strip("'\"")
+            if inner == raw_value:
+                offset = assigned.find(inner)
+                value_span = Span(origin_span.start + offset, origin_span.start + offset + len(inner))
+    value = parse_value(raw_value) if raw_value is not None else None
+    return Override(op, key, value, text, word.path, word.span, key_span, value_span)
+
+
+# -- YAML configs ------------------------------------------------------------------------------------------------
+@record
+class YamlEntry:
+    key: str
+    value: Any
+    node: Any  # the value node (a ScalarNode for scalars)
+    path: str
+
+
+def looks_like_verl_yaml(root) -> bool:
+    import yaml
+
+    if not isinstance(root, yaml.MappingNode):
+        return False
+    keys = {k.value for k, _ in root.value if isinstance(k, yaml.ScalarNode)}
+    return "actor_rollout_ref" in keys or {"data", "trainer", "algorithm"} <= keys
+
+
+def _scalar(node) -> Any:
+    import yaml
+
+    loader = yaml.SafeLoader("")
+    try:
+        return loader.construct_object(node, deep=True)
+    except yaml.YAMLError:
+        return UNKNOWN
+    finally:
+        loader.dispose()
+
+
+def flatten_yaml(root, path: str) -> dict[str, YamlEntry]:
+    import yaml
+
+    out: dict[str, YamlEntry] = {}
+
+    def walk(node, prefix: str, depth: int):
+        if depth > 32:
+            return
+        for k, v in node.value:
+            if not isinstance(k, yaml.ScalarNode):
+                continue
+            key = f"{prefix}{k.value}"
+            if key == "defaults" or key == "hydra" or key.startswith("hydra."):
+                continue
+            if isinstance(v, yaml.MappingNode) and v.value:
+                out[key] = YamlEntry(key, SECTION, v, path)
+                walk(v, key + ".", depth + 1)
+            else:
+                value = _scalar(v) if not isinstance(v, yaml.ScalarNode) or v.tag != "!" else UNKNOWN
+                if isinstance(value, str) and "${" in value:
+                    value = _Interp(value)
+                out[key] = YamlEntry(key, value, v, path)
+
+    walk(root, "", 0)
+    return out
+
+
+class _Interp(str):
+    """A string value holding an interpolation, resolved at lookup time."""
+
+
+# -- the effective config ----------------------------------------------------------------------------------------
+@record
+class VerlConfig:
+    release: str
+    defaults: dict
+    exact: bool  # defaults are those of one release (known version)
+    config_name: str = "ppo_trainer"
+    yaml: dict[str, YamlEntry] = field(default_factory=dict)
+    yaml_path: str | None = None
+    overrides: list[Override] = field(default_factory=list)
+    partial: bool = False  # composed from a YAML that was not read: keys and values beyond ours are unknown
+
+    def where(self, key: str):
+        """The Override, YamlEntry or None (release default) that sets ``key`` last."""
+        for o in reversed(self.overrides):
+            if o.key == key and o.op != "~":
+                return o
+            if o.key == key and o.op == "~":
+                return None
+        return self.yaml.get(key)
+
+    def raw(self, key: str) -> Any:
+        found = self.where(key)
+        if isinstance(found, Override):
+            return found.value
+        if isinstance(found, YamlEntry):
+            return found.value
+        if self.partial:
+            return UNKNOWN  # the unread YAML may set it
+        if key in self.defaults:
+            value = self.defaults[key]
+            if isinstance(value, str) and "${" in value:
+                return _Interp(value)
+            return value
+        return None
+
+    def get(self, key: str, depth: int = 0) -> Any:
+        value = self.raw(key)
+        if isinstance(value, _Interp):
+            return self._resolve(key, value, depth)
+        if value == "???":
+            return UNKNOWN
+        return value
+
+    def _resolve(self, key: str, text: str, depth: int) -> Any:
+        if depth > 8:
+            return UNKNOWN
+        m = re.fullmatch(r"\$\{oc\.select:([\w.]+),([^}]*)\}", text.strip())
+        if m:
+            target = m.group(1)
+            got = self.get(target, depth + 1) if self._is_set(target) else None
+            return got if got is not None else parse_value(m.group(2))
+        m = re.fullmatch(r"\$\{(\.*)([\w.]+)\}", text.strip())
+        if m:
+            dots, target = m.group(1), m.group(2)
+            if dots:
+                parent = key.split(".")[: -len(dots)]
+                target = ".".join(parent + [target])
+            return self.get(target, depth + 1)
+        return UNKNOWN
+
+    def _is_set(self, key: str) -> bool:
+        return self.where(key) is not None or key in self.defaults
+
+    def exists(self, key: str) -> bool:
+        """Whether Hydra would find ``key`` in the composed config (release schema or the repository's YAML)."""
+        return key in self.defaults or key in self.yaml
+
+    def known_int(self, key: str):
+        value = self.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def config_name_of(command) -> tuple[str, str | None]:
+    """--config-name / --config-path of a verl command (Hydra flags), defaulting to ppo_trainer."""
+    name, cpath = "ppo_trainer", None
+    for arg in command.args:
+        if arg.flag in ("--config-name", "-cn") and arg.value is not None:
+            name = str(arg.value.text) if arg.value.known else None
+        if arg.flag in ("--config-path", "-cp") and arg.value is not None:
+            cpath = str(arg.value.text) if arg.value.known else ""
+    return (name.removesuffix(".yaml") if name is not None else None), cpath
+
+
+def override_words(command) -> list:
+    words = list(command.positionals)
+    for arg in command.args:
+        values = arg.values[1:] if arg.flag in ("--config-name", "-cn", "--config-path", "-cp") else arg.values
+        words.extend(w for w in values if isinstance(w.text, str) and ("=" in w.text or w.text.startswith("~")))
+    return words
+
+
+# -- common vocabulary -------------------------------------------------------------------------------------------
+_MAPPING = [
+    # (common key, verl key, convert)
+    ("model.actor.path", "actor_rollout_ref.model.path", None),
+    ("model.ref.path", "actor_rollout_ref.model.path", None),
+    ("model.critic.path", "critic.model.path", None),
+    ("topology.nodes", "trainer.nnodes", None),
+    ("topology.gpus_per_node", "trainer.n_gpus_per_node", None),
+    ("vllm.gpu_memory_utilization", "actor_rollout_ref.rollout.gpu_memory_utilization", None),
+    ("vllm.tensor_parallel_size", "actor_rollout_ref.rollout.tensor_model_parallel_size", None),
+    ("vllm.max_num_seqs", "actor_rollout_ref.rollout.max_num_seqs", None),
+    ("vllm.enforce_eager", "actor_rollout_ref.rollout.enforce_eager", None),
+    ("offload.param", "actor_rollout_ref.actor.fsdp_config.param_offload", lambda v: "cpu" if v else "none"),
+    ("offload.optimizer", "actor_rollout_ref.actor.fsdp_config.optimizer_offload", lambda v: "cpu" if v else "none"),
+    ("offload.ref", "actor_rollout_ref.ref.fsdp_config.param_offload", bool),
+    ("batch.train", "data.train_batch_size", None),
+    ("batch.n_samples_per_prompt", "actor_rollout_ref.rollout.n", None),
+    ("batch.micro_train", "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu", None),
+    ("seq.prompt_max_len", "data.max_prompt_length", None),
+    ("seq.generate_max_len", "data.max_response_length", None),
+    ("train.gradient_checkpointing", "actor_rollout_ref.model.enable_gradient_checkpointing", None),
+    ("train.lora_rank", "actor_rollout_ref.model.lora_rank", None),
+    # the FSDP memory model (rlhf_lint.memory.estimate, _fsdp_trainable_role)
+    ("train.strategy", "actor_rollout_ref.actor.strategy", None),
+    ("train.critic.strategy", "critic.strategy", None),
+    ("precision.master_dtype", "actor_rollout_ref.actor.fsdp_config.model_dtype", None),
+    ("train.remove_padding", "actor_rollout_ref.model.use_remove_padding", None),
+    ("train.sequence_parallel_size", "actor_rollout_ref.actor.ulysses_sequence_parallel_size", None),
+    ("train.fsdp_size", "actor_rollout_ref.actor.fsdp_config.fsdp_size", None),
+    ("train.entropy_coeff", "actor_rollout_ref.actor.entropy_coeff", None),
+    ("train.entropy_checkpointing", "actor_rollout_ref.actor.entropy_checkpointing", None),
+    ("train.entropy_chunking", "actor_rollout_ref.actor.entropy_from_logits_with_chunking", None),
+    ("train.torch_compile", "actor_rollout_ref.actor.use_torch_compile", None),
+    ("batch.dynamic", "actor_rollout_ref.actor.use_dynamic_bsz", None),
+    ("batch.max_tokens_per_gpu", "actor_rollout_ref.actor.ppo_max_token_len_per_gpu", None),
+    ("batch.actor.micro_forward", "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu", None),
+    ("batch.actor.forward_dynamic", "actor_rollout_ref.rollout.log_prob_use_dynamic_bsz", None),
+    ("batch.actor.forward_max_tokens_per_gpu", "actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu", None),
+    ("batch.ref.micro_forward", "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu", None),
+    ("batch.ref.forward_dynamic", "actor_rollout_ref.ref.log_prob_use_dynamic_bsz", None),
+    ("batch.ref.forward_max_tokens_per_gpu", "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu", None),
+    ("batch.critic.micro_train", "critic.ppo_micro_batch_size_per_gpu", None),
+    ("batch.critic.dynamic", "critic.use_dynamic_bsz", None),
+    ("batch.critic.max_tokens_per_gpu", "critic.ppo_max_token_len_per_gpu", None),
+    ("batch.critic.micro_forward", "critic.forward_micro_batch_size_per_gpu", None),
+    ("batch.critic.forward_dynamic", "critic.use_dynamic_bsz", None),
+    ("batch.critic.forward_max_tokens_per_gpu", "critic.forward_max_token_len_per_gpu", None),
+    ("offload.critic.param", "critic.model.fsdp_config.param_offload", lambda v: "cpu" if v else "none"),
+    ("offload.critic.optimizer", "critic.model.fsdp_config.optimizer_offload", lambda v: "cpu" if v else "none"),
+    ("train.critic.gradient_checkpointing", "critic.model.enable_gradient_checkpointing", None),
+    ("train.critic.sequence_parallel_size", "critic.ulysses_sequence_parallel_size", None),
+    ("train.critic.remove_padding", "critic.model.use_remove_padding", None),
+]
+
+
+def setting_for(cfg: VerlConfig, common: str, key: str, convert=None, source_for=None) -> Setting:
+    value = cfg.get(key)
+    if convert is not None and is_known(value) and value is not None:
+        value = convert(value)
+    found = cfg.where(key)
+    path = span = None
+    origin = f"verl {cfg.release} default of {key}"
+    if isinstance(found, Override):
+        path, span, origin = found.path, found.value_span or found.span, f"override {key}"
+    elif isinstance(found, YamlEntry):
+        from rlhf_lint.readers.yaml import node_span
+
+        path, span, origin = found.path, node_span(found.node), f"{key} in {found.path}"
+    return Setting(common, UNKNOWN if value is None and common.startswith(("vllm.", "batch.")) else value,
+                   path, span, origin=origin)
+
+
+def settings_from(cfg: VerlConfig) -> Settings:
+    settings = Settings()
+    settings.add(Setting("framework", "verl"))
+    if cfg.release and cfg.exact:
+        settings.add(Setting("framework.version", cfg.release))
+    for common, key, convert in _MAPPING:
+        if cfg.exists(key) or cfg.where(key) is not None:
+            settings.add(setting_for(cfg, common, key, convert))
+    nodes, per_node = cfg.known_int("trainer.nnodes"), cfg.known_int("trainer.n_gpus_per_node")
+    if nodes and per_node:
+        settings.add(Setting("topology.world_size", nodes * per_node, origin="trainer.nnodes x trainer.n_gpus_per_node"))
+    strategy = cfg.get("actor_rollout_ref.actor.strategy")
+    # verl's hybrid engine: every role on the same GPUs, in one process per GPU (schemas/verl/placement.json)
+    placement = _placement()
+    settings.add(Setting("topology.colocate_all", True, origin="verl hybrid engine (every role on the same GPUs)"))
+    settings.add(Setting("topology.shared_process", tuple(placement["shared_process"]["roles"]),
+                         origin="verl hybrid engine (one worker process per GPU holds every role)"))
+    # the rollout's memory is modelled beside FSDP workers only (Megatron's TP/PP sharding is not modelled)
+    if cfg.get("actor_rollout_ref.rollout.name") in ("vllm", None) and strategy in ("fsdp", "fsdp2"):
+        tp = cfg.known_int("actor_rollout_ref.rollout.tensor_model_parallel_size") or 1
+        if nodes and per_node and tp > 0:
+            # one rollout engine per tensor-parallel group, inside the workers of those GPUs
+            settings.add(Setting("vllm.num_engines", nodes * per_node // tp,
+                                 origin="verl hybrid engine: world size / rollout tensor_model_parallel_size"))
+        sleeps = placement["rollout_sleeps"]
+        value = cfg.get(sleeps["key"]) if cfg.exists(sleeps["key"]) else sleeps["default"]
+        if isinstance(value, bool):
+            settings.add(Setting("vllm.enable_sleep", value, origin=f"{sleeps['key']} (verl frees the rollout's "
+                                                                      "memory after generation)"))
+    if strategy in ("fsdp", "fsdp2"):
+        settings.add(Setting("zero.stage", 3, origin="FSDP full sharding (ZeRO-3 equivalent)"))
+        # fsdp_workers.py loads every model with attn_implementation flash_attention_2 unless overridden
+        settings.add(Setting("train.flash_attn", True, origin="verl's FSDP workers use flash_attention_2"))
+    adv = cfg.get("algorithm.adv_estimator")
+    roles = ["actor", "ref", "vllm"]
+    if adv == "gae":
+        roles.append("critic")
+    if cfg.get("reward_model.enable") is True:
+        roles.append("reward")
+        settings.add(setting_for(cfg, "model.reward.path", "reward_model.model.path"))
+    settings.add(Setting("job.type", "ppo" if adv == "gae" else (adv if isinstance(adv, str) else UNKNOWN)))
+    return settings
+
+
+@record
+class VerlJob(Job):
+    verl: VerlConfig | None = None
+
+
+def _roles(cfg: VerlConfig) -> tuple[str, ...]:
+    """The models the trainer builds (main_ppo.py, v0.7.0 L252-L254; ray_trainer.py L343-L347): a reference only
+    when a KL term uses it and LoRA does not make the actor without adapters the reference; a critic for GAE; a
+    reward model when enabled. A value that cannot be read keeps the model (more memory, not less)."""
+    roles = ["actor"]
+    kl_reward, kl_loss = cfg.get("algorithm.use_kl_in_reward"), cfg.get("actor_rollout_ref.actor.use_kl_loss")
+    lora = cfg.get("actor_rollout_ref.model.lora_rank")
+    uses_kl = not cfg.exists("algorithm.use_kl_in_reward") or kl_reward is not False or kl_loss is not False
+    if uses_kl and not (isinstance(lora, int) and not isinstance(lora, bool) and lora > 0):
+        roles.append("ref")
+    roles.append("vllm")
+    if cfg.get("algorithm.adv_estimator") == "gae":
+        roles.append("critic")
+    if cfg.get("reward_model.enable") is True:
+        roles.append("reward")
+    return tuple(roles)
+
+
+def make_job(cfg: VerlConfig, name: str, path: str, span: Span | None) -> VerlJob:
+    settings = settings_from(cfg)
+    roles = _roles(cfg)
+    assumptions = []
+    if not cfg.exact:
+        assumptions.append("verl version unknown: defaults of the newest release, keys of any release")
+    return VerlJob(name=name, path=path, span=span, framework="verl", settings=settings, roles=roles,
+                   assumptions=assumptions, verl=cfg)
+
+
+def new_config(project, config_name: str = "ppo_trainer") -> VerlConfig:
+    version = project.config.version("verl") if project is not None else None
+    release, keys, exact = schema_keys(version, config_name)
+    return VerlConfig(release=release, defaults=keys, exact=exact, config_name=config_name)
+
+
+def interpret(command, source, project) -> list[Job]:
+    """A ``python -m verl.trainer.main_ppo key=value ...`` command as a verl Job (other entries read other configs:
+    main_generation, SFT; they are not checked against the PPO trainer keys)."""
+    entry = command.entry.text if command.entry is not None else ""
+    if not isinstance(entry, str) or entry != "verl.trainer.main_ppo":
+        return []
+    name, cpath = config_name_of(command)
+    known_name = name if name in ("ppo_trainer", "ppo_megatron_trainer") else "ppo_trainer"
+    cfg = new_config(project, known_name)
+    if cpath is not None or name != known_name:
+        target = None
+        if project is not None and cpath and name is not None:
+            target = project.resolve(command.path, os.path.join(cpath, name + ".yaml"))
+        if target is not None and isinstance(target.tree, list) and target.tree:
+            cfg.yaml = flatten_yaml(target.tree[0], target.path)
+            cfg.yaml_path = target.path
+        else:
+            cfg.partial = True  # a config of the repository that is not among the checked files
+    text = source.text if source is not None and source.path == command.path else None
+    for word in override_words(command):
+        o = split_override(word, text if word.path == command.path else None)
+        if o is not None:
+            cfg.overrides.append(o)
+    label = f"{os.path.basename(command.path)}:{(source.position(command.span.start).line if text else 0)} {entry}"
+    job = make_job(cfg, label, command.path, command.span)
+    job.hardware = dict(command.hardware)
+    return [job]
+
+
+@job_builder(kinds={"yaml"})
+def build_verl_yaml_jobs(source: Source, project) -> list[Job]:
+    """A repository's own verl trainer YAML (a Hydra config with actor_rollout_ref/data/trainer sections)."""
+    docs = source.tree if isinstance(source.tree, list) else []
+    if not docs or not looks_like_verl_yaml(docs[0]):
+        return []
+    cfg = new_config(project)
+    cfg.yaml = flatten_yaml(docs[0], source.path)
+    cfg.yaml_path = source.path
+    from rlhf_lint.readers.yaml import node_span
+
+    return [make_job(cfg, f"{os.path.basename(source.path)} (verl config)", source.path, node_span(docs[0]))]

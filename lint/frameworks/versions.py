@@ -1,0 +1,652 @@
+"""Version-compatibility knowledge (schemas/pins/*.tsv) and what it says about a project's pins.
+
+Every fact is a row with its source URL. The analysis is pure: it reads Sources already parsed, the project's jobs
+and ds_configs (for hazards that apply only under a setting actually used), and the tables.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections import defaultdict
+
+from rlhf_lint.startup.records import field, record, replace
+from rlhf_lint.model import Related, Setting, Span
+from rlhf_lint.readers.pins import Pin, canonical, pin_documents
+
+# The machine a training job runs on, for evaluating environment markers of requirements.
+DEFAULT_MARKER_ENV = {
+    "python_version": "3.10", "python_full_version": "3.10.12", "platform_system": "Linux", "sys_platform": "linux",
+    "platform_machine": "x86_64", "os_name": "posix", "implementation_name": "cpython",
+    "platform_python_implementation": "CPython", "extra": "",
+}
+CRITICAL_PACKAGES = ("torch", "vllm", "deepspeed", "transformers")
+TRAINING_PACKAGES = frozenset({"deepspeed", "openrlhf", "verl", "trl", "accelerate", "peft", "vllm", "ray",
+                               "orz", "flash-attn"})
+KIND_PRECEDENCE = {"requirements": 0, "pyproject_toml": 1, "setup_cfg": 2, "python": 2, "yaml": 3, "dockerfile": 4,
+                   "shell": 5}
+WHEN_LABELS = {
+    "zero3": "ZeRO stage 3 is used",
+    "zero12": "ZeRO stage 1/2 is used",
+    "offload": "ZeRO offload is used",
+    "hf_trainer": "TRL (a Hugging Face Trainer-based stack) is used",
+    "deepspeed": "DeepSpeed is used",
+}
+
+
+# -- the tables ---------------------------------------------------------------------------------------------------
+def _schema_path(name: str) -> str:
+    from rlhf_lint import schemas
+
+    return os.path.join(os.path.dirname(schemas.__file__), "pins", name)
+
+
+def _read_tsv(name: str) -> list[dict[str, str]]:
+    rows: list[dict[str, str]] = []
+    header: list[str] | None = None
+    with open(_schema_path(name), encoding="utf-8") as fh:
+        for line in fh:
+            line = line.rstrip("\n")
+            if not line or line.startswith("#"):
+                continue
+            cells = line.split("\t")
+            if header is None:
+                header = cells
+                continue
+            rows.append(dict(zip(header, cells + [""] * (len(header) - len(cells)))))
+    return rows
+
+
+@record(frozen=True)
+class RequiresRow:
+    package: str
+    versions: object  # SpecifierSet
+    extra: str
+    requires: str
+    source: str
+
+
+@record(frozen=True)
+class Fact:
+    id: str
+    package: str
+    affected: object  # SpecifierSet
+    severity: str
+    when: str
+    with_: str
+    symptom: str
+    works: str
+    source: str
+
+    def hits(self, version: str) -> bool:
+        return _contains(self.affected, version)
+
+
+@record(frozen=True)
+class WheelRow:
+    flash_attn: object  # SpecifierSet
+    torch: tuple[str, ...]
+    cuda: str
+    source: str
+
+
+@functools.lru_cache(maxsize=None)
+def requires_table() -> dict[str, list[RequiresRow]]:
+    from packaging.specifiers import SpecifierSet
+
+    out: dict[str, list[RequiresRow]] = defaultdict(list)
+    for row in _read_tsv("requires.tsv"):
+        out[canonical(row["package"])].append(
+            RequiresRow(canonical(row["package"]), SpecifierSet(row["versions"]), row["extra"], row["requires"],
+                        row["source"]))
+    return dict(out)
+
+
+@functools.lru_cache(maxsize=None)
+def known_bad_table() -> dict[str, list[Fact]]:
+    from packaging.specifiers import SpecifierSet
+
+    out: dict[str, list[Fact]] = defaultdict(list)
+    for row in _read_tsv("known_bad.tsv"):
+        out[canonical(row["package"])].append(
+            Fact(row["id"], canonical(row["package"]), SpecifierSet(row["affected"]), row["severity"], row["when"],
+                 row["with"], row["symptom"], row["works"], row["source"]))
+    return dict(out)
+
+
+@functools.lru_cache(maxsize=None)
+def wheel_table() -> list[WheelRow]:
+    from packaging.specifiers import SpecifierSet
+
+    return [WheelRow(SpecifierSet(r["flash_attn"]), tuple(r["torch"].split()), r["cuda"], r["source"])
+            for r in _read_tsv("flash_attn_wheels.tsv")]
+
+
+@functools.lru_cache(maxsize=None)
+def releases(package: str) -> tuple[str, ...]:
+    """Known released versions of a package, oldest first (PyPI history, or the framework tables)."""
+    from packaging.version import InvalidVersion, Version
+
+    package = canonical(package)
+    found: set[str] = set()
+    for row in _read_tsv("releases.tsv"):
+        if canonical(row["package"]) == package:
+            found.update(row["versions"].split())
+    for row in requires_table().get(package, []):
+        for spec in row.versions:
+            if spec.operator == "==" and "*" not in spec.version:
+                found.add(spec.version)
+    out = []
+    for v in found:
+        try:
+            out.append((Version(v), v))
+        except InvalidVersion:
+            continue
+    return tuple(v for _, v in sorted(out))
+
+
+def _contains(specifier, version: str) -> bool:
+    from packaging.version import InvalidVersion
+
+    try:
+        return specifier.contains(version, prereleases=True)
+    except InvalidVersion:
+        return False
+
+
+def marker_applies(marker) -> bool:
+    if marker is None:
+        return True
+    try:
+        from packaging.markers import Marker
+
+        m = marker if not isinstance(marker, str) else Marker(marker)
+        return m.evaluate(DEFAULT_MARKER_ENV)
+    except Exception:  # an unevaluable marker: assume it applies rather than hide a pin
+        return True
+
+
+# -- install sets -------------------------------------------------------------------------------------------------
+@record
+class InstallSet:
+    id: str
+    path: str
+    kind: str
+    pins: list[Pin] = field(default_factory=list)
+
+
+@record(frozen=True)
+class Constraint:
+    """One requirement on a package inside an install set: written directly (chain empty) or implied by a
+    framework pin (``vllm==0.7.2`` implies ``torch==2.5.1``)."""
+
+    name: str
+    specifier: object  # SpecifierSet
+    text: str
+    root: Pin
+    chain: tuple[tuple[str, str, str], ...] = ()  # (who requires, package, requirement as shown) per step
+    exact: str | None = None
+
+    @property
+    def direct(self) -> bool:
+        return not self.chain
+
+    @property
+    def through(self) -> tuple[str, ...]:
+        """Packages the requirement passes through between the written pin and this constraint."""
+        return tuple(step[1] for step in self.chain[:-1])
+
+    def why(self) -> str:
+        if not self.chain:
+            return f"{self.root.display()} is pinned"
+        first = self.chain[0]
+        return ", ".join([f"{first[0]} requires {first[2]}"] + [f"which requires {step[2]}" for step in self.chain[1:]])
+
+
+def _cached(project, key: str, build):
+    cache = project.__dict__.setdefault("_pins_cache", {})
+    if key not in cache:
+        cache[key] = build()
+    return cache[key]
+
+
+def install_sets(project) -> list[InstallSet]:
+    return _cached(project, "sets", lambda: _build_install_sets(project))
+
+
+def _build_install_sets(project) -> list[InstallSet]:
+    docs = pin_documents(project)
+    sets: dict[str, InstallSet] = {}
+    for path, doc in docs.items():
+        kind = project.sources[path].kind
+        for pin in doc.pins:
+            sets.setdefault(pin.group, InstallSet(pin.group, path, kind)).pins.append(pin)
+        if doc.includes:
+            s = sets.setdefault(path, InstallSet(path, path, kind))
+            s.pins.extend(_included_pins(project, docs, path, {os.path.realpath(path)}))
+    for set_id, s in list(sets.items()):
+        m = re.match(r"^(.*)\[[^\]]+\]$", set_id)
+        if m and m.group(1) in sets:  # an extra installs on top of the base dependencies
+            s.pins[:0] = sets[m.group(1)].pins
+    return [s for s in sets.values() if s.pins]
+
+
+def _included_pins(project, docs, path: str, seen: set[str]) -> list[Pin]:
+    out: list[Pin] = []
+    for include in docs[path].includes:
+        target = project.resolve(path, include.target)
+        if target is None or target.kind != "requirements":
+            continue
+        real = os.path.realpath(target.path)
+        if real in seen:
+            continue
+        seen.add(real)
+        pins = docs[target.path].pins + _included_pins(project, docs, target.path, seen)
+        out.extend(replace(p, constraint=True) if include.option == "-c" else p for p in pins)
+    return out
+
+
+def constraints(install_set: InstallSet) -> dict[str, list[Constraint]]:
+    # several rules ask for the same set's constraints; its pins are final once install_sets() returned it
+    cached = install_set.__dict__.get("_constraints")
+    if cached is None:
+        cached = install_set.__dict__["_constraints"] = _constraints(install_set)
+    return cached
+
+
+def _constraints(install_set: InstallSet) -> dict[str, list[Constraint]]:
+    from packaging.specifiers import SpecifierSet
+
+    out: dict[str, list[Constraint]] = defaultdict(list)
+    for pin in install_set.pins:
+        if not marker_applies(pin.marker):
+            continue
+        out[pin.name].append(Constraint(pin.name, SpecifierSet(pin.specifier), pin.display(), pin, (), pin.version))
+        if pin.version:
+            _implied(out, pin.name, pin.version, pin.extras, pin, (), 0)
+    return out
+
+
+def _implied(out, name: str, version: str, extras, root: Pin, chain: tuple, depth: int) -> None:
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    if depth > 3:
+        return
+    for row in requires_table().get(name, []):
+        if not _contains(row.versions, version) or (row.extra and row.extra not in extras):
+            continue
+        try:
+            req = Requirement(row.requires)
+        except InvalidRequirement:
+            continue
+        if not marker_applies(req.marker):
+            continue
+        dep = canonical(req.name)
+        shown = f"{dep}{req.specifier}" if str(req.specifier) else dep
+        step = (f"{name} {version}{f' [{row.extra}]' if row.extra else ''}", dep, shown)
+        from rlhf_lint.readers.pins import _exact_version
+
+        exact = _exact_version(req.specifier)
+        c = Constraint(dep, req.specifier, shown, root, chain + (step,), exact)
+        out[dep].append(c)
+        if exact:
+            _implied(out, dep, exact, tuple(req.extras), root, chain + (step,), depth + 1)
+
+
+def exact_version(cons: dict[str, list[Constraint]], name: str) -> Constraint | None:
+    """The constraint that fixes ``name`` to one version in this set (a direct pin first)."""
+    found = [c for c in cons.get(canonical(name), []) if c.exact]
+    found.sort(key=lambda c: not c.direct)
+    return found[0] if found else None
+
+
+def compatible(specifiers, package: str = "") -> bool:
+    """Whether some version satisfies every specifier set: tried on the versions they mention, just above each,
+    and the known releases of the package."""
+    from packaging.version import InvalidVersion, Version
+
+    candidates = {"0"}
+    for spec_set in specifiers:
+        for spec in spec_set:
+            v = spec.version.replace(".*", "")
+            candidates.update({v, v + ".0.0.0.1"})
+            try:
+                parsed = Version(v)
+                release = list(parsed.release)
+                release[-1] += 1
+                candidates.add(".".join(map(str, release)))
+            except InvalidVersion:
+                continue
+    if package:
+        candidates.update(releases(package))
+    for c in candidates:
+        if all(_contains(s, c) for s in specifiers):
+            return True
+    return False
+
+
+# -- settings a hazard may depend on (project-wide) ---------------------------------------------------------------
+def setting_evidence(project, governs: str | None = None) -> dict[str, Related]:
+    """Settings in use (ZeRO stage, offload, ...) among the files an install set governs: those in the folder of its
+    file and below, so a hazard of one sub-project's pins is not triggered by another's settings. A pin file in a
+    folder with nothing else to govern (``docker/Dockerfile``, ``requirements/base.txt``) governs its parent's tree."""
+    scope = _governed_dir(project, governs) if governs else None
+    return _cached(project, f"evidence:{scope}", lambda: _build_evidence(project, scope))
+
+
+def _under(path: str | None, scope: str | None) -> bool:
+    if scope is None:
+        return True
+    if path is None:
+        return False
+    return os.path.abspath(path).startswith(scope + os.sep)
+
+
+def _governed_dir(project, pin_file: str) -> str:
+    def governed_paths():
+        for source in project.sources.values():
+            if source.kind in ("ds_config", "shell", "python", "yaml"):
+                yield source.path
+
+    scope = os.path.dirname(os.path.abspath(pin_file))
+    root = os.path.abspath(project.config.root)
+    while True:
+        if any(_under(p, scope) for p in governed_paths()):
+            return scope
+        parent = os.path.dirname(scope)
+        if parent == scope or not scope.startswith(root) or scope == root:
+            return scope
+        scope = parent
+
+
+def _build_evidence(project, scope: str | None = None) -> dict[str, Related]:
+    from rlhf_lint.readers.json import JSONDocument, JValue
+
+    found: dict[str, Related] = {}
+
+    def note(key: str, path: str | None, span: Span | None, message: str) -> None:
+        if key not in found and path is not None and _under(path, scope):
+            found[key] = Related(path, span, message)
+
+    for source in project.of_kind("ds_config"):
+        tree = source.tree
+        if not isinstance(tree, JSONDocument):
+            continue
+        note("deepspeed", source.path, None, "a DeepSpeed config")
+        stage = tree.lookup("zero_optimization.stage")
+        if isinstance(stage, JValue) and isinstance(stage.value, int) and not isinstance(stage.value, bool):
+            if stage.value == 3:
+                note("zero3", source.path, stage.span, "ZeRO stage 3 here")
+            elif stage.value in (1, 2):
+                note("zero12", source.path, stage.span, f"ZeRO stage {stage.value} here")
+        for part in ("offload_optimizer", "offload_param"):
+            device = tree.lookup(f"zero_optimization.{part}.device")
+            if isinstance(device, JValue) and device.value in ("cpu", "nvme"):
+                note("offload", source.path, device.span, f"{part} to {device.value} here")
+        legacy = tree.lookup("zero_optimization.cpu_offload")
+        if isinstance(legacy, JValue) and legacy.value is True:
+            note("offload", source.path, legacy.span, "cpu_offload here")
+    try:
+        jobs = project.jobs
+    except Exception:  # a job builder of another family failing must not take the pins rules down
+        jobs = []
+    for job in jobs:
+        if not _under(job.path, scope):
+            continue
+        stage = job.settings.get("zero.stage")
+        if stage is not None and isinstance(stage.value, int):
+            note("deepspeed", stage.path, stage.span, "a DeepSpeed launch")
+            if stage.value == 3:
+                note("zero3", stage.path, stage.span, "ZeRO stage 3 here")
+            elif stage.value in (1, 2):
+                note("zero12", stage.path, stage.span, f"ZeRO stage {stage.value} here")
+        for key in ("offload.optimizer", "offload.param"):
+            s = job.settings.get(key)
+            if s is not None and s.value in ("cpu", "nvme"):
+                note("offload", s.path, s.span, f"{key.replace('.', ' ')} offloaded to {s.value} here")
+        if job.framework in ("trl", "hf"):
+            note("hf_trainer", job.path, job.span, f"a {job.framework} launch")
+        if job.framework == "deepspeed":
+            note("deepspeed", job.path, job.span, "a DeepSpeed launch")
+    return found
+
+
+# -- findings the P rules report ----------------------------------------------------------------------------------
+@record(frozen=True)
+class Conflict:
+    package: str
+    first: Constraint
+    second: Constraint
+    install_set: InstallSet
+
+
+def conflicts(project) -> list[Conflict]:
+    return _cached(project, "conflicts", lambda: list(_find_conflicts(project)))
+
+
+def _order(c: Constraint) -> tuple:
+    return (c.root.path, c.root.span.start, len(c.chain))
+
+
+def _find_conflicts(project):
+    for s in install_sets(project):
+        cons = constraints(s)
+        found: list[Conflict] = []
+        for name, items in cons.items():
+            items = sorted(items, key=_order)
+            for i, a in enumerate(items):
+                for b in items[i + 1 :]:
+                    if a.root is b.root and a.direct and b.direct:
+                        continue
+                    if not compatible([a.specifier, b.specifier], name):
+                        found.append(Conflict(name, a, b, s))
+        contested = {(c.package, frozenset((id(c.first.root), id(c.second.root)))) for c in found}
+        reported: set[tuple] = set()
+        for c in found:
+            roots = frozenset((id(c.first.root), id(c.second.root)))
+            if len(roots) == 2 and any((m, roots) in contested for m in c.first.through + c.second.through):
+                continue  # a consequence of a conflict already reported on a package the chain passes through
+            key = (c.package, roots)
+            if key in reported and len(roots) == 2:
+                continue  # the same two pins disagree about this package along another path: once is enough
+            reported.add(key)
+            yield c
+
+
+@record(frozen=True)
+class BadHit:
+    fact: Fact
+    pin: Pin  # the pin written in the file (the framework pin when the version is implied)
+    version: str
+    constraint: Constraint
+    reason: Related | None  # the setting or pin that makes a conditional fact apply
+    target: str | None  # the nearest release no applicable fact hits (for exact, direct pins)
+    install_set: InstallSet
+
+
+def known_bad_hits(project) -> list[BadHit]:
+    return _cached(project, "bad", lambda: list(_find_bad(project)))
+
+
+def _condition(fact: Fact, cons, evidence: dict[str, Related]) -> tuple[bool, Related | None]:
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    reason = None
+    if fact.when:
+        reason = evidence.get(fact.when)
+        if reason is None and fact.when in ("hf_trainer", "deepspeed"):
+            names = ("trl",) if fact.when == "hf_trainer" else ("deepspeed",)
+            for n in names:
+                if cons.get(n):
+                    c = cons[n][0]
+                    reason = Related(c.root.path, c.root.span, f"{c.text} in the same install")
+                    break
+        if reason is None:
+            return False, None
+    if fact.with_:
+        try:
+            req = Requirement(fact.with_)
+        except InvalidRequirement:
+            return False, None
+        name = canonical(req.name)
+        if not str(req.specifier):
+            if not cons.get(name):
+                return False, None
+            c = cons[name][0]
+        else:
+            c = exact_version(cons, name)
+            if c is None or not _contains(req.specifier, c.exact):
+                return False, None
+        if reason is None:
+            reason = Related(c.root.path, c.root.span, f"{c.why()}" if not c.direct else f"{c.text} here")
+    return True, reason
+
+
+def _find_bad(project):
+    sets = install_sets(project)
+    if not sets:
+        return  # no pins: skip loading the table (it imports packaging.specifiers, ~25 ms of start-up)
+    table = known_bad_table()
+    for s in sets:
+        evidence = setting_evidence(project, s.path)
+        cons = constraints(s)
+        for name, items in cons.items():
+            facts = table.get(name)
+            if not facts:
+                continue
+            applicable = []
+            for fact in facts:
+                ok, reason = _condition(fact, cons, evidence)
+                if ok:
+                    applicable.append((fact, reason))
+            if not applicable:
+                continue
+            for c in items:
+                if not c.exact or c.root.constraint and not c.direct:
+                    continue
+                version = _public(c.exact)
+                hit = [(f, r) for f, r in applicable if f.hits(version)]
+                if not hit:
+                    continue
+                target = None
+                if c.direct and c.root.version_span is not None:
+                    others = [o for o in items if o is not c]
+                    target = nearest_good(name, version, [f for f, _ in applicable], others)
+                for fact, reason in hit:
+                    yield BadHit(fact, c.root, version, c, reason, target, s)
+
+
+def _public(version: str) -> str:
+    return version.split("+", 1)[0]
+
+
+def nearest_good(package: str, version: str, facts, others) -> str | None:
+    """The closest release above ``version`` (else below) that no fact hits and every other constraint admits."""
+    from packaging.version import Version
+
+    current = Version(version)
+    good = []
+    for v in releases(package):
+        parsed = Version(v)
+        if parsed.is_prerelease or parsed.is_devrelease:
+            continue
+        if any(f.hits(v) for f in facts) or not all(_contains(o.specifier, v) for o in others):
+            continue
+        good.append((parsed, v))
+    above = [v for p, v in good if p > current]
+    if above:
+        return above[0]
+    below = [v for p, v in good if p < current]
+    return below[-1] if below else None
+
+
+@record(frozen=True)
+class WheelGap:
+    pin: Pin
+    row: WheelRow
+    torch: Constraint
+    target: str | None
+
+
+def wheel_gaps(project) -> list[WheelGap]:
+    return _cached(project, "wheels", lambda: list(_find_wheel_gaps(project)))
+
+
+def _torch_minor(version: str) -> str:
+    from packaging.version import Version
+
+    v = Version(version)
+    return f"{v.major}.{v.minor}"
+
+
+def _find_wheel_gaps(project):
+    sets = install_sets(project)
+    if not sets:
+        return  # no pins: skip loading the table (packaging.specifiers)
+    from packaging.version import Version
+
+    rows = wheel_table()
+    for s in sets:
+        cons = constraints(s)
+        torch = exact_version(cons, "torch")
+        if torch is None:
+            continue
+        minor = _torch_minor(torch.exact)
+        for c in cons.get("flash-attn", []):
+            if not c.direct or not c.exact or c.root.constraint or c.root.source_build:
+                continue
+            built_for = re.search(r"torch(\d+\.\d+)", c.exact.partition("+")[2])
+            if built_for:  # a wheel whose local version names the torch it was built for
+                if built_for.group(1) != minor:
+                    yield WheelGap(c.root, WheelRow(None, (built_for.group(1),), "", c.root.url or ""), torch, None)
+                continue
+            row = next((r for r in rows if _contains(r.flash_attn, _public(c.exact))), None)
+            if row is None or minor in row.torch:
+                continue
+            target = None
+            if c.root.version_span is not None:
+                current = Version(_public(c.exact))
+                fits = sorted((Version(spec.version), spec.version) for r in rows if minor in r.torch
+                              for spec in r.flash_attn if spec.operator == "==")
+                above = [v for p, v in fits if p > current]
+                below = [v for p, v in fits if p < current]
+                target = above[0] if above else (below[-1] if below else None)
+            yield WheelGap(c.root, row, torch, target)
+
+
+def is_training_repository(project, cons) -> bool:
+    if setting_evidence(project):
+        return True
+    return any(name in TRAINING_PACKAGES for name in cons)
+
+
+# -- for other families -------------------------------------------------------------------------------------------
+def pinned_version(project, package: str) -> tuple[str, Setting] | None:
+    """The exact version the repository pins ``package`` to, and where: a direct ``==`` pin first (requirements
+    files before pyproject/setup, environment.yml, Dockerfiles and scripts), else a version implied by a framework
+    pin (``openrlhf==0.9.5`` implies ``deepspeed==0.18.7``). None when nothing pins it exactly."""
+    # asked by several rules for every ds_config: computed once per project (the constraint sets are costly)
+    return _cached(project, f"pinned_version:{canonical(package)}", lambda: _pinned_version(project, package))
+
+
+def _pinned_version(project, package: str) -> tuple[str, Setting] | None:
+    name = canonical(package)
+    best: tuple[tuple, Constraint] | None = None
+    for s in install_sets(project):
+        c = exact_version(constraints(s), name)
+        if c is None:
+            continue
+        key = (not c.direct, KIND_PRECEDENCE.get(s.kind, 9), c.root.path, c.root.span.start)
+        if best is None or key < best[0]:
+            best = (key, c)
+    if best is None:
+        return None
+    c = best[1]
+    version = _public(c.exact)
+    if c.direct:
+        span = c.root.version_span or c.root.span
+        origin = f"pinned in {os.path.basename(c.root.path)}"
+    else:
+        span = c.root.span
+        origin = "implied: " + c.why()
+    return version, Setting(f"pin.{name}", version, c.root.path, span, origin, c.root.text)

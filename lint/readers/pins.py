@@ -1,0 +1,612 @@
+"""Reading version pins, with exact spans, from every place a training repository writes them.
+
+requirements*.txt / constraints*.txt (with -r/-c includes), pyproject.toml dependency arrays, setup.cfg and setup.py
+install requirements, conda environment.yml pip sections, and ``pip install`` commands in Dockerfiles and launch
+scripts. Nothing is executed: setup.py is read through libcst, TOML and YAML by scanning their text.
+
+A Pin keeps the span of the requirement as written and, for an exact pin (``==X``), the span of the version token,
+which is what a fix rewrites. Pins that are installed together form an install set (``Pin.group``): one requirements
+file with its includes, one pyproject extra, one Dockerfile stage, one ``pip install`` command of a script.
+"""
+from __future__ import annotations
+
+import re
+
+from rlhf_lint.startup.records import field, record, replace
+from rlhf_lint.model import Span
+from rlhf_lint.engine.project import ParseError
+from rlhf_lint.readers.source import Source
+from rlhf_lint.startup.lazyre import lazy_compile
+
+# Options of pip (and ``uv pip``) that take a value: the value is not a requirement.
+VALUE_OPTIONS = frozenset({
+    "-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-i", "--index-url", "--extra-index-url",
+    "-f", "--find-links", "-t", "--target", "--prefix", "--root", "--src", "--upgrade-strategy", "--no-binary",
+    "--only-binary", "--platform", "--python-version", "--implementation", "--abi", "--trusted-host",
+    "--cache-dir", "--log", "--progress-bar", "-C", "--config-settings", "--global-option", "--install-option",
+    "--index-strategy", "--python", "--extra", "--group", "--report", "--hash", "--use-feature", "--retries",
+    "--timeout", "--proxy", "--cert", "--client-cert", "--exists-action", "--keyring-provider", "-p",
+})
+CONDA_NAMES = {"pytorch": "torch"}  # conda package name -> PyPI distribution name
+
+
+@record(frozen=True)
+class Pin:
+    name: str  # canonical distribution name (``flash-attn``)
+    text: str  # the requirement as written
+    path: str
+    span: Span  # the requirement as written
+    specifier: str  # PEP 440 specifier set as text ("" = any version)
+    version: str | None = None  # the exact version for ``==X`` / ``===X`` / a wheel URL / conda ``=X.Y.Z``
+    version_span: Span | None = None  # where that version is written (what a fix rewrites); None for URLs
+    extras: tuple[str, ...] = ()
+    marker: str | None = None
+    group: str = ""  # install-set id
+    constraint: bool = False  # from a constraints file (-c): restricts, installs nothing
+    url: str | None = None
+    source_build: bool = False  # installed with --no-build-isolation / --no-binary: compiling is intended
+
+    @property
+    def exact(self) -> bool:
+        return self.version is not None
+
+    def display(self) -> str:
+        extras = f"[{','.join(self.extras)}]" if self.extras else ""
+        return f"{self.name}{extras}{self.specifier}" if not self.url else f"{self.name}{extras} @ {self.url}"
+
+
+@record(frozen=True)
+class Include:
+    option: str  # "-r" or "-c"
+    target: str
+    span: Span
+
+
+@record
+class PinDocument:
+    pins: list[Pin] = field(default_factory=list)
+    includes: list[Include] = field(default_factory=list)
+
+
+# -- one requirement string ---------------------------------------------------------------------------------------
+def canonical(name: str) -> str:
+    from packaging.utils import canonicalize_name
+
+    return str(canonicalize_name(name))
+
+
+def _exact_version(specifier) -> str | None:
+    for spec in specifier:
+        if spec.operator in ("==", "===") and not spec.version.endswith(".*"):
+            return spec.version
+    return None
+
+
+def _wheel_name_version(url: str) -> tuple[str, str] | None:
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+    filename = url.split("#", 1)[0].split("?", 1)[0].rsplit("/", 1)[-1]
+    if not filename.endswith(".whl"):
+        return None
+    try:
+        name, version, _build, _tags = parse_wheel_filename(filename)
+    except (InvalidWheelFilename, ValueError):
+        return None
+    return str(name), str(version)
+
+
+def requirement_pin(text: str, start: int, path: str, group: str, constraint: bool = False) -> Pin | None:
+    """A Pin from one requirement string written at ``start``; None for what names no distribution.
+    Raises ValueError when the text is not a valid requirement."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    stripped = text.strip()
+    if not stripped:
+        return None
+    start += len(text) - len(text.lstrip())
+    text = stripped
+    if "${" in text or text.startswith("$"):
+        return None  # an environment variable: the value cannot be known here
+    named = re.match(r"^[A-Za-z0-9][\w.-]*\s*(?:\[[^\]]*\])?\s*@", text)
+    if not named and (re.match(r"^(?:[a-z][a-z0-9+.-]*://|\.{0,2}/|file:)", text, re.IGNORECASE)
+                      or text.endswith((".whl", ".tar.gz", ".zip"))):
+        return _bare_url_pin(text, start, path, group, constraint)
+    try:
+        req = Requirement(text)
+    except InvalidRequirement as exc:
+        raise ValueError(str(exc).splitlines()[0]) from None
+    name = canonical(req.name)
+    span = Span(start, start + len(text))
+    marker = str(req.marker) if req.marker else None
+    extras = tuple(sorted(req.extras))
+    if req.url:
+        wheel = _wheel_name_version(req.url)
+        version = wheel[1] if wheel and canonical(wheel[0]) == name else None
+        return Pin(name, text, path, span, f"=={version}" if version else "", version, None, extras, marker, group,
+                   constraint, req.url)
+    version = _exact_version(req.specifier)
+    version_span = None
+    if version is not None:
+        head = text.split(";", 1)[0]
+        m = re.search(r"===?\s*(" + re.escape(version) + r")(?![\w.+])", head)
+        if m:
+            version_span = Span(start + m.start(1), start + m.end(1))
+    return Pin(name, text, path, span, str(req.specifier), version, version_span, extras, marker, group, constraint)
+
+
+def _bare_url_pin(text: str, start: int, path: str, group: str, constraint: bool) -> Pin | None:
+    url = text.split()[0]
+    egg = re.search(r"[#&]egg=([A-Za-z0-9_.\-]+)", url)
+    wheel = _wheel_name_version(url)
+    if wheel:
+        name, version = canonical(wheel[0]), wheel[1]
+        return Pin(name, text, path, Span(start, start + len(url)), f"=={version}", version, None, (), None, group,
+                   constraint, url)
+    if egg:
+        return Pin(canonical(egg.group(1)), text, path, Span(start, start + len(url)), "", None, None, (), None,
+                   group, constraint, url)
+    return None
+
+
+# -- requirements files ---------------------------------------------------------------------------------------------
+_PER_REQUIREMENT_OPTION = lazy_compile(r"\s--?(?:hash|global-option|install-option|config-settings|C)\b")
+_OPTION = lazy_compile(r"^(--?[A-Za-z][\w-]*)(?:=|\s+)?(.*)$")
+
+
+def _logical_lines(text: str):
+    """(start offset, line text) with backslash continuations joined; the backslash and line break become spaces
+    so offsets into the joined text equal offsets into the file."""
+    pos = 0
+    n = len(text)
+    buf: list[str] = []
+    buf_start = 0
+    while pos <= n:
+        end = text.find("\n", pos)
+        if end == -1:
+            end = n
+        line = text[pos:end]
+        body = line[:-1] if line.endswith("\r") else line
+        if not buf:
+            buf_start = pos
+        if body.endswith("\\") and end < n:
+            buf.append(body[:-1] + " " * (len(line) - len(body) + 2))
+        else:
+            buf.append(line)
+            yield buf_start, "".join(buf)
+            buf = []
+        pos = end + 1
+
+
+def _strip_comment(line: str) -> str:
+    m = re.search(r"(?:^|\s)#", line)
+    return line[: m.start()] if m else line
+
+
+def parse_requirements_source(source: Source) -> PinDocument:
+    doc = PinDocument()
+    constraint_file = source.name.lower().startswith("constraints")
+    for start, line in _logical_lines(source.text):
+        body = _strip_comment(line).rstrip("\r").rstrip()
+        if not body.strip():
+            continue
+        lead = len(body) - len(body.lstrip())
+        stripped = body.strip()
+        if stripped.startswith("-"):
+            m = _OPTION.match(stripped)
+            option, value = (m.group(1), m.group(2).strip()) if m else (stripped, "")
+            if option.startswith("-r") and option not in ("-r",) and not option.startswith("--"):
+                option, value = "-r", option[2:] + value  # -rfile.txt
+            elif option.startswith("-c") and option != "-c" and not option.startswith("--"):
+                option, value = "-c", option[2:] + value
+            if option in ("-r", "--requirement", "-c", "--constraint") and value:
+                vstart = start + lead + stripped.find(value)
+                doc.includes.append(Include("-c" if option in ("-c", "--constraint") else "-r", value,
+                                            Span(vstart, vstart + len(value))))
+            elif option in ("-e", "--editable") and value:
+                vstart = start + lead + stripped.find(value)
+                pin = _safe_pin(value, vstart, source.path, source.path, constraint_file)
+                if pin is not None:
+                    doc.pins.append(pin)
+            continue  # index options, --pre, --hash-only lines and the like install nothing by themselves
+        cut = _PER_REQUIREMENT_OPTION.search(stripped)
+        requirement = stripped[: cut.start()] if cut else stripped
+        try:
+            pin = requirement_pin(requirement, start + lead, source.path, source.path, constraint_file)
+        except ValueError as exc:
+            raise ParseError(f"invalid requirement {requirement!r}: {exc}", start + lead,
+                             start + lead + len(requirement)) from None
+        if pin is not None:
+            doc.pins.append(pin)
+    return doc
+
+
+def _safe_pin(text: str, start: int, path: str, group: str, constraint: bool = False) -> Pin | None:
+    try:
+        return requirement_pin(text, start, path, group, constraint)
+    except ValueError:
+        return None
+
+
+# -- pyproject.toml -------------------------------------------------------------------------------------------------
+_TABLE = lazy_compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
+_ARRAY_KEY = lazy_compile(r"^\s*(\"[^\"]+\"|'[^']+'|[A-Za-z0-9_.-]+)\s*=\s*\[")
+
+
+def parse_pyproject_source(source: Source) -> PinDocument:
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    try:
+        tomllib.loads(source.text)
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"line (\d+), column (\d+)", str(exc))
+        offset = source.offset(int(m.group(1)), int(m.group(2))) if m else 0
+        raise ParseError(f"invalid TOML: {str(exc).split(' (at line')[0]}", offset) from None
+    doc = PinDocument()
+    text = source.text
+    table = ""
+    for line_start, line in _physical_lines(text):
+        t = _TABLE.match(line)
+        if t:
+            table = t.group(1).strip()
+            continue
+        k = _ARRAY_KEY.match(line)
+        if not k:
+            continue
+        key = k.group(1).strip("\"'")
+        group = None
+        if table == "project" and key == "dependencies":
+            group = source.path
+        elif table == "project.optional-dependencies":
+            group = f"{source.path}[{key}]"
+        elif table == "dependency-groups":
+            group = f"{source.path}:{key}"
+        elif table == "build-system" and key == "requires":
+            group = f"{source.path}:build"
+        if group is None:
+            continue
+        for value, offset in _toml_array_strings(text, line_start + k.end() - 1):
+            pin = _safe_pin(value, offset, source.path, group)
+            if pin is not None:
+                doc.pins.append(pin)
+    return doc
+
+
+def _physical_lines(text: str):
+    pos = 0
+    for line in text.split("\n"):
+        yield pos, line
+        pos += len(line) + 1
+
+
+def _toml_array_strings(text: str, open_bracket: int):
+    """The string items of the TOML array whose '[' is at ``open_bracket``, as (value, offset of the value)."""
+    i = open_bracket + 1
+    depth = 1
+    n = len(text)
+    while i < n and depth:
+        ch = text[i]
+        if ch == "#":
+            nl = text.find("\n", i)
+            i = n if nl == -1 else nl
+            continue
+        if ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+        elif ch in "\"'":
+            if text.startswith(ch * 3, i):
+                end = text.find(ch * 3, i + 3)
+                i = n if end == -1 else end + 3
+                continue
+            j = i + 1
+            while j < n and text[j] != ch and text[j] != "\n":
+                j += 2 if (ch == '"' and text[j] == "\\") else 1
+            raw = text[i + 1 : j]
+            if depth == 1 and "\\" not in raw:
+                yield raw, i + 1
+            i = j + 1
+            continue
+        i += 1
+
+
+# -- setup.cfg ------------------------------------------------------------------------------------------------------
+def parse_setup_cfg_source(source: Source) -> PinDocument:
+    doc = PinDocument()
+    section = ""
+    key = None
+    for line_start, raw_line in _physical_lines(source.text):
+        line = raw_line.rstrip("\r")
+        stripped = line.strip()
+        if not stripped or stripped.startswith(("#", ";")):
+            continue
+        if stripped.startswith("[") and stripped.endswith("]"):
+            section, key = stripped[1:-1].strip(), None
+            continue
+        if line[:1].isspace() and key is not None:
+            value, offset = stripped, line_start + line.index(stripped)
+        else:
+            if "=" not in line:
+                key = None
+                continue
+            name, _, value = line.partition("=")
+            name = name.strip()
+            if section == "options" and name in ("install_requires", "setup_requires"):
+                key = source.path if name == "install_requires" else f"{source.path}:setup"
+            elif section == "options.extras_require":
+                key = f"{source.path}[{name}]"
+            else:
+                key = None
+                continue
+            offset = line_start + len(line) - len(value) + (len(value) - len(value.lstrip()))
+            value = value.strip()
+        value = _strip_comment(value).rstrip()
+        for part_offset, part in _split_semicolon_free(value, offset):
+            pin = _safe_pin(part, part_offset, source.path, key)
+            if pin is not None:
+                doc.pins.append(pin)
+    return doc
+
+
+def _split_semicolon_free(value: str, offset: int):
+    """setup.cfg puts one requirement per line; a value on the key's own line may list several, comma-free."""
+    if value:
+        yield offset, value
+
+
+# -- setup.py (libcst, never executed) -----------------------------------------------------------------------------
+def setup_py_pins(source: Source) -> list[Pin]:
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    module = source.tree
+    if module is None or "install_requires" not in source.text and "extras_require" not in source.text:
+        return [], []
+    wrapper = MetadataWrapper(module)
+    positions = wrapper.resolve(PositionProvider)
+    assigned: dict[str, cst.BaseExpression] = {}
+    for stmt in wrapper.module.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+                    assigned[small.targets[0].target.value] = small.value
+    pins: list[Pin] = []
+    includes: list[Include] = []
+
+    def file_reference(node) -> None:
+        """``install_requires=read("requirements.txt")``: the named file's pins are the install requirements."""
+        if isinstance(node, cst.Call) and node.args and isinstance(node.args[0].value, cst.SimpleString):
+            name = node.args[0].value.evaluated_value
+            if isinstance(name, str) and name.endswith((".txt", ".in")):
+                pos = positions[node.args[0].value]
+                start = source.offset(pos.start.line, pos.start.column + 1)
+                end = source.offset(pos.end.line, pos.end.column + 1)
+                includes.append(Include("-r", name, Span(start, end)))
+
+    def strings(node, group: str) -> None:
+        if isinstance(node, cst.Name) and node.value in assigned:
+            node = assigned[node.value]
+        if isinstance(node, (cst.List, cst.Tuple)):
+            for element in node.elements:
+                value = element.value
+                if isinstance(value, cst.SimpleString):
+                    inner = value.evaluated_value
+                    if not isinstance(inner, str):
+                        continue
+                    pos = positions[value].start
+                    start = source.offset(pos.line, pos.column + 1)
+                    literal = source.text[start : start + len(value.value)]
+                    quote_len = len(value.prefix) + len(value.quote)
+                    if literal[quote_len : len(literal) - len(value.quote)] != inner:
+                        continue  # escapes inside the literal: offsets would not line up
+                    pin = _safe_pin(inner, start + quote_len, source.path, group)
+                    if pin is not None:
+                        pins.append(pin)
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            for arg in node.args:
+                if arg.keyword is None:
+                    continue
+                if arg.keyword.value == "install_requires":
+                    strings(arg.value, source.path)
+                    file_reference(arg.value)
+                elif arg.keyword.value == "extras_require":
+                    value = arg.value
+                    if isinstance(value, cst.Name) and value.value in assigned:
+                        value = assigned[value.value]
+                    if isinstance(value, cst.Dict):
+                        for element in value.elements:
+                            if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
+                                extra = element.key.evaluated_value
+                                strings(element.value, f"{source.path}[{extra}]")
+
+    wrapper.module.visit(Visitor())
+    return pins, includes
+
+
+# -- conda environment.yml -----------------------------------------------------------------------------------------
+def environment_yml_pins(source: Source) -> list[Pin]:
+    import yaml
+
+    from rlhf_lint.readers.yaml import mapping_get
+
+    pins: list[Pin] = []
+    for doc in source.tree or []:
+        deps = mapping_get(doc, "dependencies")
+        if not isinstance(deps, yaml.SequenceNode):
+            continue
+        for item in deps.value:
+            if isinstance(item, yaml.ScalarNode):
+                pin = _conda_pin(source, item)
+                if pin is not None:
+                    pins.append(pin)
+            pip = mapping_get(item, "pip")
+            if isinstance(pip, yaml.SequenceNode):
+                for entry in pip.value:
+                    if isinstance(entry, yaml.ScalarNode) and not entry.value.lstrip().startswith("-"):
+                        start, _ = _scalar_bounds(source, entry)
+                        pin = _safe_pin(entry.value, start, source.path, source.path)
+                        if pin is not None:
+                            pins.append(pin)
+    return pins
+
+
+def _scalar_bounds(source: Source, node) -> tuple[int, int]:
+    start, end = node.start_mark.index, node.end_mark.index
+    if source.text[start : start + 1] in ("'", '"'):
+        start, end = start + 1, end - 1
+    return start, end
+
+
+def _conda_pin(source: Source, node) -> Pin | None:
+    start, end = _scalar_bounds(source, node)
+    text = source.text[start:end]
+    if text != node.value:
+        return None
+    m = re.match(r"^(?:[\w.-]+::)?([A-Za-z0-9_.-]+)\s*(.*)$", text)
+    if not m:
+        return None
+    name = canonical(CONDA_NAMES.get(m.group(1).lower(), m.group(1)))
+    rest = m.group(2)
+    version = vspan = None
+    spec = ""
+    eq = re.match(r"^(==?)\s*([0-9][\w.+!]*)(?:=\S*)?$", rest)
+    if eq and (eq.group(1) == "==" or eq.group(2).count(".") >= 2):
+        version = eq.group(2)
+        vstart = start + m.start(2) + eq.start(2)
+        vspan = Span(vstart, vstart + len(version))
+        spec = f"=={version}"
+    elif rest:
+        return None  # conda match specs other than an exact version: not compared
+    return Pin(name, text, source.path, Span(start, end), spec, version, vspan, (), None, source.path)
+
+
+# -- pip install commands (Dockerfiles, launch scripts) -------------------------------------------------------------
+_PIP_INSTALL = lazy_compile(
+    r"(?:^|(?<=[\s;&|(`]))(?:python[0-9.]*\s+-m\s+pip|pip[0-9.]*|uv\s+pip)\s+install\b")
+_TERMINATORS = ("&&", "||", ";", "|", ")", "`")
+
+
+def _words(text: str, pos: int):
+    """Shell-like words from ``pos`` to the end of the command: (value, start offset of the value, quoted).
+    Backslash-newline joins lines; a word with an expansion (``$``) is returned as None."""
+    n = len(text)
+    while pos < n:
+        ch = text[pos]
+        if ch == "\\" and text[pos + 1 : pos + 2] in ("\n", "\r"):
+            pos += 3 if text[pos + 1 : pos + 3] == "\r\n" else 2
+            continue
+        if ch in " \t\r":
+            pos += 1
+            continue
+        if ch == "\n" or any(text.startswith(t, pos) for t in _TERMINATORS):
+            return
+        if ch == "#":
+            return
+        start = pos
+        value: list[str] = []
+        unknown = False
+        value_start = None
+        while pos < n:
+            ch = text[pos]
+            if ch in " \t\r\n" or any(text.startswith(t, pos) for t in _TERMINATORS if t != ")") or ch == ")":
+                break
+            if ch == "\\" and text[pos + 1 : pos + 2] in ("\n", "\r"):
+                break
+            if ch in "\"'":
+                end = text.find(ch, pos + 1)
+                if end == -1:
+                    end = n
+                if value_start is None:
+                    value_start = pos + 1
+                chunk = text[pos + 1 : end]
+                unknown |= ch == '"' and "$" in chunk
+                value.append(chunk)
+                pos = end + 1
+                continue
+            if ch == "$":
+                unknown = True
+            if value_start is None:
+                value_start = pos
+            value.append(ch)
+            pos += 1
+        yield (None if unknown else "".join(value)), (value_start if value_start is not None else start)
+
+
+def pip_install_pins(source: Source, group_of=None) -> list[Pin]:
+    """Pins named on ``pip install`` command lines. ``group_of(offset)`` names the install set of a command
+    (default: one set per command)."""
+    text = source.text
+    pins: list[Pin] = []
+    for m in _PIP_INSTALL.finditer(text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if re.search(r"(?:^|\s)#", text[line_start : m.start()]):
+            continue  # inside a comment
+        group = group_of(m.start()) if group_of else f"{source.path}@{m.start()}"
+        skip_value = False
+        words = list(_words(text, m.end()))
+        source_build = any(w in ("--no-build-isolation", "--no-binary") or (w or "").startswith("--no-binary=")
+                           for w, _ in words)
+        for value, start in words:
+            if skip_value:
+                skip_value = False
+                continue
+            if value is None:
+                continue
+            if value.startswith("-"):
+                skip_value = "=" not in value and value in VALUE_OPTIONS
+                continue
+            if value in (".", "..") or value.startswith((".[", "./", "/")) and not value.endswith(".whl"):
+                continue
+            pin = _safe_pin(value, start, source.path, group)
+            if pin is not None:
+                pins.append(replace(pin, source_build=True) if source_build else pin)
+    return pins
+
+
+def parse_dockerfile_source(source: Source) -> PinDocument:
+    stages = [m.start() for m in re.finditer(r"(?im)^[ \t]*FROM\s", source.text)]  # [ \t]: \s* over blank lines is quadratic
+
+    def stage_of(offset: int) -> str:
+        index = sum(1 for s in stages if s <= offset)
+        return f"{source.path}#stage{index}"
+
+    return PinDocument(pins=pip_install_pins(source, stage_of))
+
+
+# -- any source -----------------------------------------------------------------------------------------------------
+def pin_documents(project) -> dict[str, PinDocument]:
+    """``pins_of`` for every source of the project, computed once per project."""
+    docs = project.__dict__.get("_pin_documents")
+    if docs is None:
+        docs = project.__dict__["_pin_documents"] = {path: pins_of(src) for path, src in project.sources.items()}
+    return docs
+
+
+def declares_pins(project) -> bool:
+    """Whether any source pins or includes anything: without that, the P rules have nothing to check and the pins
+    facts (their tables and packaging.specifiers, ~30 ms of a one-file run) need not be imported."""
+    return any(doc.pins or doc.includes for doc in pin_documents(project).values())
+
+
+def pins_of(source: Source) -> PinDocument:
+    """The pins a source declares (an empty document for sources that declare none or do not parse)."""
+    tree = source.tree
+    if isinstance(tree, PinDocument):
+        return tree
+    try:
+        if source.kind == "python" and source.name == "setup.py" and tree is not None:
+            pins, includes = setup_py_pins(source)
+            return PinDocument(pins=pins, includes=includes)
+        if source.kind == "yaml" and tree is not None and re.match(r"^(?:environment|conda|env)[\w.-]*\.ya?ml$",
+                                                                    source.name, re.IGNORECASE):
+            return PinDocument(pins=environment_yml_pins(source))
+        if source.kind == "shell":
+            return PinDocument(pins=pip_install_pins(source))
+    except (RecursionError, ValueError):
+        return PinDocument()
+    return PinDocument()
