@@ -1,1 +1,2 @@
-"""Rule families, one module each. Every public module here is imported by the registry on first use."""
+"""The rules, one folder per family (D DeepSpeed, S shell, O OpenRLHF, V verl, Z ORZ, A accelerate/TRL, M memory,
+P pins, F files) and one module per rule, named after its code and name. The registry imports them by name."""

@@ -50,11 +50,10 @@ NOT_FOR_ONE_SCRIPT = {
     "rlhf_lint.frameworks.verl": "~2 ms; job builder for YAML files and verl jobs only",
     "rlhf_lint.frameworks.orz": "~4 ms; job builder for Python files only",
     "rlhf_lint.frameworks.accelerate": "~1 ms; job builder for YAML files only",
-    "rlhf_lint.rules.deepspeed": "~5 ms with the JSON parser and ds_config classifier; ds_config files only",
-    "rlhf_lint.rules.deepspeed_checks": "~4 ms; ds_config files only",
-    "rlhf_lint.rules.accelerate": "YAML files only",
-    "rlhf_lint.rules.verl": "verl launches only (its job rules name their framework in the rule index)",
-    "rlhf_lint.rules.orz": "Python configs and ORZ launches only",
+    "rlhf_lint.rules.deepspeed._common": "~5 ms with the JSON parser and ds_config classifier; ds_config files only",
+    "rlhf_lint.rules.accelerate._common": "YAML files only",
+    "rlhf_lint.rules.verl._common": "verl launches only (its job rules name their framework in the rule index)",
+    "rlhf_lint.rules.orz._common": "Python configs and ORZ launches only",
     "rlhf_lint.readers.json": "JSON files only",
     "dataclasses": "~8 ms with inspect; value types are rlhf_lint.startup.records",
     "inspect": "~6 ms (ast, dis, tokenize); only rule documentation cleans docstrings with it",
@@ -74,7 +73,7 @@ def test_one_launch_script_imports_only_what_it_needs(tmp_path):
     modules = set(result["modules"])
     # the check really ran: the colocated actor/ref GPU mismatch is an error (exit 1) found by the OpenRLHF rules
     assert result["exit"] == 1
-    assert {"rlhf_lint.rules.openrlhf", "rlhf_lint.frameworks.openrlhf", "rlhf_lint.readers.shell"} <= modules
+    assert {"rlhf_lint.rules.openrlhf._common", "rlhf_lint.frameworks.openrlhf", "rlhf_lint.readers.shell"} <= modules
     loaded = {name: why for name, why in NOT_FOR_ONE_SCRIPT.items() if name in modules}
     assert loaded == {}
 
@@ -109,7 +108,7 @@ def test_a_ds_config_alone_imports_no_job_builder(tmp_path):
                          timeout=120, env=env)
     assert out.returncode == 0, out.stderr
     modules = set(json.loads(out.stdout.strip().splitlines()[-1])["modules"])
-    assert "rlhf_lint.rules.deepspeed" in modules  # the check ran
+    assert "rlhf_lint.rules.deepspeed.d001_unknown_ds_config_key" in modules  # the check ran
     builders = {"rlhf_lint.frameworks.launchers", "rlhf_lint.frameworks.orz", "rlhf_lint.frameworks.verl", "rlhf_lint.frameworks.accelerate"}
     assert builders & modules == set()
     assert {"rlhf_lint.readers.pins", "rlhf_lint.frameworks.versions"} & modules == set()  # no file pins DeepSpeed

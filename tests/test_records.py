@@ -7,7 +7,6 @@ import pickle
 
 import pytest
 
-from rlhf_lint.startup import records
 from rlhf_lint.startup.records import FrozenInstanceError, field, fields, record, replace
 
 

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from rlhf_lint.frameworks.launchers import _is_line_break, _starts_negative_number
 from rlhf_lint.frameworks.openrlhf import _is_negative_number
-from rlhf_lint.rules.shell import _has_glob, _is_brace_placeholder
+from rlhf_lint.rules.shell.s003_placeholder_value import _is_brace_placeholder
+from rlhf_lint.rules.shell.s005_unquoted_glob_in_value import _has_glob
 
 _PIECES = ["-", ".", "0", "7", "\u0663", "\u00b2", "\u2155", "inf", "nan", "e", "\n", "\r", " ", "\t", "\u00a0",
            "\u2003", "\x1c", "\\", "{", "}", "[", "]", "*", "?", "a", "Z", "_", "\u00e9", "\u00aa", '"', ":", "x y"]

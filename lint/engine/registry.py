@@ -150,12 +150,15 @@ class Registry:
         if not self.loaded:
             self.index()
             self.loaded = True
-            # every module of the rules package registers its rules at import time; rule modules keep heavy
-            # imports (libcst, jsonschema) inside the functions that need them, so this stays cheap
+            # every rule module (rules/<family>/<code>_<name>.py) registers its rule at import time; rule modules
+            # keep heavy imports (libcst, jsonschema) inside the functions that need them, so this stays cheap
             package = import_module(RULES_PACKAGE)
-            for name in _module_names(package.__path__):
-                if not name.startswith("_"):
-                    import_module(f"{RULES_PACKAGE}.{name}")
+            for family in _module_names(package.__path__):
+                if not family.startswith("_"):
+                    folder = import_module(f"{RULES_PACKAGE}.{family}")
+                    for name in _module_names(folder.__path__):
+                        if not name.startswith("_"):
+                            import_module(f"{RULES_PACKAGE}.{family}.{name}")
         return self
 
     def all(self) -> list[Rule]:

@@ -1,0 +1,2 @@
+"""A: accelerate / TRL. One module per rule, named after it (``aNNN_rule_name.py``); helpers
+shared by several rules of the family in ``_common.py``."""

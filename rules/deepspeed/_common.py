@@ -1,0 +1,265 @@
+"""D: DeepSpeed ds_config checks. Facts come from schemas/ds_config_keys.json (built from ds_config_keys.tsv).
+
+"auto" and HF: a value "auto" is legal only when Hugging Face Trainer or accelerate fill it. The file is taken as
+consumed by HF when a launch that names it runs accelerate/TRL/transformers, or, with no such launch known, when it
+already uses "auto" in a key those integrations fill (the file was written for them). A launch by plain `deepspeed`
+or `torchrun` overrides that guess.
+
+D: cross-field checks DeepSpeed makes while it builds its config or its engine (research sections 2.2 and 2.3).
+
+Facts (which optimizers, which schedulers, since which release) are in schemas/ds_config_checks.json. A check fires
+only on literal values: a stage or a type that is "auto" or missing stays unknown.
+
+Helpers shared by the rules of this family (each rule is a module of this folder, named after it).
+"""
+from __future__ import annotations
+
+from rlhf_lint.frameworks.deepspeed import assumed_version_note, ds_keys, version_at_least
+from rlhf_lint.fixers import json as jfix
+from rlhf_lint.readers.json import JMember, JObject, JSONDocument, JValue
+from rlhf_lint.model import Applicability, Finding, Fix
+
+
+KINDS = {"ds_config"}
+HF_FRAMEWORKS = {"accelerate", "trl", "hf", "transformers", "llamafactory", "axolotl"}
+TRUE_STRINGS = {"true", "yes", "on", "1", "t", "y"}
+FALSE_STRINGS = {"false", "no", "off", "0", "f", "n"}
+
+
+def _doc(ctx) -> JSONDocument | None:
+    tree = ctx.tree
+    if isinstance(tree, JSONDocument) and isinstance(tree.root, JObject):
+        return tree
+    return None
+
+
+def _member(obj, key: str) -> JMember | None:
+    return obj.member(key) if isinstance(obj, JObject) else None
+
+
+def _lookup_member(doc: JSONDocument, dotted: str) -> JMember | None:
+    parent, _, name = dotted.rpartition(".")
+    obj = doc.lookup(parent) if parent else doc.root
+    return _member(obj, name)
+
+
+def _section_mode(path: str, config) -> str:
+    sec = ds_keys()["sections"].get(path)
+    if sec is None:
+        return "open"
+    if sec.get("strict_since") and not version_at_least(config, sec["strict_since"]):
+        return "lenient"
+    return sec["mode"]
+
+
+def _sections(doc: JSONDocument):
+    """(dotted path, object) of every object that sits at a known section path ("" is the top level)."""
+    sections = ds_keys()["sections"]
+    stack = [("", doc.root)]
+    while stack:
+        path, obj = stack.pop()
+        yield path, obj
+        for m in obj.members:
+            child = f"{path}.{m.key}" if path else m.key
+            if isinstance(m.value, JObject) and child in sections:
+                stack.append((child, m.value))
+
+
+def _children(section: str) -> set[str]:
+    data = ds_keys()
+    section = "bf16" if section == "bfloat16" else section
+    prefix = f"{section}." if section else ""
+    names = set()
+    for table in (data["keys"], data["sections"], data["aliases"]):
+        for path in table:
+            if path.startswith(prefix) and path and "." not in path[len(prefix):]:
+                names.add(path[len(prefix):])
+    return {n for n in names if f"{prefix}{n}" not in data["deprecated"]}
+
+
+def _canonical(path: str) -> str:
+    """The key table's name for a path: the legacy bfloat16 section reads like bf16, aliases map to their key."""
+    if path.startswith("bfloat16."):
+        path = "bf16." + path[len("bfloat16."):]
+    return ds_keys()["aliases"].get(path, path)
+
+
+def _known(path: str) -> bool:
+    data = ds_keys()
+    return any(path in data[t] or _canonical(path) in data[t] for t in ("keys", "sections", "aliases", "deprecated"))
+
+
+def _truthy(value, config) -> bool | None:
+    """How DeepSpeed reads an ``enabled`` flag: None for "auto" dropped by pydantic (>= 0.17.1)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        if not version_at_least(config, "0.17.1"):
+            return value != ""  # dict.get: any non-empty string is truthy, "false" and "auto" included
+        low = value.strip().lower()
+        return True if low in TRUE_STRINGS else False if low in FALSE_STRINGS else None
+    if isinstance(value, (int, float)):
+        return bool(value)
+    return None
+
+
+def _enabled(doc: JSONDocument, section: str, config):
+    node = doc.lookup(f"{section}.enabled")
+    return (None, None) if node is None else (_truthy(node.to_python(), config), node)
+
+
+def _int_value(node) -> int | None:
+    if isinstance(node, JValue) and not isinstance(node.value, bool):
+        if isinstance(node.value, int):
+            return node.value
+        if isinstance(node.value, float) and node.value.is_integer():
+            return int(node.value)
+    return None
+
+
+def _zero_stage(doc: JSONDocument) -> int | None:
+    zero = doc.root.get("zero_optimization")
+    if isinstance(zero, JValue) and isinstance(zero.value, bool):
+        return 1 if zero.value else 0
+    if zero is None:
+        return 0
+    node = doc.lookup("zero_optimization.stage")
+    if node is None:
+        return 0 if isinstance(zero, JObject) else None
+    value = node.to_python()
+    if isinstance(value, str) and value.strip().isdecimal():
+        return int(value)
+    return _int_value(node)
+
+
+def _consumers(ctx) -> tuple[set[str], list]:
+    refs = ctx.project.jobs_referencing(ctx.source.path)
+    return {job.framework for job, _ in refs if job.framework}, refs
+
+
+def _is_auto(node) -> bool:
+    return isinstance(node, JValue) and node.value == "auto"
+
+
+def _unknown_keys(ctx, strict: bool):
+    doc = _doc(ctx)
+    if doc is None:
+        return
+    data = ds_keys()
+    for section, obj in _sections(doc):
+        mode = _section_mode(section, ctx)
+        if mode == "open" or (mode == "strict") != strict:
+            continue
+        present = set(obj.keys())
+        for m in obj.members:
+            path = f"{section}.{m.key}" if section else m.key
+            if _known(path):
+                continue
+            if not strict and _is_comment_key(m.key):
+                continue  # `"_comment": "..."` is how JSON files carry comments; ignoring it is the intent
+            where = f"in {section!r}" if section else "at the top level"
+            rejected = data["rejected"].get(path)
+            suggestion = rejected["suggest"] if rejected else None
+            if suggestion is None and not rejected:
+                suggestion = _closest(m.key, _children(section))
+            if strict:
+                message = f"unknown key {m.key!r} {where}: DeepSpeed rejects it at start-up (ValidationError)"
+            else:
+                message = f"unknown key {m.key!r} {where} is silently ignored by DeepSpeed"
+            if rejected:
+                message += f"; {rejected['message']}"
+            fix = None
+            if suggestion:
+                message += f"; did you mean {suggestion!r}?"
+                if suggestion not in present:
+                    fix = Fix(f"rename {m.key!r} to {suggestion!r}", (jfix.rename_key(m, suggestion),),
+                              Applicability.SAFE if strict else Applicability.UNSAFE)
+            if strict:
+                message += f" ({assumed_version_note(ctx)}"
+                message += "; strict since 0.17.1)" if section in ("fp16", "bf16", "bfloat16") else ")"
+            yield Finding(m.key_span, message, fix=fix)
+
+
+def _is_comment_key(key: str) -> bool:
+    return key.startswith(("_", "//", "#")) or key.lower() in ("comment", "comments", "description", "note", "notes")
+
+
+def _closest(key: str, candidates: set[str]) -> str | None:
+    """The one candidate close enough to be the intended key, or None when none or several are."""
+    import difflib  # only for unknown keys: difflib costs ~1 ms of every start
+
+    scored = sorted(((difflib.SequenceMatcher(None, key.lower(), c.lower()).ratio(), c) for c in candidates),
+                    reverse=True)
+    if not scored or scored[0][0] < 0.8:
+        return None
+    if len(scored) > 1 and scored[1][0] >= scored[0][0] - 0.05:
+        return None  # ambiguous
+    return scored[0][1]
+
+
+def _batch(doc: JSONDocument):
+    out = {}
+    for short, key in (("tbs", "train_batch_size"), ("mbs", "train_micro_batch_size_per_gpu"),
+                       ("gas", "gradient_accumulation_steps")):
+        node = doc.root.get(key)
+        if node is None:
+            out[short] = (None, None)
+        elif _is_auto(node) or _int_value(node) is None:
+            out[short] = ("skip", node)
+        else:
+            out[short] = (_int_value(node), node)
+    return out
+
+
+def _elastic(doc: JSONDocument) -> bool:
+    node = doc.lookup("elasticity.enabled")
+    return isinstance(node, JValue) and node.value is True
+
+
+def _device(doc, what: str) -> tuple[str | None, object]:
+    node = doc.lookup(f"zero_optimization.offload_{what}.device")
+    if isinstance(node, JValue) and isinstance(node.value, str):
+        return node.value.lower(), node
+    return None, node
+
+
+DS = "https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed"
+
+
+def checks() -> dict:
+    from rlhf_lint.schemas import load
+
+    return load("ds_config_checks.json")
+
+
+def _literal(doc, dotted: str):
+    """(python value, node) of a scalar at dotted, or (None, None) when absent, "auto" or not a scalar."""
+    node = doc.lookup(dotted)
+    if not isinstance(node, JValue) or _is_auto(node):
+        return None, None
+    return node.value, node
+
+
+def _number(value):
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _optimizer(doc):
+    """(DeepSpeed's name for optimizer.type, node): DeepSpeed lower-cases its own names, torch names stay."""
+    value, node = _literal(doc, "optimizer.type")
+    if not isinstance(value, str):
+        return None, None
+    from rlhf_lint.frameworks.deepspeed import ds_keys
+
+    low = value.lower()
+    return (low if low in ds_keys()["optimizers"]["names"] else value), node
+
+
+def _is_true(doc, dotted: str) -> bool:
+    value, _ = _literal(doc, dotted)
+    return value is True
+
+
+def _amp(doc):
+    value, node = _literal(doc, "amp.enabled")
+    return node if value is True else None

@@ -1,0 +1,2 @@
+"""M: Memory. One module per rule, named after it (``mNNN_rule_name.py``); helpers
+shared by several rules of the family in ``_common.py``."""

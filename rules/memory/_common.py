@@ -1,0 +1,110 @@
+"""M: memory. Each rule reads the memory estimate of a job (rlhf_lint.memory) and names the numbers behind it.
+
+Helpers shared by the rules of this family (each rule is a module of this folder, named after it).
+"""
+from __future__ import annotations
+
+
+MEMORY_TERMS = ("weights", "gradients", "optimizer_states", "activations", "logits", "deepspeed_buffers",
+                "gathered_params", "vllm_reservation", "cuda_graphs", "runtime")
+
+
+def _hardware(ctx):
+    return ctx.config.hardware_for(ctx.job.hardware)
+
+
+def _reader(ctx):
+    """config.json of a local model directory, when that file is among the checked files (read as data)."""
+    def read(reference: str):
+        found = ctx.project.resolve(ctx.job.path, reference.rstrip("/") + "/config.json")
+        return None if found is None else found.text
+    return read
+
+
+def _estimate(ctx, job=None):
+    from rlhf_lint.memory.estimate import estimate
+
+    job = job or ctx.job
+    cache = ctx.project.__dict__.setdefault("_memory_estimates", {})
+    key = id(job)
+    if key not in cache:
+        cache[key] = (job, estimate(job, _hardware(ctx), _reader(ctx), ctx.config.versions))
+    return cache[key][1]
+
+
+def _what_if(ctx, changes: dict):
+    from rlhf_lint.memory.estimate import estimate, with_settings
+
+    return estimate(with_settings(ctx.job, changes), _hardware(ctx), _reader(ctx), ctx.config.versions)
+
+
+def _gib(n: float) -> str:
+    return f"{n / 2**30:.1f} GiB"
+
+
+PHASE_NOTES = {"weight-sync": "vLLM woken while the policy sends it its weights, at start-up and after every update"}
+
+
+def _breakdown(group) -> str:
+    parts: dict[str, int] = {}
+    for role, term in group.phases[group.peak_phase]:
+        label = term.name if len(group.roles) == 1 else f"{role} {term.name}"
+        parts[label] = parts.get(label, 0) + term.bytes
+    top = sorted(((v, k) for k, v in parts.items() if v), reverse=True)[:5]
+    return ", ".join(f"{k.replace('_', ' ')} {_gib(v)}" for v, k in top)
+
+
+def _assumed(est) -> str:
+    guessed = [r.note for r in est.models.values() if r.guessed and r.note]
+    return f" (assumed: {'; '.join(guessed)})" if guessed else ""
+
+
+def _span_of(ctx, key: str):
+    """Where a setting is written in the launch file, else the launch command itself."""
+    setting = ctx.job.settings.get(key)
+    if setting is not None and setting.span is not None and setting.path == ctx.job.path:
+        return setting.span
+    return ctx.job.span
+
+
+def _checkpointing_off(ctx, group) -> dict[str, str]:
+    """{setting key: role} for the trained roles of the group that run without gradient checkpointing; a role with
+    its own key (verl's critic.model.enable_gradient_checkpointing) is read there, the others share the job's."""
+    off: dict[str, str] = {}
+    for r in group.roles:
+        if not r.trainable:
+            continue
+        own = f"train.{r.role}.gradient_checkpointing"
+        key = own if ctx.job.settings.get(own) is not None else "train.gradient_checkpointing"
+        if not ctx.job.value(key):
+            off.setdefault(key, r.role)
+    return off
+
+
+def _vllm_phases(group) -> list[str]:
+    """The phases in which vLLM's reservation is on the GPU: generation, and every phase when it does not sleep."""
+    return [p for p, items in group.phases.items()
+            if any(role == "vllm" and t.name == "vllm_reservation" for role, t in items)]
+
+
+def _best_utilization(ctx, est) -> float | None:
+    """The highest gpu_memory_utilization (in steps of 0.05) at which every phase that holds vLLM's reservation
+    fits (length-dependent terms at their bound included) and the KV cache still holds one full-length sequence.
+    Phases without vLLM (training while it sleeps) do not depend on it and are left to M001/M009."""
+    group = est.group_of("vllm")
+    if group is None or group.gpu_memory is None:
+        return None
+    util = 0.95
+    while util >= 0.099:
+        util = round(util, 2)
+        trial = _what_if(ctx, {"vllm.gpu_memory_utilization": util})
+        g, v = trial.group_of("vllm"), trial.role("vllm")
+        if (g is not None and all(g.phase_total(p) <= g.gpu_memory for p in _vllm_phases(g)) and v is not None
+                and (v.kv.get("tokens") or 0) >= v.kv.get("one_sequence", 0)):
+            return util
+        util -= 0.05
+    return None
+
+
+def _no_verdict(est) -> bool:
+    return not est.hardware_known or est.unmodelled is not None

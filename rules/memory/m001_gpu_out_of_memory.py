@@ -1,0 +1,118 @@
+"""M001 gpu-out-of-memory: the estimated peak GPU memory of a role (with the roles sharing its GPUs) exceeds the GPU."""
+from __future__ import annotations
+
+from rlhf_lint.model import Finding, Severity
+from rlhf_lint.engine.registry import rule
+from rlhf_lint.rules.memory._common import (
+    PHASE_NOTES, _assumed, _best_utilization, _breakdown, _checkpointing_off, _estimate, _gib, _no_verdict,
+    _what_if,
+)
+
+
+def _phase(name: str) -> str:
+    return f"{name} phase" + (f" ({PHASE_NOTES[name]})" if name in PHASE_NOTES else "")
+
+
+def _candidates(ctx, est, group) -> list[tuple[str, dict]]:
+    job = ctx.job
+    value = job.value
+    out: list[tuple[str, dict]] = []
+    trainable = any(r.trainable for r in group.roles)
+    dtype = str(value("precision.param_dtype", "bf16") or "bf16")
+    if trainable:
+        off = _checkpointing_off(ctx, group)
+        if off:
+            out.append(("turn on gradient checkpointing" + (f" ({', '.join(off.values())})" if len(off) > 1 or
+                        "critic" in off.values() else ""), {key: True for key in off}))
+        stage = value("zero.stage", 0)
+        if isinstance(stage, int) and stage < 3:
+            out.append(("ZeRO stage 3", {"zero.stage": 3}))
+        if value("offload.optimizer") in (None, "none", False):
+            out.append(("offload the optimizer to CPU", {"offload.optimizer": "cpu"}))
+        mb = value("batch.micro_train")
+        if isinstance(mb, int) and mb > 1:
+            out.append(("micro train batch 1", {"batch.micro_train": 1}))
+        if str(value("precision.grad_accum_dtype", "")).lower() == "fp32" and dtype in ("bf16", "fp16"):
+            out.append((f"accumulate gradients in {dtype}", {"precision.grad_accum_dtype": dtype}))
+    names = group.names
+    if "ref" in names and not value("offload.ref"):
+        out.append(("offload the reference model", {"offload.ref": True}))
+    if "vllm" in names and len(names) > 1:
+        if not value("vllm.enable_sleep"):
+            out.append(("let vLLM sleep while training", {"vllm.enable_sleep": True}))
+        best = _best_utilization(ctx, est)
+        if best is not None:
+            out.append((f"vLLM gpu_memory_utilization {best:g}", {"vllm.gpu_memory_utilization": best}))
+    return out
+
+
+def _ranked_changes(ctx, est, group) -> list[tuple[str, int, bool]]:
+    lead = group.roles[0].role
+    rows = []
+    for label, changes in _candidates(ctx, est, group):
+        after = _what_if(ctx, changes).group_of(lead)
+        if after is None:
+            continue
+        rows.append((label, group.peak - after.peak, bool(after.fits)))
+    rows.sort(key=lambda r: (not r[2], -r[1]))
+    return [r for r in rows if r[1] > 0]
+
+
+@rule("M001", "gpu-out-of-memory", Severity.ERROR, scope="job")
+def gpu_out_of_memory(ctx):
+    """The estimated peak GPU memory of a role (with the roles sharing its GPUs) exceeds the GPU.
+
+    ## What it does
+    Estimates, per role (actor/policy, critic, reference, reward, vLLM engines) and per GPU, the weights, gradients
+    (in their accumulation dtype), optimizer states (partitioned by ZeRO stage, or offloaded), activations of one
+    micro batch (with or without gradient checkpointing and flash attention), fp32 logits, DeepSpeed buckets and
+    the CUDA context. Roles placed on the same GPUs add up phase by phase (generation, experience, training), vLLM
+    with the whole reservation its gpu_memory_utilization makes. Sleep modes change what each phase holds: a
+    sleeping vLLM keeps only its CUDA context outside generation and the weight sync (the phase where it is woken
+    while the policy sends it its weights), a sleeping DeepSpeed engine (OpenRLHF `--deepspeed_enable_sleep`, ORZ
+    `colocate_all`) keeps its 16-bit partitions outside its own work and the trained models train one after another.
+    Reports the peak phase against the GPU of the
+    hardware profile, with the largest terms and the changes that would make it fit, ranked by memory saved.
+    verl's FSDP workers are modelled as FSDP (fp32 master parameters, gradients and Adam moments sharded over the
+    role's GPUs, gradients freed after the update, offloaded states loaded back for the update, one gathered wrap
+    unit at a time), not as ZeRO. Fires only when the overflow happens whatever the sequence lengths; one that
+    needs padding-free micro batches or token budgets filled to their bound is M009's warning.
+    No verdict (here and in M004-M007) for a training backend whose sharding the estimate does not model: verl's
+    Megatron backend (tensor/pipeline parallelism, distributed optimizer).
+
+    ## Why it matters
+    An OOM after model loading costs the whole start-up (often tens of minutes on many nodes); an OOM after the
+    first rollout costs more. The arithmetic is known before launch.
+
+    ## Example
+    A 70B actor on 8 x A100-80GB with ZeRO-2 and no offload: the replicated 16-bit weights alone are 140 GB.
+
+    ## Fix
+    Apply the suggested change: gradient checkpointing, ZeRO-3, optimizer offload, a smaller micro batch, a lower
+    vLLM gpu_memory_utilization, or more GPUs. M004, M005 and M006 carry the automatic fixes.
+
+    ## References
+    https://arxiv.org/abs/1910.02054
+    https://arxiv.org/abs/2205.05198
+    https://github.com/OpenRLHF/OpenRLHF/issues/392
+    https://github.com/Open-Reasoner-Zero/Open-Reasoner-Zero/issues/24
+    """
+    est = _estimate(ctx)
+    if _no_verdict(est):
+        return
+    for group in est.groups:
+        if group.fits is not False or not group.certain_overflow:
+            continue  # fits, or overflows only at the length bound of unpadded micro batches (M009)
+        who = " + ".join(group.names)
+        changes = _ranked_changes(ctx, est, group)
+        fitting = [f"{label} (-{_gib(saved)})" for label, saved, fits in changes if fits]
+        partial = [f"{label} (-{_gib(saved)})" for label, saved, fits in changes if not fits]
+        advice = ""
+        if fitting:
+            advice = "; fits with: " + ", ".join(fitting[:4])
+        elif partial:
+            advice = "; no single change fits; largest savings: " + ", ".join(partial[:4])
+        gpu = est.gpu.name if est.gpu is not None else "the GPU"
+        yield Finding(ctx.job.span,
+                      f"{who} need {_gib(group.peak)} per GPU in the {_phase(group.peak_phase)}, {gpu} has "
+                      f"{_gib(group.gpu_memory)}: {_breakdown(group)}{advice}{_assumed(est)}")

@@ -1,0 +1,48 @@
+"""M004 zero-stage-too-low: the job does not fit at its ZeRO stage but would with ZeRO-3."""
+from __future__ import annotations
+
+from rlhf_lint.model import Applicability, Finding, Severity
+from rlhf_lint.engine.registry import rule
+from rlhf_lint.rules.memory._common import _estimate, _gib, _no_verdict, _span_of, _what_if
+
+
+@rule("M004", "zero-stage-too-low", Severity.ERROR, scope="job", fixable=True)
+def zero_stage_too_low(ctx):
+    """The job does not fit at its ZeRO stage but would with ZeRO-3.
+
+    ## What it does
+    Re-runs the estimate with `zero.stage = 3` for every GPU group that does not fit; reports the stage when ZeRO-3
+    alone makes it fit, with the per-GPU figures before and after.
+
+    ## Why it matters
+    ZeRO-1/2 replicate the 16-bit weights on every GPU; ZeRO-3 partitions them too, which is what large actors
+    need (field case: 13B PPO on 8 x A100 killed at ZeRO-2).
+
+    ## Example
+    `--zero_stage 2` for a 13B actor on 4 GPUs next to a 13B critic.
+
+    ## Fix
+    Sets the stage to 3 (unsafe: communication volume grows by half, checkpoints change layout).
+
+    ## References
+    https://arxiv.org/abs/1910.02054
+    https://github.com/OpenRLHF/OpenRLHF/issues/277
+    """
+    stage = ctx.job.value("zero.stage")
+    est = _estimate(ctx)
+    if _no_verdict(est) or not isinstance(stage, int) or stage >= 3:
+        return
+    after = _what_if(ctx, {"zero.stage": 3})
+    for group in est.groups:
+        if group.fits is not False or not group.certain_overflow or not any(r.trainable for r in group.roles):
+            continue
+        new = after.group_of(group.roles[0].role)
+        if new is None or not new.fits:
+            continue
+        from rlhf_lint.memory.fixes import setting_fix
+
+        span = _span_of(ctx, "zero.stage")
+        yield Finding(span, f"ZeRO-{stage}: {' + '.join(group.names)} need {_gib(group.peak)} per GPU, "
+                            f"{_gib(group.gpu_memory)} available; with ZeRO-3 {_gib(new.peak)}",
+                      fix=setting_fix(ctx.project, ctx.job, {"zero.stage": 3}, "use ZeRO stage 3",
+                                      Applicability.UNSAFE))

@@ -1,0 +1,82 @@
+"""S003 placeholder-value: a launch still carries a template placeholder instead of a real value."""
+from __future__ import annotations
+
+from rlhf_lint.model import Finding, Severity
+from rlhf_lint.engine.registry import rule
+from rlhf_lint.startup.lazyre import lazy_compile
+from rlhf_lint.rules.shell._common import _SHELL, _commands
+
+
+def _is_brace_placeholder(text: str) -> bool:
+    r"""`{model_path}`, `{ OUTPUT DIR }`: ``^\{\s*[A-Za-z_][\w\- ]*\}$`` as string tests (JSON values in launch
+    scripts start with a brace too; a test compares the two)."""
+    body = text[:-1] if text.endswith("\n") else text  # `$` also matches before a final newline
+    if len(body) < 3 or body[0] != "{" or body[-1] != "}":
+        return False
+    name = body[1:-1].lstrip()
+    return (name[:1].isascii() and (name[:1].isalpha() or name[:1] == "_")
+            and all(ch.isalnum() or ch in "_- " for ch in name[1:]))
+
+
+# (text every match contains, test, label): the substring test spares most words the regular expression
+_PLACEHOLDERS = (
+    (("<",), lazy_compile(r"^<[A-Za-z_][\w .\-/]*>$").search, "an angle-bracket placeholder"),
+    (("{",), _is_brace_placeholder, "a brace placeholder"),
+    (("[",), lazy_compile(r"^\[[A-Z][A-Z0-9_]*\]$").search, "a bracket placeholder"),
+    (("path/to/",), lazy_compile(r"(?:^|[/=:])(?:/?path/to/)").search, "a '/path/to/' example path"),
+    (("YOUR", "your"), lazy_compile(r"(?:^|[/=_:.-])YOUR[_-][A-Z0-9_]+|(?:^|[/=:.])your[_-][a-z0-9_]+").search,
+     "a 'YOUR_...' placeholder"),
+)
+_ANGLE_HINT = lazy_compile(r"[A-Z]|path|dir|your|name|token|key|model|file")  # `<think>` is a tag, not a hole
+
+
+def _placeholder(text: str) -> str | None:
+    stripped = text.strip("'\"")
+    for needles, test, label in _PLACEHOLDERS:
+        if any(n in stripped for n in needles) and test(stripped):
+            if label.startswith("an angle") and not _ANGLE_HINT.search(stripped):
+                continue
+            return label
+    return None
+
+
+@rule("S003", "placeholder-value", Severity.ERROR, kinds=_SHELL)
+def placeholder_value(ctx):
+    """A launch still carries a template placeholder instead of a real value.
+
+    ## What it does
+    Reports argument values of a launch command (after expansion) that are template placeholders copied from an
+    example: `<OPENRLHF_ROOT_PATH>`, `{wandb_token}`, `[WANDB_TOKENS]`, `/path/to/model`, `YOUR_API_KEY`.
+
+    ## Why it matters
+    The job is scheduled, loads for minutes, and then fails on a model path or a login token that does not exist.
+
+    ## Example
+    ```bash
+    python3 -m openrlhf.cli.train_ppo_ray --pretrain /path/to/model --use_wandb {wandb_token}
+    ```
+
+    ## Fix
+    Put the real value in, or take the flag out.
+
+    ## References
+    - https://github.com/OpenRLHF/OpenRLHF/blob/v0.11.0/examples/scripts/train_ppo_ray_slurm.sh
+    """
+    seen: set[tuple[int, int]] = set()
+    for command in _commands(ctx):
+        words = [v for a in command.launcher_args + command.args for v in a.values] + list(command.positionals)
+        if command.entry is not None:
+            words.append(command.entry)
+        for word in words:
+            if not word.known or word.path != ctx.source.path:
+                continue
+            value = word.text.split("=", 1)[1] if word in command.positionals and "=" in word.text else word.text
+            label = _placeholder(value)
+            if label is None:
+                continue
+            span = word.edit_span
+            if (span.start, span.end) in seen:
+                continue
+            seen.add((span.start, span.end))
+            where = f" (through {word.origin})" if word.origin else ""
+            yield Finding(span, f"`{value}` is {label}, not a real value{where}")

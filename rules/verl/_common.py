@@ -1,0 +1,68 @@
+"""V: verl launches: Hydra overrides of launch scripts and trainer YAML, checked the way verl checks them at start-up.
+
+Each rule reads a verl Job (lint/verl.py): the release defaults, the repository's YAML and the overrides of the
+launch command, with the exact token each value was written in.
+
+Helpers shared by the rules of this family (each rule is a module of this folder, named after it).
+"""
+from __future__ import annotations
+
+from rlhf_lint.model import Applicability, Edit, Finding, Fix
+
+
+ACTOR = "actor_rollout_ref.actor"
+ROLLOUT = "actor_rollout_ref.rollout"
+
+
+def _cfg(ctx):
+    job = ctx.job
+    return getattr(job, "verl", None) if job is not None and job.framework == "verl" else None
+
+
+def _where(ctx, cfg, key):
+    """(path, span) of the token that sets ``key``: the override, the YAML value, or the launch command."""
+    from rlhf_lint.fixers.yaml import node_span
+    from rlhf_lint.frameworks.verl import Override, YamlEntry
+
+    found = cfg.where(key)
+    if isinstance(found, Override):
+        return found.path, found.value_span or found.span
+    if isinstance(found, YamlEntry):
+        return found.path, node_span(found.node)
+    return ctx.job.path, ctx.job.span
+
+
+def _value_fix(cfg, key, value, message, applicability=Applicability.UNSAFE):
+    """Rewrite the value of ``key`` where it is written (override token or YAML scalar); None for a default."""
+    import yaml
+
+    from rlhf_lint.fixers.yaml import replace_scalar, yaml_scalar
+    from rlhf_lint.frameworks.verl import Override, YamlEntry
+
+    found = cfg.where(key)
+    if isinstance(found, Override) and found.value_span is not None:
+        return Fix(message, (Edit.replace(found.value_span, yaml_scalar(value)),), applicability)
+    if isinstance(found, YamlEntry) and isinstance(found.node, yaml.ScalarNode):
+        return Fix(message, (replace_scalar(found.node, value),), applicability)
+    return None
+
+
+def _finding(ctx, cfg, key, message, fix=None, severity=None):
+    path, span = _where(ctx, cfg, key)
+    return Finding(span, message, fix=fix, path=path, severity=severity)
+
+
+def _ints(cfg, *keys):
+    values = [cfg.known_int(k) for k in keys]
+    return None if any(v is None for v in values) else values
+
+
+def _gpus(cfg, nodes, per_node) -> str:
+    """How the GPU count was known, naming defaults the reader may not have meant."""
+    defaults = [k for k in ("trainer.nnodes", "trainer.n_gpus_per_node") if cfg.where(k) is None]
+    note = f" ({', '.join(defaults)} at verl's default)" if defaults else ""
+    return f"{nodes * per_node} GPUs ({nodes} node(s) x {per_node}){note}"
+
+
+def _fsdp(cfg) -> bool:
+    return cfg.get(f"{ACTOR}.strategy") in ("fsdp", "fsdp2")

@@ -1,0 +1,57 @@
+"""V001 verl-unknown-key: an override names a key the trainer config does not have, and Hydra refuses it without `+`."""
+from __future__ import annotations
+
+from rlhf_lint.model import Applicability, Edit, Finding, Fix, Severity
+from rlhf_lint.engine.registry import rule
+from rlhf_lint.rules.verl._common import _cfg
+
+
+@rule("V001", "verl-unknown-key", Severity.ERROR, scope="job", frameworks=("verl",), fixable=True)
+def verl_unknown_key(ctx):
+    """An override names a key the trainer config does not have, and Hydra refuses it without `+`.
+
+    ## What it does
+    Checks every `key=value` override of a `verl.trainer.main_ppo` command against the keys of verl's trainer config
+    (the release given by `verl-version`, else any release) and the repository's own YAML config.
+
+    ## Why it matters
+    Hydra stops with "Could not override 'x'. Key 'x' is not in struct" before anything starts; a misspelt key in a
+    long script is easy to miss, and a script written for one release breaks on another.
+
+    ## Example
+    ```bash
+    python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.gpu_memory_utilisation=0.6
+    ```
+
+    ## Fix
+    When one known key is very close, the fix renames the override (unsafe: check that it is the key you meant).
+    A key that is meant to be new is written `+key=value`.
+
+    ## References
+    https://hydra.cc/docs/advanced/override_grammar/basic/
+    https://github.com/verl-project/verl/blob/main/docs/faq/faq.rst
+    """
+    cfg = _cfg(ctx)
+    if cfg is None or not cfg.defaults or cfg.partial:
+        return
+    from rlhf_lint.frameworks.verl import close_key  # past the early return: a non-verl job need not import it (~2 ms)
+
+    for o in cfg.overrides:
+        if o.op in ("+", "++") or cfg.exists(o.key):
+            continue
+        if o.op == "~":
+            message = f"`~{o.key}` deletes a key the config does not have"
+            yield Finding(o.key_span or o.span, message, path=o.path)
+            continue
+        where = f"verl {cfg.release}" if cfg.exact else "any verl release"
+        near = close_key(o.key, cfg.defaults)
+        fix = None
+        message = f"unknown key `{o.key}` (not in the trainer config of {where}): Hydra refuses it"
+        if near:
+            message += f"; did you mean `{near}`?"
+            if o.key_span is not None:
+                start = o.key_span.start + len(o.op)
+                fix = Fix(f"rename to {near}", (Edit(start, o.key_span.end, near),), Applicability.UNSAFE)
+        else:
+            message += "; write `+" + o.key + "=...` to add a new key"
+        yield Finding(o.key_span or o.span, message, fix=fix, path=o.path)

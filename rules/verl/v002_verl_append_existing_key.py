@@ -1,0 +1,40 @@
+"""V002 verl-append-existing-key."""
+from __future__ import annotations
+
+from rlhf_lint.model import Applicability, Edit, Finding, Fix, Severity
+from rlhf_lint.engine.registry import rule
+from rlhf_lint.rules.verl._common import _cfg
+
+
+@rule("V002", "verl-append-existing-key", Severity.ERROR, scope="job", frameworks=("verl",), fixable=True)
+def verl_append_existing_key(ctx):
+    """An override `+key=value` adds a key that the config already has, which Hydra refuses.
+
+    ## What it does
+    Reports `+key=value` overrides whose key exists in the trainer config (release defaults or the YAML).
+
+    ## Why it matters
+    Hydra stops with "Could not append to config. An item is already at 'key'". Scripts copied between verl
+    releases hit this when a key that used to need `+` became part of the config.
+
+    ## Example
+    ```bash
+    python3 -m verl.trainer.main_ppo +actor_rollout_ref.rollout.n=4
+    ```
+
+    ## Fix
+    Drop the `+` (safe: the value is set the same way). Use `++key=value` to set a key whether or not it exists.
+
+    ## References
+    https://hydra.cc/docs/advanced/override_grammar/basic/#modifying-the-config-object
+    """
+    cfg = _cfg(ctx)
+    if cfg is None or not cfg.defaults or not cfg.exact or cfg.partial:
+        return
+    for o in cfg.overrides:
+        if o.op == "+" and cfg.exists(o.key):
+            fix = None
+            if o.key_span is not None:
+                fix = Fix("drop the +", (Edit(o.key_span.start, o.key_span.start + 1, ""),), Applicability.SAFE)
+            yield Finding(o.key_span or o.span, f"`+{o.key}` appends a key verl {cfg.release} already has: Hydra "
+                                                "refuses it (drop the + to set it)", fix=fix, path=o.path)
