@@ -12,7 +12,9 @@ from rlhf_lint.readers.commands import Arg, Command, Word
 from rlhf_lint.model import Edit, Span
 from rlhf_lint.startup.lazyre import lazy_compile
 
-_SAFE_UNQUOTED = lazy_compile(r"^[A-Za-z0-9_@%+=:,./-]+$")
+# a leading "=" is quoted: tree-sitter-bash reads a bare `==` or `=~` argument as a test operator and the
+# command then swallows the next line (bash itself would not)
+_SAFE_UNQUOTED = lazy_compile(r"^[A-Za-z0-9_@%+:,./-][A-Za-z0-9_@%+=:,./-]*$")
 _LINE_SEP = lazy_compile(r"[ \t]*\\\r?\n[ \t]*$")
 
 
