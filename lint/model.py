@@ -202,3 +202,29 @@ class Settings:
 
     def __len__(self) -> int:
         return len(self.items)
+
+
+@record(frozen=True)
+class InternalError:
+    """An exception raised by our own code (a parser, job builder, rule or fixer) while checking one file.
+    It becomes an F010 diagnostic on that file; the rest of the run goes on. ``--debug`` re-raises instead."""
+
+    path: str | None
+    stage: str  # "parser", "job builder", "rule D102 unknown-ds-config-key", "fix"
+    error: str  # "KeyError: 'x'"
+
+    @classmethod
+    def of(cls, path: str | None, stage: str, exc: BaseException) -> "InternalError":
+        return cls(path, stage, f"{type(exc).__name__}: {exc}"[:300])
+
+
+# set by the runner from --debug: internal errors propagate with their traceback instead of becoming F010
+DEBUG = {"raise": False}
+
+
+class ParseError(Exception):
+    def __init__(self, message: str, offset: int | None = None, end: int | None = None):
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
+        self.end = end

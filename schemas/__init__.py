@@ -14,7 +14,7 @@ import marshal
 import os
 import sys
 
-from rlhf_lint.engine.cache import cache_dir, write_quietly
+from rlhf_lint.cachedir import cache_dir, write_quietly
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

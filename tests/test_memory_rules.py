@@ -31,7 +31,7 @@ def build_memjob(source, proj):
 def memjob_kind(monkeypatch):
     from rlhf_lint.engine import discovery
 
-    monkeypatch.setitem(project.PARSERS, "memjob", "rlhf_lint.readers.parsers:parse_json_source")
+    monkeypatch.setitem(project.PARSERS, "memjob", "rlhf_lint.readers.json:parse_json_source")
     jobs.builders_for("memjob")  # register the real builders first, or they would land in the patched list only
     monkeypatch.setattr(jobs, "_BUILDERS", list(jobs._BUILDERS))
     job_builder(kinds={"memjob"})(build_memjob)

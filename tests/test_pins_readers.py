@@ -8,7 +8,8 @@ from rlhf_lint.engine.config import Config
 from rlhf_lint.readers.pins import (PinDocument, parse_dockerfile_source, parse_pyproject_source, parse_requirements_source,
                             parse_setup_cfg_source, pins_of)
 from rlhf_lint.frameworks.versions import pinned_version
-from rlhf_lint.engine.project import ParseError, Project, parse_source
+from rlhf_lint.engine.project import Project, parse_source
+from rlhf_lint.model import ParseError
 from rlhf_lint.readers.source import Source
 
 

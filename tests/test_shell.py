@@ -7,7 +7,8 @@ from rlhf_lint.engine.config import Config
 from rlhf_lint.frameworks.launchers import build_shell_jobs
 from rlhf_lint.model import UNKNOWN
 from rlhf_lint.engine.project import Project, parse_source
-from rlhf_lint.readers.shell import commands_of, read_script
+from rlhf_lint.frameworks.launchers import commands_of
+from rlhf_lint.readers.shell import read_script
 from rlhf_lint.readers.source import Source
 
 

@@ -16,15 +16,9 @@ from __future__ import annotations
 
 import os
 
+from rlhf_lint.cachedir import cache_dir, write_quietly
+
 FORMAT = 1
-
-
-def cache_dir() -> str:
-    explicit = os.environ.get("RLHF_LINT_CACHE_DIR")
-    if explicit:
-        return explicit
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "rlhf-lint")
 
 
 _FINGERPRINT: list[str] = []
@@ -86,22 +80,6 @@ def store(key: str, data: dict) -> None:
     import json
 
     write_quietly(_entry_path(key), json.dumps({**data, "key": key}, separators=(",", ":")).encode("utf-8"))
-
-
-def write_quietly(path: str, data: bytes) -> None:
-    """Write a cache file atomically (a temporary file beside it, then a rename), best effort: a cache that cannot
-    be written is no cache, never an error. The temporary name carries the process id (no tempfile import)."""
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
 
 
 # -- diagnostics <-> JSON ----------------------------------------------------------------------------------------
@@ -169,9 +147,8 @@ def result_to_json(result) -> dict:
             "messages": list(result.messages), "lines": lines}
 
 
-def result_from_json(data: dict):
-    from rlhf_lint.engine.runner import Result
-
-    return Result(diagnostics=[diagnostic_from_json(d) for d in data["diagnostics"]], files_checked=data["files"],
-                  messages=list(data["messages"]),
-                  sources={p: LineIndex(p, starts, length) for p, (starts, length) in data["lines"].items()})
+def result_fields_from_json(data: dict) -> dict:
+    """The fields of a runner Result stored by result_to_json (the runner builds the Result)."""
+    return dict(diagnostics=[diagnostic_from_json(d) for d in data["diagnostics"]], files_checked=data["files"],
+                messages=list(data["messages"]),
+                sources={p: LineIndex(p, starts, length) for p, (starts, length) in data["lines"].items()})

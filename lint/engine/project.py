@@ -10,15 +10,15 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
 from rlhf_lint.startup.records import record
 from rlhf_lint.engine.config import Config
 from rlhf_lint.frameworks.jobs import Job, builders_for
-from rlhf_lint.model import Setting
+from rlhf_lint.model import DEBUG, InternalError, ParseError, Setting
 from rlhf_lint.readers.source import Source
 from rlhf_lint import import_module
 
 # kind -> "module:function" parsing Source.text; imported only when a file of that kind is seen (lazy start-up).
 # A parser returns the tree, or raises ParseError.
 PARSERS: dict[str, str] = {
-    "json": "rlhf_lint.readers.parsers:parse_json_source",
-    "ds_config": "rlhf_lint.readers.parsers:parse_json_source",
+    "json": "rlhf_lint.readers.json:parse_json_source",
+    "ds_config": "rlhf_lint.readers.json:parse_json_source",
     "python": "rlhf_lint.readers.python:parse_python_source",
     "yaml": "rlhf_lint.readers.yaml:parse_yaml_source",
     "requirements": "rlhf_lint.readers.pins:parse_requirements_source",
@@ -27,32 +27,6 @@ PARSERS: dict[str, str] = {
     "dockerfile": "rlhf_lint.readers.pins:parse_dockerfile_source",
     "shell": "rlhf_lint.readers.shell:parse_shell_source",
 }
-
-
-@record(frozen=True)
-class InternalError:
-    """An exception raised by our own code (a parser, job builder, rule or fixer) while checking one file.
-    It becomes an F010 diagnostic on that file; the rest of the run goes on. ``--debug`` re-raises instead."""
-
-    path: str | None
-    stage: str  # "parser", "job builder", "rule D102 unknown-ds-config-key", "fix"
-    error: str  # "KeyError: 'x'"
-
-    @classmethod
-    def of(cls, path: str | None, stage: str, exc: BaseException) -> "InternalError":
-        return cls(path, stage, f"{type(exc).__name__}: {exc}"[:300])
-
-
-# set by the runner from --debug: internal errors propagate with their traceback instead of becoming F010
-DEBUG = {"raise": False}
-
-
-class ParseError(Exception):
-    def __init__(self, message: str, offset: int | None = None, end: int | None = None):
-        super().__init__(message)
-        self.message = message
-        self.offset = offset
-        self.end = end
 
 
 def _resolve_callable(spec: str) -> Callable:
@@ -120,16 +94,6 @@ def may_declare_pins(source: Source) -> bool:
     return source.kind == "shell" and "install" in source.text
 
 
-def declares_pins(project) -> bool:
-    """Whether any source pins or includes anything (rlhf_lint.readers.pins.declares_pins, imported only when some source
-    may declare a pin): without pins the P rules have nothing to check."""
-    if not any(may_declare_pins(s) for s in project.sources.values()):
-        return False
-    from rlhf_lint.readers.pins import declares_pins as read_pins
-
-    return read_pins(project)
-
-
 def reference_candidates(from_path: str, reference: str, root: str) -> list[str]:
     """Every path ``reference`` written in ``from_path`` may name, in the order Project.resolve tries them.
     The grouping of files for parallel runs and the cache (rlhf_lint.engine.groups) uses the same list, so that a file
@@ -189,6 +153,15 @@ class Project:
         self.sources[source.path] = source
         self._by_real[os.path.realpath(source.path)] = source
         self._ds_config_users = None
+
+    def declares_pins(self) -> bool:
+        """Whether any source pins or includes anything (rlhf_lint.readers.pins, imported only when some source may
+        declare a pin): without pins the P rules have nothing to check."""
+        if not any(may_declare_pins(s) for s in self.sources.values()):
+            return False
+        from rlhf_lint.readers.pins import declares_pins
+
+        return declares_pins(self)
 
     def of_kind(self, *kinds: str) -> list[Source]:
         return [s for s in self.sources.values() if s.kind in kinds]

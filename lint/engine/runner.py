@@ -7,10 +7,9 @@ import stat
 from rlhf_lint.startup.records import field, record
 from rlhf_lint.engine.config import Config
 from rlhf_lint.engine.discovery import discover, kind_from_content, kind_from_name
-from rlhf_lint.model import Applicability, Diagnostic, Finding, Position, Severity
-from rlhf_lint.engine import project as project_module
+from rlhf_lint.model import DEBUG, Applicability, Diagnostic, Finding, InternalError, Position, Severity
 from rlhf_lint import restore_gc_threshold
-from rlhf_lint.engine.project import Context, InternalError, Project, parse_source
+from rlhf_lint.engine.project import Context, Project, parse_source
 from rlhf_lint.engine.registry import REGISTRY, Rule
 from rlhf_lint.readers.source import DecodeError, Source
 from rlhf_lint.engine.suppressions import Suppressions
@@ -226,7 +225,7 @@ def check_project(project: Project, unreadable: list[Unreadable], rules: list[Ru
                 for finding in rule.run(ctx):
                     add(_to_diagnostic(rule, finding, project, ctx.path))
             except Exception as exc:  # a bug in one rule must not hide the other rules' findings
-                if project_module.DEBUG["raise"]:
+                if DEBUG["raise"]:
                     raise
                 errors.append(InternalError.of(ctx.path, f"rule {rule.code} {rule.name}", exc))
     for source in project.sources.values():
@@ -293,7 +292,7 @@ def lint(paths: list[str], config: Config, options: Options) -> Result:
     processes when there are many files and nothing is being fixed; from the cache when unchanged), merge."""
     from rlhf_lint.engine.groups import partition
 
-    project_module.DEBUG["raise"] = options.debug
+    DEBUG["raise"] = options.debug
     messages = list(config.warnings)
     rules = selected_rules(config, options, messages)
     discovered = list(discover(paths, config.exclude))
@@ -370,7 +369,7 @@ def _lint_group(items, config, options, rules, settings) -> Result:
         hit = cache.load(key)
         if hit is not None:
             try:
-                return cache.result_from_json(hit)
+                return Result(**cache.result_fields_from_json(hit))
             except (KeyError, TypeError, ValueError):
                 pass  # an entry of another shape: recompute and overwrite it
     project = project_of(sources, config)
@@ -419,7 +418,7 @@ _WORKER: dict = {}
 
 def _worker_init(config: Config, options: Options, codes: list[str], settings: str | None) -> None:
     restore_gc_threshold()  # a forked worker inherits the console script's start-up setting
-    project_module.DEBUG["raise"] = options.debug
+    DEBUG["raise"] = options.debug
     _WORKER.update(config=config, options=options, rules=[REGISTRY.get(c) for c in codes], settings=settings)
 
 
@@ -450,7 +449,7 @@ def apply_fixes(project: Project, diagnostics: list[Diagnostic], allowed: set[Ap
         try:
             applied += _apply_file_fixes(project.sources[path], fixes)
         except Exception as exc:  # a malformed fix (edit out of range, overlap) drops that file's fixes
-            if project_module.DEBUG["raise"]:
+            if DEBUG["raise"]:
                 raise
             project.sources[path].internal_errors.append(InternalError.of(path, "fix", exc))
     return applied

@@ -4,7 +4,6 @@ from __future__ import annotations
 from rlhf_lint.engine.discovery import looks_like_ds_config_name
 from rlhf_lint.readers.json import JObject, JSONDocument, JValue
 from rlhf_lint.model import UNKNOWN, Setting, Settings
-from rlhf_lint.engine.project import declares_pins
 from rlhf_lint.readers.source import Source
 
 # Top-level keys only DeepSpeed configs carry; two of them (or one with a ds-like file name) identify a ds_config.
@@ -46,7 +45,7 @@ def ds_version_origin(config, project=None) -> tuple[str, str]:
     given = (getattr(config, "versions", None) or {}).get("deepspeed")
     if given:
         return str(given), "configured"
-    if project is not None and declares_pins(project):  # the pins reader and facts load only when some file pins
+    if project is not None and project.declares_pins():  # the pins reader and facts load only when some file pins
         from rlhf_lint.frameworks.versions import pinned_version
 
         try:

@@ -267,9 +267,16 @@ def _entry(command: Command, entry: Word, kind: str, rest: list[Word]) -> None:
 # jobs
 # ---------------------------------------------------------------------------------------------------------------
 def commands_of(source: "Source", project=None) -> list[Command]:
-    from rlhf_lint.readers.shell import commands_of as _commands_of
+    """The launch Commands of a shell Source (its simple commands that start a training program), with files it
+    sources resolved inside the project when given; recognised once per read script."""
+    from rlhf_lint.readers.shell import script_of
 
-    return _commands_of(source, project)
+    script = script_of(source, project)
+    if script is None:
+        return []
+    if script.commands is None:
+        script.commands = [c for c in (recognise(s, script) for s in script.simple_commands) if c is not None]
+    return script.commands
 
 
 @job_builder(kinds={"shell"})

@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
     from typing import Any, Iterator
 
 from rlhf_lint.startup.records import field, record
-from rlhf_lint.model import Span
+from rlhf_lint.model import ParseError, Span
 from rlhf_lint.startup.lazyre import lazy_compile
 
 MAX_DEPTH = 200
@@ -290,3 +290,11 @@ class _Parser:
 
 def parse_json(text: str) -> JSONDocument:
     return _Parser(text).parse()
+
+
+def parse_json_source(source) -> JSONDocument:
+    """The reader of the engine's "json" and "ds_config" kinds: a JSONDocument, or ParseError at the offending offset."""
+    try:
+        return parse_json(source.text)
+    except JSONError as exc:
+        raise ParseError(f"invalid JSON: {exc.message}", exc.offset) from None

@@ -13,8 +13,7 @@ from __future__ import annotations
 import re
 
 from rlhf_lint.startup.records import field, record, replace
-from rlhf_lint.model import Span
-from rlhf_lint.engine.project import ParseError
+from rlhf_lint.model import ParseError, Span
 from rlhf_lint.readers.source import Source
 from rlhf_lint.startup.lazyre import lazy_compile
 

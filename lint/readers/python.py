@@ -5,9 +5,10 @@ recognised by one regex and skipped (libcst costs ~20 ms per file; a repository 
 """
 from __future__ import annotations
 
+from rlhf_lint.model import ParseError
+
 import os
 
-from rlhf_lint.engine.project import ParseError
 from rlhf_lint.readers.source import Source
 
 

@@ -5,7 +5,8 @@ arrays, the ``read -r -d '' VAR <<EOF`` heredoc idiom, files sourced from inside
 simple command's arguments into argv Words. A value that cannot be known without running something (``$(cmd)``,
 positional parameters, a variable the script never sets) is UNKNOWN. Every Word keeps the span of the text it came
 from, and for a value that came out of a variable, the span of the assignment, so that fixes edit there.
-Launcher recognition (deepspeed, torchrun, accelerate, ray, srun, python) turns argv into ``Command``s.
+Which of those commands launch training (deepspeed, torchrun, accelerate, ray, srun, python) is the frameworks' concern:
+rlhf_lint.frameworks.launchers turns them into ``Command``s.
 """
 from __future__ import annotations
 
@@ -17,9 +18,9 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
     from typing import Any, Callable
 
 from rlhf_lint.startup.records import field, record
-from rlhf_lint.readers.commands import Command, Word, WordPart
+from rlhf_lint.readers.commands import Word, WordPart
 from rlhf_lint.engine.config import HARDWARE_KEYS
-from rlhf_lint.model import UNKNOWN, Span
+from rlhf_lint.model import ParseError, Span, UNKNOWN
 from rlhf_lint.readers.source import Source
 from rlhf_lint.startup.lazyre import lazy_compile
 
@@ -220,7 +221,7 @@ class Heredoc:
 class ShellScript:
     path: str
     simple_commands: list[SimpleCommand] = field(default_factory=list)
-    commands: list[Command] = field(default_factory=list)  # recognised launches
+    commands: list | None = None  # the launches among simple_commands (rlhf_lint.frameworks.launchers.commands_of)
     heredocs: list[Heredoc] = field(default_factory=list)
     variables: dict[str, Var] = field(default_factory=dict)  # at the end of the script
     hardware: dict = field(default_factory=dict)
@@ -1042,29 +1043,15 @@ def read_script(source: Source, resolve: Callable[[str, str], Source | None] | N
     evaluator.run(doc, doc.tree.root_node)
     script.variables = evaluator.env
     script.hardware, script.hardware_span = parse_hardware(source.text)
-    from rlhf_lint.frameworks.launchers import recognise
-
-    for simple in script.simple_commands:
-        command = recognise(simple, script)
-        if command is not None:
-            script.commands.append(command)
     return script
 
 
 def parse_shell_source(source: Source) -> ShellScript:
-    from rlhf_lint.engine.project import ParseError
-
     script = read_script(source)
     if script.syntax_error is not None:
         message, start, end = script.syntax_error
         raise ParseError(message, start, end)
     return script
-
-
-def commands_of(source: Source, project=None) -> list[Command]:
-    """The launch Commands of a shell Source, with files it sources resolved inside the project when given."""
-    script = script_of(source, project)
-    return [] if script is None else script.commands
 
 
 def script_of(source: Source, project=None) -> ShellScript | None:

@@ -4,8 +4,7 @@ from __future__ import annotations
 import os
 import re
 
-from rlhf_lint.model import Span
-from rlhf_lint.engine.project import ParseError
+from rlhf_lint.model import ParseError, Span
 from rlhf_lint.readers.source import Source
 from rlhf_lint.startup.lazyre import lazy_compile
 

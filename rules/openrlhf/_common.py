@@ -15,7 +15,7 @@ SHELL = {"shell"}
 
 def _commands(ctx):
     """Commands written in this file (a sourced file's own commands are reported when it is checked itself)."""
-    from rlhf_lint.frameworks.launchers import commands_of  # the shell reader's accessor, cached on the source
+    from rlhf_lint.frameworks.launchers import commands_of  # cached on the read script
 
     return [c for c in commands_of(ctx.source, ctx.project) if c.path == ctx.source.path]
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from rlhf_lint.model import Applicability, Edit, Finding, Fix, Related, Severity
-from rlhf_lint.engine.project import declares_pins
 from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.pins._common import _where
 
@@ -38,7 +37,7 @@ def conflicting_pins(ctx):
     https://github.com/OpenRLHF/OpenRLHF/blob/v0.9.5/requirements.txt
     https://github.com/Open-Reasoner-Zero/Open-Reasoner-Zero/blob/main/docker/Dockerfile
     """
-    if not declares_pins(ctx.project):
+    if not ctx.project.declares_pins():
         return
     from rlhf_lint.frameworks.versions import conflicts
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from rlhf_lint.model import Applicability, Edit, Finding, Fix, Severity
-from rlhf_lint.engine.project import declares_pins
 from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.pins._common import _where
 
@@ -42,7 +41,7 @@ def known_bad_version(ctx):
     https://github.com/deepspeedai/DeepSpeedExamples/pull/957
     https://github.com/deepspeedai/DeepSpeed/issues/7718
     """
-    if not declares_pins(ctx.project):
+    if not ctx.project.declares_pins():
         return
     from rlhf_lint.frameworks.versions import WHEN_LABELS, known_bad_hits
 

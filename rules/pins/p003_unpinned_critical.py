@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from rlhf_lint.model import Finding, Severity
-from rlhf_lint.engine.project import declares_pins
 from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.pins._common import _where
 
@@ -33,7 +32,7 @@ def unpinned_critical(ctx):
     ## References
     https://github.com/OpenRLHF/OpenRLHF/blob/v0.11.0/requirements.txt
     """
-    if not declares_pins(ctx.project):
+    if not ctx.project.declares_pins():
         return
     from rlhf_lint.frameworks.versions import CRITICAL_PACKAGES, constraints, install_sets, is_training_repository, pinned_version
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from rlhf_lint.model import Applicability, Edit, Finding, Fix, Related, Severity
-from rlhf_lint.engine.project import declares_pins
 from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.pins._common import _where
 
@@ -34,7 +33,7 @@ def flash_attn_no_prebuilt_wheel(ctx):
     https://github.com/Dao-AILab/flash-attention/issues/853
     https://github.com/OpenRLHF/OpenRLHF/issues/252
     """
-    if not declares_pins(ctx.project):
+    if not ctx.project.declares_pins():
         return
     from rlhf_lint.frameworks.versions import wheel_gaps
 

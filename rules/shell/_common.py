@@ -15,6 +15,6 @@ def _script(ctx):
 
 
 def _commands(ctx):
-    from rlhf_lint.readers.shell import commands_of
+    from rlhf_lint.frameworks.launchers import commands_of
 
     return commands_of(ctx.source, ctx.project)
