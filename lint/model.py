@@ -204,6 +204,10 @@ class Settings:
         return len(self.items)
 
 
+# what a hardware profile sets, in configuration ([tool.rlhf-lint]) and in a script's `# rlhf-lint: hardware` comment
+HARDWARE_KEYS = ("gpu", "gpu-memory", "gpus-per-node", "host-memory", "container-memory", "nodes")
+
+
 @record(frozen=True)
 class InternalError:
     """An exception raised by our own code (a parser, job builder, rule or fixer) while checking one file.

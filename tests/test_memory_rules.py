@@ -29,13 +29,13 @@ def build_memjob(source, proj):
 
 @pytest.fixture
 def memjob_kind(monkeypatch):
-    from rlhf_lint.engine import discovery
+    from rlhf_lint.readers import kinds
 
     monkeypatch.setitem(project.PARSERS, "memjob", "rlhf_lint.readers.json:parse_json_source")
     jobs.builders_for("memjob")  # register the real builders first, or they would land in the patched list only
     monkeypatch.setattr(jobs, "_BUILDERS", list(jobs._BUILDERS))
     job_builder(kinds={"memjob"})(build_memjob)
-    original = discovery.kind_from_name
+    original = kinds.kind_from_name
     monkeypatch.setattr("rlhf_lint.engine.runner.kind_from_name",
                         lambda name: "memjob" if name.endswith(".memjob") else original(name))
     from rlhf_lint.memory import fixes

@@ -112,11 +112,10 @@ def rules_cmd(output_format):
 @click.argument("code")
 def rule_cmd(code):
     """Show a rule's documentation: what it does, why it matters, an example, the fix, references."""
-    from rlhf_lint.cli.rules import rule_markdown
     from rlhf_lint.engine.registry import REGISTRY
 
     r = REGISTRY.get(code)
     if r is None:
         click.echo(f"rlhf-lint: no rule {code!r} (see `rlhf-lint rules`)", err=True)
         sys.exit(EXIT_ERROR)
-    click.echo(rule_markdown(r))
+    click.echo(r.markdown())

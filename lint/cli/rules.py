@@ -1,20 +1,7 @@
 """Rule documentation: one text per rule (its docstring), shown by `rlhf-lint rule` and gathered in docs/rules.md."""
 from __future__ import annotations
 
-from rlhf_lint.engine.registry import FAMILIES, REGISTRY, Rule
-
-
-def rule_markdown(rule: Rule, heading: str = "#") -> str:
-    sections = rule.sections()
-    fix = "yes" if rule.fixable else "no"
-    lines = [f"{heading} {rule.code} {rule.name}", "",
-             f"{sections.get('', rule.summary).strip()}", "",
-             f"Default severity: {rule.severity.label}. Fixable: {fix}."
-             + ("" if rule.default_enabled else " Not enabled by default (select it explicitly).")]
-    for title, body in sections.items():
-        if title and body.strip():
-            lines += ["", f"{heading}# {title}", "", body.strip()]
-    return "\n".join(lines) + "\n"
+from rlhf_lint.engine.registry import FAMILIES, REGISTRY
 
 
 def rules_reference() -> str:
@@ -31,7 +18,7 @@ def rules_reference() -> str:
         if r.family != family:
             family = r.family
             out += ["", f"## {family}: {FAMILIES[family]}"]
-        out += ["", rule_markdown(r, heading="###").rstrip()]
+        out += ["", r.markdown(heading="###").rstrip()]
     return "\n".join(out) + "\n"
 
 

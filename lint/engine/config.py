@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
     from typing import Any
 
 from rlhf_lint.startup.records import field, record
-from rlhf_lint.model import Severity
+from rlhf_lint.model import HARDWARE_KEYS, Severity
 from rlhf_lint.startup.lazyre import lazy_compile
 
 CONFIG_FILES = ("rlhf-lint.toml", ".rlhf-lint.toml", "pyproject.toml")
@@ -32,7 +32,6 @@ VERSION_KEYS = (
     "trl-version",
     "accelerate-version",
 )
-HARDWARE_KEYS = ("gpu", "gpu-memory", "gpus-per-node", "host-memory", "container-memory", "nodes")
 LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude")
 KNOWN_KEYS = set(VERSION_KEYS) | set(HARDWARE_KEYS) | set(LIST_KEYS) | {"per-file-ignores", "fail-on", "world-size"}
 

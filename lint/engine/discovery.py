@@ -1,10 +1,10 @@
-"""Finding files and telling what each one is, from its name first and its first bytes second."""
+"""Finding the files of a run: walking folders, skipping what is never training code, honouring excludes.
+What each file is, from its name or first bytes, is rlhf_lint.readers.kinds."""
 from __future__ import annotations
 
 import os
-import re
 import stat
-from rlhf_lint.startup.lazyre import lazy_compile
+from rlhf_lint.readers.kinds import SHELL_SHEBANG, kind_from_name
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
@@ -14,12 +14,6 @@ SKIP_DIRS = {
     ".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".nox",
     "node_modules", ".venv", "venv", ".eggs", ".rlhf-lint-cache", ".hypothesis", "site-packages", ".idea", ".vscode",
 }
-
-SHELL_SHEBANG = lazy_compile(rb"^#!\s*\S*(?:/|env\s+)(?:ba|z|k|da)?sh\b")
-PY_SHEBANG = lazy_compile(rb"^#!\s*\S*(?:/|env\s+)python")
-REQUIREMENTS_NAME = lazy_compile(r"^(?:.*requirements.*|constraints.*)\.(?:txt|in)$", re.IGNORECASE)
-DS_CONFIG_NAME = lazy_compile(r"(?:^|[_\-./])(?:ds|deepspeed|zero[0-3]?|zero_stage[0-3]?|ds_z[0-3])(?:[_\-.]|$)|ds_?config", re.IGNORECASE)
-
 
 def is_excluded(path: str, patterns: list[str]) -> bool:
     if not patterns:
@@ -87,38 +81,3 @@ def _maybe_script(path: str) -> bool:
             return bool(SHELL_SHEBANG.match(fh.read(64)))
     except OSError:
         return False
-
-
-def kind_from_name(name: str) -> str | None:
-    lower = name.lower()
-    if lower.endswith((".sh", ".bash")):
-        return "shell"
-    if lower.endswith(".json"):
-        return "json"
-    if lower.endswith((".yaml", ".yml")):
-        return "yaml"
-    if lower.endswith(".py"):
-        return "python"
-    if REQUIREMENTS_NAME.match(lower):
-        return "requirements"
-    if lower in ("pyproject.toml", "setup.cfg"):
-        return lower.replace(".", "_")
-    if lower == "dockerfile" or lower.startswith("dockerfile.") or lower.endswith(".dockerfile"):
-        return "dockerfile"
-    return None
-
-
-def kind_from_content(raw: bytes) -> str | None:
-    head = raw[:256]
-    if SHELL_SHEBANG.match(head):
-        return "shell"
-    if PY_SHEBANG.match(head):
-        return "python"
-    stripped = head.lstrip()
-    if stripped.startswith((b"{", b"[")):
-        return "json"
-    return None
-
-
-def looks_like_ds_config_name(path: str) -> bool:
-    return bool(DS_CONFIG_NAME.search(os.path.basename(path)))

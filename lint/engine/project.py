@@ -11,8 +11,9 @@ from rlhf_lint.startup.records import record
 from rlhf_lint.engine.config import Config
 from rlhf_lint.frameworks.jobs import Job, builders_for
 from rlhf_lint.model import DEBUG, InternalError, ParseError, Setting
+from rlhf_lint.readers.kinds import may_declare_pins
 from rlhf_lint.readers.source import Source
-from rlhf_lint import import_module
+from rlhf_lint.startup.interpreter import import_module
 
 # kind -> "module:function" parsing Source.text; imported only when a file of that kind is seen (lazy start-up).
 # A parser returns the tree, or raises ParseError.
@@ -76,22 +77,6 @@ def parse_source(source: Source) -> None:
         source.tree = None
         source.parse_error = None
         source.internal_errors.append(InternalError.of(source.path, f"parser {spec}", exc))
-
-
-PIN_FILE_KINDS = ("requirements", "pyproject_toml", "setup_cfg", "dockerfile")
-
-
-def may_declare_pins(source: Source) -> bool:
-    """False when rlhf_lint.readers.pins surely finds no pin in ``source``: a run of launch scripts without ``pip install``
-    then never imports it. Pin files, ``setup.py`` and conda environment files are read by it; a script or a YAML
-    file needs at least the word ``install`` or a conda-like name."""
-    if source.kind in PIN_FILE_KINDS:
-        return True
-    if source.kind == "python":
-        return source.name == "setup.py"
-    if source.kind == "yaml":
-        return source.name.lower().startswith(("environment", "conda", "env"))
-    return source.kind == "shell" and "install" in source.text
 
 
 def reference_candidates(from_path: str, reference: str, root: str) -> list[str]:

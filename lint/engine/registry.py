@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
 from rlhf_lint.model import Finding, Severity
 from rlhf_lint.startup.records import field, record
 from rlhf_lint.startup.lazyre import lazy_compile
-from rlhf_lint import import_module
+from rlhf_lint.startup.interpreter import import_module
 
 FAMILIES = {
     "F": "Files, parsing and suppressions",
@@ -93,6 +93,19 @@ class Rule:
             else:
                 out[current].append(line)
         return {k: "\n".join(v).strip("\n") for k, v in out.items()}
+
+    def markdown(self, heading: str = "#") -> str:
+        """The rule's page: `rlhf-lint rule CODE`, its section of docs/rules.md and the SARIF help text."""
+        sections = self.sections()
+        fix = "yes" if self.fixable else "no"
+        lines = [f"{heading} {self.code} {self.name}", "",
+                 f"{sections.get('', self.summary).strip()}", "",
+                 f"Default severity: {self.severity.label}. Fixable: {fix}."
+                 + ("" if self.default_enabled else " Not enabled by default (select it explicitly).")]
+        for title, body in sections.items():
+            if title and body.strip():
+                lines += ["", f"{heading}# {title}", "", body.strip()]
+        return "\n".join(lines) + "\n"
 
     def references(self) -> list[str]:
         return re.findall(r"https?://[^\s)>\]]+", self.sections().get("References", ""))

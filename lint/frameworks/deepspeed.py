@@ -1,7 +1,7 @@
 """Recognising DeepSpeed configs among JSON files."""
 from __future__ import annotations
 
-from rlhf_lint.engine.discovery import looks_like_ds_config_name
+from rlhf_lint.readers.kinds import looks_like_ds_config_name
 from rlhf_lint.readers.json import JObject, JSONDocument, JValue
 from rlhf_lint.model import UNKNOWN, Setting, Settings
 from rlhf_lint.readers.source import Source

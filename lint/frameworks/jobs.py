@@ -73,7 +73,7 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
 
 from rlhf_lint.startup.records import field, record
 from rlhf_lint.model import Settings, Span
-from rlhf_lint import import_module
+from rlhf_lint.startup.interpreter import import_module
 
 ROLES = ("actor", "critic", "ref", "reward", "vllm", "policy")
 

@@ -462,7 +462,7 @@ def pinned_version(project, script_path: str | None = None) -> tuple[str, str] |
     Pins are read by the pins module when it is there, else requirements lines are scanned."""
     if project is None:
         return None
-    from rlhf_lint.engine.project import may_declare_pins
+    from rlhf_lint.readers.kinds import may_declare_pins
 
     candidates = [source for source in project.sources.values() if may_declare_pins(source)]
     if not candidates:

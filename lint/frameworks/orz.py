@@ -21,17 +21,10 @@ from rlhf_lint.startup.records import field, record
 from rlhf_lint.frameworks.jobs import Job, job_builder
 from rlhf_lint.model import UNKNOWN, Setting, Settings, Span, is_known
 from rlhf_lint.readers.source import Source
-from rlhf_lint.startup.lazyre import lazy_compile
+from rlhf_lint.readers.kinds import looks_like_orz
 
 ORZ_BASE_CLASSES = ("BasePPOExpConfig",)
-# [ \t], not \s: "^\s*" tried at every line start of a long run of blank lines is quadratic (minutes on 200k lines)
-_ORZ_HINT = lazy_compile(r"\bBasePPOExpConfig\b|\bPPOExpConfig\b|^[ \t]*(?:from|import)[ \t]+orz\b", re.MULTILINE)
 MAX_FLAGS = 3  # 2**3 scenarios at most
-
-
-def looks_like_orz(text: str) -> bool:
-    """Cheap text test run before any tree walk: other Python files are ignored at the cost of one regex."""
-    return bool(_ORZ_HINT.search(text))
 
 
 def release_defaults() -> dict:
@@ -510,7 +503,7 @@ def _contains(resolved: Resolved, node) -> bool:
 
 # -- jobs --------------------------------------------------------------------------------------------------------
 def _span(source_for, resolved: Resolved) -> tuple[str | None, Span | None]:
-    from rlhf_lint.fixers.python import node_span
+    from rlhf_lint.readers.python import node_span
 
     if resolved.node is None or resolved.path is None:
         return None, None
@@ -638,7 +631,7 @@ def jobs_for(config: OrzConfig, project, launch_path: str | None = None, launch_
         name = f"{os.path.basename(config.path)}:{config.class_name}"
         job_span = None
         if src is not None:
-            from rlhf_lint.fixers.python import node_span
+            from rlhf_lint.readers.python import node_span
 
             job_span = node_span(src, config.name_node)
         assumptions = []

@@ -122,7 +122,7 @@ INTERPRETERS: list[tuple[str, str]] = [
 
 
 def interpreter_for(entry: str) -> Callable | None:
-    from rlhf_lint import import_module
+    from rlhf_lint.startup.interpreter import import_module
 
     for prefix, spec in INTERPRETERS:
         if entry.startswith(prefix):

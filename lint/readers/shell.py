@@ -19,8 +19,7 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
 
 from rlhf_lint.startup.records import field, record
 from rlhf_lint.readers.commands import Word, WordPart
-from rlhf_lint.engine.config import HARDWARE_KEYS
-from rlhf_lint.model import ParseError, Span, UNKNOWN
+from rlhf_lint.model import HARDWARE_KEYS, ParseError, Span, UNKNOWN
 from rlhf_lint.readers.source import Source
 from rlhf_lint.startup.lazyre import lazy_compile
 

@@ -19,15 +19,13 @@ def _uri(path: str) -> str:
 
 
 def _rule_descriptor(rule) -> dict:
-    from rlhf_lint.cli.rules import rule_markdown
-
     refs = rule.references()
     descriptor = {
         "id": rule.code,
         "name": rule.name,
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": rule.sections().get("What it does", rule.summary) or rule.summary},
-        "help": {"text": rule_markdown(rule), "markdown": rule_markdown(rule)},
+        "help": {"text": rule.markdown(), "markdown": rule.markdown()},
         "defaultConfiguration": {"level": _LEVEL[rule.severity.label]},
         "properties": {"tags": [rule.family], "fixable": rule.fixable},
     }

@@ -24,7 +24,7 @@ def _configs(ctx):
 
 def _location(ctx, config, resolved):
     """Where to report a value: its node when written in this file, else the class name with a related note."""
-    from rlhf_lint.fixers.python import node_span
+    from rlhf_lint.readers.python import node_span
 
     if resolved is not None and resolved.node is not None and resolved.path == ctx.source.path:
         return node_span(ctx.source, resolved.node), ()

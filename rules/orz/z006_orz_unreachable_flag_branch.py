@@ -33,7 +33,7 @@ def orz_unreachable_flag_branch(ctx):
     https://github.com/Open-Reasoner-Zero/Open-Reasoner-Zero/issues/6
     https://github.com/Open-Reasoner-Zero/Open-Reasoner-Zero/commit/8fe8ab1
     """
-    from rlhf_lint.fixers.python import node_span
+    from rlhf_lint.readers.python import node_span
 
     for config in _configs(ctx):
         for dead in config.dead_branches:
