@@ -2,7 +2,7 @@
 
 Inputs (TSV, one row per CLI flag and spec over a run of consecutive tags; see the research notes):
     openrlhf_tags.txt, openrlhf_flag_spans.tsv, openrlhf_rename_v0.10.2.tsv
-Run:  python schemas/openrlhf/build.py /work/shared/knowledge  (writes openrlhf.json and clis/ beside this file)
+Run:  python -m rlhf_lint.schemas.build.openrlhf KNOWLEDGE_DIR  (writes schemas/openrlhf/openrlhf.json and clis/)
 
 The hand-written tables below (entry modules, earlier renames, runtime checks) carry the source of each fact.
 """
@@ -284,7 +284,7 @@ def split(data: dict) -> dict[str, dict]:
 def main(argv: list[str]) -> int:
     knowledge = argv[1] if len(argv) > 1 else "/work/shared/knowledge"
     data = build(knowledge)
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "openrlhf")
     os.makedirs(os.path.join(here, "clis"), exist_ok=True)
     for name, contents in split(data).items():
         with open(os.path.join(here, name), "w", encoding="utf-8") as fh:
