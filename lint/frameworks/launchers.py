@@ -12,12 +12,15 @@ import os
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~2 ms of every start)
 
-from rlhf_lint.readers.commands import Arg, Command, Word, interpreter_for
+from rlhf_lint.readers.commands import Arg, Command, Word
 from rlhf_lint.frameworks.jobs import Job, job_builder
 from rlhf_lint.model import UNKNOWN, Setting, Settings, Span
+from rlhf_lint.startup.interpreter import import_module
 
 if TYPE_CHECKING:
     from rlhf_lint.readers.shell import ShellScript, SimpleCommand
+    from typing import Callable
+
     from rlhf_lint.readers.source import Source
 
 
@@ -266,6 +269,23 @@ def _entry(command: Command, entry: Word, kind: str, rest: list[Word]) -> None:
 # ---------------------------------------------------------------------------------------------------------------
 # jobs
 # ---------------------------------------------------------------------------------------------------------------
+# entry-point prefix -> "module:function" turning a Command into Jobs; first match wins, "" matches anything
+INTERPRETERS: list[tuple[str, str]] = [
+    ("verl.trainer.main_ppo", "rlhf_lint.frameworks.verl:interpret"),
+    ("playground.", "rlhf_lint.frameworks.orz:interpret"),
+    ("openrlhf.", "rlhf_lint.frameworks.openrlhf:interpret"),
+    ("", "rlhf_lint.frameworks.launchers:interpret_generic"),
+]
+
+
+def interpreter_for(entry: str) -> Callable | None:
+    for prefix, spec in INTERPRETERS:
+        if entry.startswith(prefix):
+            module, _, name = spec.partition(":")
+            return getattr(import_module(module), name)
+    return None
+
+
 def commands_of(source: "Source", project=None) -> list[Command]:
     """The launch Commands of a shell Source (its simple commands that start a training program), with files it
     sources resolved inside the project when given; recognised once per read script."""

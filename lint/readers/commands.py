@@ -9,7 +9,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
-    from typing import Any, Callable
+    from typing import Any
 
 from rlhf_lint.startup.records import field, record
 from rlhf_lint.model import UNKNOWN, Span
@@ -110,22 +110,3 @@ class Command:
     def last(self, *flags: str) -> Arg | None:
         found = self.find(*flags)
         return found[-1] if found else None
-
-
-# entry-point prefix -> "module:function" turning a Command into Jobs; first match wins, "" matches anything
-INTERPRETERS: list[tuple[str, str]] = [
-    ("verl.trainer.main_ppo", "rlhf_lint.frameworks.verl:interpret"),
-    ("playground.", "rlhf_lint.frameworks.orz:interpret"),
-    ("openrlhf.", "rlhf_lint.frameworks.openrlhf:interpret"),
-    ("", "rlhf_lint.frameworks.launchers:interpret_generic"),
-]
-
-
-def interpreter_for(entry: str) -> Callable | None:
-    from rlhf_lint.startup.interpreter import import_module
-
-    for prefix, spec in INTERPRETERS:
-        if entry.startswith(prefix):
-            module, _, name = spec.partition(":")
-            return getattr(import_module(module), name)
-    return None
