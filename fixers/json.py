@@ -1,4 +1,4 @@
-"""Span-only edits over a JSONDocument (lint/jsonparse.py): set a value, rename a key, delete a member, insert a
+"""Span-only edits over a JSONDocument (lint/readers/json.py): set a value, rename a key, delete a member, insert a
 member or a nested path. Each function returns Edits; everything outside them stays byte-identical, so comments,
 key order, quoting, indentation and CRLF survive. New members take their siblings' indentation and the file's
 newline style; a one-line object stays on one line.

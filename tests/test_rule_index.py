@@ -1,4 +1,4 @@
-"""The rule index (rlhf_lint/rule_index.py) lets a run select rules and import only the rule modules of the file
+"""The rule index (lint/engine/rule_index.py) lets a run select rules and import only the rule modules of the file
 kinds present; a stale row would hide a rule or run it on the wrong files, so it must equal what the modules define."""
 from __future__ import annotations
 
