@@ -139,6 +139,15 @@ class Project:
         self._by_real[os.path.realpath(source.path)] = source
         self._ds_config_users = None
 
+    def has(self, fact: str) -> bool:
+        """Whether the project holds what a rule declares it needs (``@rule(when=...)``): a rule whose fact is
+        absent is neither imported nor run."""
+        if fact == "pins":
+            return self.declares_pins()
+        if fact == "unreadable files":
+            return bool(getattr(self, "unreadable", None))
+        raise ValueError(f"unknown project fact {fact!r}")
+
     def declares_pins(self) -> bool:
         """Whether any source pins or includes anything (rlhf_lint.readers.pins, imported only when some source may
         declare a pin): without pins the P rules have nothing to check."""

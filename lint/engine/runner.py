@@ -219,8 +219,8 @@ def check_project(project: Project, unreadable: list[Unreadable], rules: list[Ru
 
     errors: list[InternalError] = []
     for rule in rules:
-        if rule.code in ENGINE_REPORTED:
-            continue  # decided after everything else ran
+        if rule.code in REPORTED_ELSEWHERE or (rule.when and not project.has(rule.when)):
+            continue
         for ctx in _contexts(rule, project):
             try:
                 for finding in rule.run(ctx):
@@ -237,8 +237,9 @@ def check_project(project: Project, unreadable: list[Unreadable], rules: list[Ru
     return diagnostics
 
 
-# rules whose diagnostics the engine produces itself rather than by calling them
-ENGINE_REPORTED = {"F010", "F100"}
+# rules whose diagnostics are made without calling them: by the engine after every other rule ran (F010, F100), or
+# by `rlhf-lint env` (P005, which compares installed packages, something files alone never show)
+REPORTED_ELSEWHERE = {"F010", "F100", "P005"}
 
 
 def internal_error_diagnostics(project: Project, errors: list[InternalError]) -> list[Diagnostic]:

@@ -5,7 +5,7 @@ from rlhf_lint.model import Finding, Severity
 from rlhf_lint.engine.registry import rule
 
 
-@rule("F001", "unreadable-file", Severity.ERROR, scope="project")
+@rule("F001", "unreadable-file", Severity.ERROR, scope="project", when="unreadable files")
 def unreadable_file(ctx):
     """A file could not be read or decoded, so nothing in it was checked.
 

@@ -5,7 +5,7 @@ from rlhf_lint.model import Finding, Severity
 from rlhf_lint.engine.registry import rule
 
 
-@rule("F002", "file-too-large", Severity.WARNING, scope="project")
+@rule("F002", "file-too-large", Severity.WARNING, scope="project", when="unreadable files")
 def file_too_large(ctx):
     """A file is larger than rlhf-lint reads (10 MiB) and was skipped.
 

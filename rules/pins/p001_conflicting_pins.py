@@ -6,7 +6,7 @@ from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.pins._common import _where
 
 
-@rule("P001", "conflicting-pins", Severity.ERROR, scope="project", fixable=True)
+@rule("P001", "conflicting-pins", Severity.ERROR, scope="project", when="pins", fixable=True)
 def conflicting_pins(ctx):
     """Pinned versions that cannot be installed together.
 
@@ -37,8 +37,6 @@ def conflicting_pins(ctx):
     https://github.com/OpenRLHF/OpenRLHF/blob/v0.9.5/requirements.txt
     https://github.com/Open-Reasoner-Zero/Open-Reasoner-Zero/blob/main/docker/Dockerfile
     """
-    if not ctx.project.declares_pins():
-        return
     from rlhf_lint.frameworks.versions import conflicts
 
     project = ctx.project

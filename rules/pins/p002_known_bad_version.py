@@ -6,7 +6,7 @@ from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.pins._common import _where
 
 
-@rule("P002", "known-bad-version", Severity.WARNING, scope="project", fixable=True)
+@rule("P002", "known-bad-version", Severity.WARNING, scope="project", when="pins", fixable=True)
 def known_bad_version(ctx):
     """A pinned version is known to break training, alone or with a setting the repository uses.
 
@@ -41,8 +41,6 @@ def known_bad_version(ctx):
     https://github.com/deepspeedai/DeepSpeedExamples/pull/957
     https://github.com/deepspeedai/DeepSpeed/issues/7718
     """
-    if not ctx.project.declares_pins():
-        return
     from rlhf_lint.frameworks.versions import WHEN_LABELS, known_bad_hits
 
     project = ctx.project

@@ -6,7 +6,7 @@ from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.pins._common import _where
 
 
-@rule("P003", "unpinned-critical", Severity.INFO, scope="project")
+@rule("P003", "unpinned-critical", Severity.INFO, scope="project", when="pins")
 def unpinned_critical(ctx):
     """A critical package (torch, vllm, deepspeed, transformers) is listed without any version in a training repository.
 
@@ -32,8 +32,6 @@ def unpinned_critical(ctx):
     ## References
     https://github.com/OpenRLHF/OpenRLHF/blob/v0.11.0/requirements.txt
     """
-    if not ctx.project.declares_pins():
-        return
     from rlhf_lint.frameworks.versions import CRITICAL_PACKAGES, constraints, install_sets, is_training_repository, pinned_version
 
     project = ctx.project

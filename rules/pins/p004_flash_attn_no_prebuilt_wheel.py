@@ -6,7 +6,7 @@ from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.pins._common import _where
 
 
-@rule("P004", "flash-attn-no-prebuilt-wheel", Severity.WARNING, scope="project", fixable=True)
+@rule("P004", "flash-attn-no-prebuilt-wheel", Severity.WARNING, scope="project", when="pins", fixable=True)
 def flash_attn_no_prebuilt_wheel(ctx):
     """The pinned flash-attn release has no prebuilt wheel for the pinned torch.
 
@@ -33,8 +33,6 @@ def flash_attn_no_prebuilt_wheel(ctx):
     https://github.com/Dao-AILab/flash-attention/issues/853
     https://github.com/OpenRLHF/OpenRLHF/issues/252
     """
-    if not ctx.project.declares_pins():
-        return
     from rlhf_lint.frameworks.versions import wheel_gaps
 
     project = ctx.project
