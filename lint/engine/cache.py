@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 
 from rlhf_lint.cachedir import cache_dir, write_quietly
+from rlhf_lint.readers.source import LineIndex
 
 FORMAT = 1
 
@@ -111,29 +112,6 @@ def diagnostic_from_json(data: dict):
         related=tuple(Related(p, None if s is None else Span(*s), m) for p, s, m in data["r"]),
         source_line=data["l"],
     )
-
-
-class LineIndex:
-    """Just enough of a Source to turn offsets into positions (what reporters need of a cached result)."""
-
-    __slots__ = ("path", "starts", "length")
-
-    def __init__(self, path: str, starts: list[int], length: int):
-        self.path, self.starts, self.length = path, starts, length
-
-    @classmethod
-    def of(cls, source) -> "LineIndex":
-        return source if isinstance(source, LineIndex) else cls(source.path, list(source.line_starts),
-                                                                 len(source.text))
-
-    def position(self, offset: int):
-        import bisect
-
-        from rlhf_lint.model import Position
-
-        offset = max(0, min(offset, self.length))
-        line = bisect.bisect_right(self.starts, offset) - 1
-        return Position(line + 1, offset - self.starts[line] + 1)
 
 
 def result_to_json(result) -> dict:

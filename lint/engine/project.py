@@ -139,14 +139,20 @@ class Project:
         self._by_real[os.path.realpath(source.path)] = source
         self._ds_config_users = None
 
-    def has(self, fact: str) -> bool:
-        """Whether the project holds what a rule declares it needs (``@rule(when=...)``): a rule whose fact is
-        absent is neither imported nor run."""
+    def has(self, fact: str, job: Job | None = None) -> bool:
+        """Whether the project (for a job-scope rule: the job) holds what a rule declares it needs
+        (``@rule(when=...)``). A rule is neither imported nor run where its fact is absent, so a fact must be
+        a condition without which the rule surely finds nothing."""
         if fact == "pins":
             return self.declares_pins()
         if fact == "unreadable files":
             return bool(getattr(self, "unreadable", None))
-        raise ValueError(f"unknown project fact {fact!r}")
+        if job is not None and fact in ("gpu", "host memory"):
+            hardware = self.config.hardware_for(job.hardware)
+            if fact == "gpu":  # the memory estimate gives a GPU verdict only with the card's size
+                return bool(hardware.gpu or hardware.gpu_memory)
+            return bool(hardware.host_memory or hardware.container_memory)
+        raise ValueError(f"unknown fact {fact!r}" + ("" if job is None else " of a job"))
 
     def declares_pins(self) -> bool:
         """Whether any source pins or includes anything (rlhf_lint.readers.pins, imported only when some source may

@@ -12,7 +12,7 @@ from rlhf_lint.model import DEBUG, Applicability, Diagnostic, Finding, InternalE
 from rlhf_lint.startup.interpreter import restore_gc_threshold
 from rlhf_lint.engine.project import Context, Project, parse_source
 from rlhf_lint.engine.registry import REGISTRY, Rule
-from rlhf_lint.readers.source import DecodeError, Source
+from rlhf_lint.readers.source import DecodeError, LineIndex, Source
 from rlhf_lint.engine.suppressions import Suppressions
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
@@ -200,7 +200,8 @@ def _contexts(rule: Rule, project: Project):
                 yield Context(project, source=source)
     elif rule.scope == "job":
         for job in project.jobs:
-            if not rule.frameworks or job.framework in rule.frameworks:
+            if (not rule.frameworks or job.framework in rule.frameworks) and (
+                    not rule.when or project.has(rule.when, job)):
                 yield Context(project, source=project.sources.get(job.path), job=job)
     else:
         yield Context(project)
@@ -219,7 +220,7 @@ def check_project(project: Project, unreadable: list[Unreadable], rules: list[Ru
 
     errors: list[InternalError] = []
     for rule in rules:
-        if rule.code in REPORTED_ELSEWHERE or (rule.when and not project.has(rule.when)):
+        if rule.code in REPORTED_ELSEWHERE or (rule.when and rule.scope == "project" and not project.has(rule.when)):
             continue
         for ctx in _contexts(rule, project):
             try:
@@ -346,8 +347,6 @@ def lint_group(items: list[tuple[str, bool]], config: Config, options: Options, 
         result = _lint_group(items, config, options, rules, settings)
         # parse trees are dropped with the group (memory stays flat in the number of files): reporters need only
         # positions, for the fix edits of the JSON report
-        from rlhf_lint.engine.cache import LineIndex
-
         wanted = {d.path for d in result.diagnostics if d.fix is not None}
         result.sources = {p: LineIndex.of(s) for p, s in result.sources.items() if p in wanted}
         return result
@@ -362,11 +361,11 @@ def lint_group(items: list[tuple[str, bool]], config: Config, options: Options, 
 
 
 def _lint_group(items, config, options, rules, settings) -> Result:
-    from rlhf_lint.engine import cache
-
     sources, unreadable, identity = read_group(items)
     key = None
     if settings is not None and not unreadable:
+        from rlhf_lint.engine import cache
+
         key = cache.group_key(identity, settings)
         hit = cache.load(key)
         if hit is not None:

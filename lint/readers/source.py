@@ -128,3 +128,27 @@ class Source:
     def encode(self, text: str) -> bytes:
         """Text back to bytes the way the file was written (BOM kept)."""
         return ((BOM if self.has_bom else "") + text).encode("utf-8")
+
+
+class LineIndex:
+    """Just enough of a Source to turn offsets into positions (what reporters need of a checked
+    or cached result, once the parse trees are dropped)."""
+
+    __slots__ = ("path", "starts", "length")
+
+    def __init__(self, path: str, starts: list[int], length: int):
+        self.path, self.starts, self.length = path, starts, length
+
+    @classmethod
+    def of(cls, source) -> "LineIndex":
+        return source if isinstance(source, LineIndex) else cls(source.path, list(source.line_starts),
+                                                                 len(source.text))
+
+    def position(self, offset: int):
+        import bisect
+
+        from rlhf_lint.model import Position
+
+        offset = max(0, min(offset, self.length))
+        line = bisect.bisect_right(self.starts, offset) - 1
+        return Position(line + 1, offset - self.starts[line] + 1)

@@ -58,7 +58,7 @@ def _ranked_changes(ctx, est, group) -> list[tuple[str, int, bool]]:
     return [r for r in rows if r[1] > 0]
 
 
-@rule("M001", "gpu-out-of-memory", Severity.ERROR, scope="job")
+@rule("M001", "gpu-out-of-memory", Severity.ERROR, scope="job", when="gpu")
 def gpu_out_of_memory(ctx):
     """The estimated peak GPU memory of a role (with the roles sharing its GPUs) exceeds the GPU.
 

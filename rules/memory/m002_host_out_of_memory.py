@@ -6,7 +6,7 @@ from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.memory._common import _assumed, _estimate, _gib
 
 
-@rule("M002", "host-out-of-memory", Severity.ERROR, scope="job")
+@rule("M002", "host-out-of-memory", Severity.ERROR, scope="job", when="host memory")
 def host_out_of_memory(ctx):
     """The estimated host RAM of a node exceeds the node's memory or its container limit.
 

@@ -6,7 +6,7 @@ from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.memory._common import _estimate, _gib, _no_verdict, _span_of, _what_if
 
 
-@rule("M004", "zero-stage-too-low", Severity.ERROR, scope="job", fixable=True)
+@rule("M004", "zero-stage-too-low", Severity.ERROR, scope="job", when="gpu", fixable=True)
 def zero_stage_too_low(ctx):
     """The job does not fit at its ZeRO stage but would with ZeRO-3.
 

@@ -27,7 +27,7 @@ def _vllm_overflow(group) -> str | None:
     return max(over, key=group.phase_total) if over else None
 
 
-@rule("M005", "vllm-gpu-memory-utilization", Severity.ERROR, scope="job", fixable=True)
+@rule("M005", "vllm-gpu-memory-utilization", Severity.ERROR, scope="job", when="gpu", fixable=True)
 def vllm_gpu_memory_utilization(ctx):
     """The gpu_memory_utilization of a colocated vLLM reserves more of a shared GPU than the training roles leave free.
 

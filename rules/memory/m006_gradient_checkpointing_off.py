@@ -6,7 +6,7 @@ from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.memory._common import _checkpointing_off, _estimate, _gib, _no_verdict, _span_of, _what_if
 
 
-@rule("M006", "gradient-checkpointing-off", Severity.ERROR, scope="job", fixable=True)
+@rule("M006", "gradient-checkpointing-off", Severity.ERROR, scope="job", when="gpu", fixable=True)
 def gradient_checkpointing_off(ctx):
     """Activations are what does not fit, and gradient checkpointing is off.
 

@@ -6,7 +6,7 @@ from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.memory._common import _assumed, _estimate, _gib, _no_verdict, _span_of
 
 
-@rule("M007", "vllm-kv-cache-too-small", Severity.ERROR, scope="job")
+@rule("M007", "vllm-kv-cache-too-small", Severity.ERROR, scope="job", when="gpu")
 def vllm_kv_cache_too_small(ctx):
     """The KV cache of vLLM cannot hold one sequence of the configured maximum length.
 

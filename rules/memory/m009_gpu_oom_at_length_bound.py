@@ -33,7 +33,7 @@ def _token_budget(ctx, group, low: int, high: int) -> int | None:
     return lo * 1024
 
 
-@rule("M009", "gpu-oom-at-length-bound", Severity.WARNING, scope="job")
+@rule("M009", "gpu-oom-at-length-bound", Severity.WARNING, scope="job", when="gpu")
 def gpu_oom_at_length_bound(ctx):
     """The job fits only while its micro batches hold fewer tokens than their configured bound.
 
