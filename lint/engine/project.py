@@ -139,10 +139,12 @@ class Project:
         self._by_real[os.path.realpath(source.path)] = source
         self._ds_config_users = None
 
-    def has(self, fact: str, job: Job | None = None) -> bool:
-        """Whether the project (for a job-scope rule: the job) holds what a rule declares it needs
-        (``@rule(when=...)``). A rule is neither imported nor run where its fact is absent, so a fact must be
-        a condition without which the rule surely finds nothing."""
+    def has(self, fact: str, job: Job | None = None, source: Source | None = None) -> bool:
+        """Whether the project (for a job-scope rule: the job; for a file-scope rule: the file) holds what a rule
+        declares it needs (``@rule(when=...)``). A rule is neither imported nor run where its fact is absent, so a
+        fact must be a condition without which the rule surely finds nothing."""
+        if source is not None and fact == "parse error":
+            return source.parse_error is not None
         if fact == "pins":
             return self.declares_pins()
         if fact == "unreadable files":
@@ -152,7 +154,7 @@ class Project:
             if fact == "gpu":  # the memory estimate gives a GPU verdict only with the card's size
                 return bool(hardware.gpu or hardware.gpu_memory)
             return bool(hardware.host_memory or hardware.container_memory)
-        raise ValueError(f"unknown fact {fact!r}" + ("" if job is None else " of a job"))
+        raise ValueError(f"unknown fact {fact!r}")
 
     def declares_pins(self) -> bool:
         """Whether any source pins or includes anything (rlhf_lint.readers.pins, imported only when some source may

@@ -196,7 +196,8 @@ def _to_diagnostic(rule: Rule, finding: Finding, project: Project, default_path:
 def _contexts(rule: Rule, project: Project):
     if rule.scope == "file":
         for source in list(project.sources.values()):
-            if source.kind in rule.kinds and (source.tree is not None or "unparsed" in rule.kinds):
+            if source.kind in rule.kinds and (source.tree is not None or "unparsed" in rule.kinds) and (
+                    not rule.when or project.has(rule.when, source=source)):
                 yield Context(project, source=source)
     elif rule.scope == "job":
         for job in project.jobs:

@@ -5,8 +5,9 @@ from rlhf_lint.model import Finding, Severity, Span
 from rlhf_lint.engine.registry import rule
 
 
-@rule("F003", "parse-error", Severity.ERROR, kinds={"json", "ds_config", "shell", "python", "yaml", "requirements",
-                                                    "pyproject_toml", "setup_cfg", "dockerfile", "unparsed"})
+@rule("F003", "parse-error", Severity.ERROR, when="parse error",
+      kinds={"json", "ds_config", "shell", "python", "yaml", "requirements", "pyproject_toml", "setup_cfg", "dockerfile",
+             "unparsed"})
 def parse_error(ctx):
     """A file does not parse, so the tool that reads it at launch will fail too.
 
