@@ -120,7 +120,7 @@ def precision_section(doc: JSONDocument) -> str:
 
 
 def settings_from_ds_config(doc: JSONDocument, path: str) -> Settings:
-    """The config in the common vocabulary (lint/jobs.py), each value with its span; defaults say so in origin."""
+    """The config in the common vocabulary (rlhf_lint.settings), each value with its span; defaults say so in origin."""
     out = Settings()
     if not isinstance(doc, JSONDocument) or not isinstance(doc.root, JObject):
         return out

@@ -6,7 +6,7 @@ CLI at every tag, the renames between releases, entry modules and the releases w
 ``analyze(command, source, project)`` emulates argparse of the targeted release on a Command (exact and
 abbreviated flags, nargs, switches, types, choices) and keeps every value under its canonical name (the dotted
 v0.10.2+ name, whatever era the script was written in), so checks are written once for every release.
-``interpret`` turns that into a Job in the common Settings vocabulary (lint/jobs.py).
+``interpret`` turns that into a Job in the common Settings vocabulary (rlhf_lint.settings).
 """
 from __future__ import annotations
 
