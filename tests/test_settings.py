@@ -477,3 +477,36 @@ def test_settings_module_imports_nothing():
     code = "import sys; before = set(sys.modules); import rlhf_lint.settings; print(sorted(set(sys.modules) - before))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "['rlhf_lint', 'rlhf_lint.settings']"
+
+
+def test_builders_write_values_of_the_declared_types(monkeypatch):
+    """Every known value the job builders write for examples/ and tests/fixtures has its key's declared type."""
+    from rlhf_lint.engine.config import Config
+    from rlhf_lint.engine.runner import Options, lint
+    from rlhf_lint.model import UNKNOWN
+
+    types = {}
+    for name, kind, _ in VOCABULARY:
+        for key in ([name.replace(ROLE, role) for role in ROLES] if ROLE in name else [name]):
+            types[key] = kind if isinstance(kind, tuple) else (kind,)
+    seen, wrong = [], []
+    add = Settings.add
+
+    def checked_add(self, setting):
+        value = setting.value
+        if value is not None and value is not UNKNOWN:
+            kinds = types[setting.key]
+            if float in kinds and type(value) is int:
+                kinds = kinds + (int,)  # 1 for 1.0
+            if not isinstance(value, kinds) or isinstance(value, bool) and bool not in kinds:
+                wrong.append(f"{setting.key} = {value!r} ({setting.path}, {setting.origin})")
+            seen.append(setting.key)
+        return add(self, setting)
+
+    monkeypatch.setattr(Settings, "add", checked_add)
+    for top in ("examples", os.path.join("tests", "fixtures")):
+        for entry in sorted(os.listdir(os.path.join(ROOT, top))):
+            path = os.path.join(ROOT, top, entry)
+            lint([path], Config(root=path if os.path.isdir(path) else os.path.dirname(path)), Options(jobs=1))
+    assert not wrong, wrong
+    assert len(seen) > 500 and len(set(seen)) > 60, (len(seen), len(set(seen)))
