@@ -140,7 +140,7 @@ class Setting:
 
     key: dotted common name (``zero.stage``, ``vllm.gpu_memory_utilization``, ``topology.actor.nodes``), declared in
     rlhf_lint.settings; Settings refuses any other. (A Setting outside Settings may name something else: the pins
-    reader's ``pin.<package>``, an ORZ launch's ``exp.<field>`` override by field name.)
+    reader's ``pin.<package>``, an ORZ launch's ``exp.<field>=`` override under its field's name.)
     value: the resolved Python value, or UNKNOWN when it cannot be known statically.
     origin: a short human explanation of where the value came from when it is not written literally
     (``$ZERO from line 3``, ``ORZ base default``, ``DeepSpeed default``).
