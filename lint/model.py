@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import enum
 from rlhf_lint.startup.records import field, record
+from rlhf_lint.settings import DECLARED, check_key
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
@@ -137,7 +138,9 @@ class Diagnostic:
 class Setting:
     """One configured value in the common vocabulary, wherever and however it was written.
 
-    key: dotted common name (``zero.stage``, ``vllm.gpu_memory_utilization``, ``topology.actor.gpus``).
+    key: dotted common name (``zero.stage``, ``vllm.gpu_memory_utilization``, ``topology.actor.nodes``), declared in
+    rlhf_lint.settings; Settings refuses any other. (A Setting outside Settings may name something else: the pins
+    reader's ``pin.<package>``, an ORZ launch's ``exp.<field>=`` override under its field's name.)
     value: the resolved Python value, or UNKNOWN when it cannot be known statically.
     origin: a short human explanation of where the value came from when it is not written literally
     (``$ZERO from line 3``, ``ORZ base default``, ``DeepSpeed default``).
@@ -177,14 +180,26 @@ def is_known(value: Any) -> bool:
 
 @record(slots=True)
 class Settings:
-    """An ordered bag of Settings; the last write of a key wins, as in argparse and dict merges."""
+    """An ordered bag of Settings; the last write of a key wins, as in argparse and dict merges.
+
+    Every key stored or asked for must be declared in rlhf_lint.settings: an undeclared one (a typo) raises
+    UndeclaredSetting instead of reading None. (A frozenset membership test per call; the lookups scan the items.)
+    """
 
     items: list[Setting] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        for setting in self.items:
+            check_key(setting.key)
+
     def add(self, setting: Setting) -> None:
+        if setting.key not in DECLARED:
+            check_key(setting.key)
         self.items.append(setting)
 
     def get(self, key: str) -> Setting | None:
+        if key not in DECLARED:
+            check_key(key)
         for setting in reversed(self.items):
             if setting.key == key:
                 return setting
@@ -195,6 +210,8 @@ class Settings:
         return default if setting is None else setting.value
 
     def all(self, key: str) -> list[Setting]:
+        if key not in DECLARED:
+            check_key(key)
         return [s for s in self.items if s.key == key]
 
     def __iter__(self):

@@ -514,8 +514,8 @@ def _span(source_for, resolved: Resolved) -> tuple[str | None, Span | None]:
 
 
 def settings_for(config: OrzConfig, scenario: Scenario, source_for, overrides: dict | None = None) -> Settings:
-    """The common vocabulary of jobs.py from one scenario of a config (``overrides``: field -> Setting from a launch
-    script's ``exp.<field>=value``, which win)."""
+    """The common vocabulary (rlhf_lint.settings) from one scenario of a config (``overrides``: field -> Setting
+    from a launch script's ``exp.<field>=value``, which win)."""
     overrides = overrides or {}
     settings = Settings()
 

@@ -1122,6 +1122,8 @@ def with_settings(job, changes: dict[str, object]):
 
     new = copy.copy(job)
     new.settings = copy.copy(job.settings)
-    new.settings.items = list(job.settings.items) + [Setting(k, v, origin="what-if") for k, v in changes.items()]
+    new.settings.items = list(job.settings.items)
+    for k, v in changes.items():  # through add, which refuses an undeclared key (a typo in a rule's what-if)
+        new.settings.add(Setting(k, v, origin="what-if"))
     new.assumptions = []
     return new

@@ -1,0 +1,153 @@
+"""The settings vocabulary: every key of ``job.settings`` (rlhf_lint.model.Settings), declared once, as data.
+
+A job builder (rlhf_lint.frameworks.*) writes a launch in these keys, whatever file or syntax it came from; rules
+about memory and topology read them, so one rule serves every framework. A key that is not declared here is a typo:
+``Settings`` refuses to store or read it (UndeclaredSetting), and tests/test_settings.py fails on any key literal in
+the package that is not declared.
+
+VOCABULARY holds one ``(name, type, meaning)`` per key. ``<role>`` in a name stands for each of ROLES
+(``model.<role>.path`` declares ``model.actor.path``, ``model.critic.path``, ...). The type is what a known value is
+(a builtin type or a tuple of them); any key may also hold UNKNOWN, a value that cannot be known without running
+something. Offloads and dtypes are lower-case names (``cpu``, ``bf16``).
+
+Cheap at import on purpose (every run imports it through rlhf_lint.model): builtins only, one frozenset.
+"""
+from __future__ import annotations
+
+ROLES = ("actor", "critic", "ref", "reward", "vllm", "policy")
+ROLE = "<role>"
+
+VOCABULARY = (
+    # -- what runs ------------------------------------------------------------------------------------------------
+    ("framework", str, "openrlhf | orz | verl | deepspeed | accelerate | trl | torchrun | hf (a script given "
+                       "`--deepspeed FILE`: the Hugging Face Trainer reads the config) | python"),
+    ("framework.version", str, "the release the job was linted against"),
+    ("job.type", str, "ppo | grpo | reinforce | dpo | sft | rm | kto | ..."),
+    ("job.entry", str, "the module or script that runs (``openrlhf.cli.train_ppo_ray``)"),
+    ("algo.advantage_estimator", str, "gae | group_norm | reinforce | rloo | ..."),
+    ("reward.remote_url", str, "a reward served over HTTP instead of a reward model"),
+    # -- models ---------------------------------------------------------------------------------------------------
+    ("model.<role>.path", str, "hub id, local directory or name the role's model comes from"),
+    ("model.<role>.params", (int, str), "the role's parameter count when given directly (int, or a size such as "
+                                        "7B from the command line)"),
+    # -- topology -------------------------------------------------------------------------------------------------
+    ("topology.world_size", int, "total training processes of a plain deepspeed/torchrun/accelerate launch"),
+    ("topology.nodes", int, "nodes, the launcher's view"),
+    ("topology.gpus_per_node", int, "GPUs per node, the launcher's view"),
+    ("topology.<role>.nodes", int, "nodes the role runs on"),
+    ("topology.<role>.gpus_per_node", int, "GPUs per node the role runs on"),
+    ("topology.colocate_all", bool, "every role on the same GPUs, each in its own process (Ray actors: own CUDA "
+                                    "context, own cache)"),
+    ("topology.colocate_actor_ref", bool, "actor and reference on the same GPUs, each in its own process"),
+    ("topology.colocate_critic_reward", bool, "critic and reward model on the same GPUs, each in its own process"),
+    ("topology.shared_process", (bool, tuple),
+     "True: every model of the job lives in each training process (OpenRLHF's deepspeed launches without Ray), "
+     "the models run one after another, so one model's activations are live at a time and the CUDA context counts "
+     "once (implied for SFT/DPO/RM policy + ref jobs); a tuple of roles: exactly those share one process per GPU, "
+     "vllm included when named (verl's hybrid engine worker holds actor, rollout, ref and critic)"),
+    # -- vLLM -----------------------------------------------------------------------------------------------------
+    ("vllm.num_engines", int, "vLLM engines of the rollout"),
+    ("vllm.tensor_parallel_size", int, "GPUs one vLLM engine spans"),
+    ("vllm.gpu_memory_utilization", float, "share of the GPU a vLLM engine reserves"),
+    ("vllm.enable_sleep", bool, "vLLM frees its memory between generations"),
+    ("vllm.max_num_seqs", int, "sequences a vLLM engine schedules at once"),
+    ("vllm.enforce_eager", bool, "vLLM runs without CUDA graphs"),
+    ("vllm.sleep_level", int, "1: a sleeping vLLM parks its weights in host RAM; 2: discards them (ORZ)"),
+    ("vllm.sync_wake", str, "all | weights: what a sleeping vLLM wakes for the weight sync (whole reservation, or "
+                            "its weights only: OpenRLHF >= 0.9.2)"),
+    # -- DeepSpeed and accelerate ---------------------------------------------------------------------------------
+    ("zero.stage", int, "ZeRO stage, 0..3 (FSDP full sharding counts as 3)"),
+    ("deepspeed.config_path", str, "the ds_config file the launch names (its Setting's span is the path token)"),
+    ("deepspeed.enable_sleep", bool, "DeepSpeed engines offload their states between uses"),
+    ("deepspeed.overlap_comm", bool, "ZeRO overlap_comm (its buckets stay allocated); absent: on at stage 3"),
+    ("deepspeed.sync_loaded", bool, "the policy's states are loaded while it sends its weights (ORZ: yes; "
+                                    "absent: when DeepSpeed does not sleep)"),
+    ("deepspeed.sleep_keeps", tuple, "estimate terms a sleeping DeepSpeed engine keeps on the GPU"),
+    ("accelerate.config_path", str, "the accelerate config YAML an ``accelerate launch`` names"),
+    # -- precision ------------------------------------------------------------------------------------------------
+    ("precision.param_dtype", str, "bf16 | fp16 | fp32 (| fp8 from accelerate): the model's training dtype"),
+    ("precision.grad_accum_dtype", str, "bf16 | fp16 | fp32 (absent: DeepSpeed ZeRO accumulates in the model dtype; "
+                                        "OpenRLHF <= 0.5.3 wrote fp32 into the ds_config it builds)"),
+    ("precision.master_dtype", str, "dtype FSDP keeps parameters, gradients and Adam moments in (verl model_dtype)"),
+    ("precision.<role>.master_dtype", str, "a role's own FSDP master dtype (read before precision.master_dtype; no "
+                                           "builder writes one yet)"),
+    # -- offload --------------------------------------------------------------------------------------------------
+    ("offload.optimizer", str, "none | cpu | nvme: where optimizer states live"),
+    ("offload.param", str, "none | cpu | nvme: where parameters live"),
+    ("offload.ref", bool, "the reference model's parameters are offloaded (OpenRLHF --ref_offload, ORZ)"),
+    ("offload.reward", bool, "the reward model's parameters are offloaded (OpenRLHF, ORZ)"),
+    ("offload.<role>.param", str, "none | cpu: a role's own parameter offload (verl's critic.model.fsdp_config)"),
+    ("offload.<role>.optimizer", str, "none | cpu: a role's own optimizer offload (verl's critic)"),
+    # -- batching -------------------------------------------------------------------------------------------------
+    ("batch.micro_train", int, "training micro batch per GPU"),
+    ("batch.train", int, "global training batch"),
+    ("batch.micro_rollout", int, "micro batch of the experience forward passes"),
+    ("batch.rollout", int, "prompts per rollout"),
+    ("batch.grad_accum", int, "gradient accumulation steps"),
+    ("batch.n_samples_per_prompt", int, "samples generated per prompt"),
+    ("batch.dynamic", bool, "token-budget batching of training micro batches"),
+    ("batch.max_tokens_per_gpu", int, "the token budget of one training micro batch per GPU"),
+    ("batch.micro_forward", int, "forward-only micro batch per GPU, any role (absent: batch.micro_train)"),
+    ("batch.forward_dynamic", bool, "token-budget batching of forward-only passes, any role"),
+    ("batch.forward_max_tokens_per_gpu", int, "the token budget of one forward-only micro batch, any role"),
+    ("batch.<role>.micro_forward", int, "a role's forward-only micro batch (verl: actor log-probs, reference, critic "
+                                        "values)"),
+    ("batch.<role>.forward_dynamic", bool, "a role's forward-only passes use token-budget batching"),
+    ("batch.<role>.forward_max_tokens_per_gpu", int, "a role's forward-only token budget per GPU"),
+    ("batch.<role>.micro_train", int, "a role's own training micro batch (verl's critic; absent: batch.micro_train)"),
+    ("batch.<role>.dynamic", bool, "a role's own token-budget training batching (absent: batch.dynamic)"),
+    ("batch.<role>.max_tokens_per_gpu", int, "a role's own training token budget (absent: batch.max_tokens_per_gpu)"),
+    # -- sequence lengths -----------------------------------------------------------------------------------------
+    ("seq.prompt_max_len", int, "longest prompt, in tokens"),
+    ("seq.generate_max_len", int, "longest generated response, in tokens"),
+    ("seq.max_len", int, "longest sequence (prompt + response), in tokens"),
+    # -- training -------------------------------------------------------------------------------------------------
+    ("train.strategy", str, "deepspeed (absent: every non-verl launch) | fsdp | fsdp2 | megatron: which memory model "
+                            "applies (verl: actor_rollout_ref.actor.strategy); megatron gets no estimate"),
+    ("train.critic.strategy", str, "the critic's strategy, when it differs"),
+    ("train.gradient_checkpointing", bool, "activations are recomputed in the backward pass"),
+    ("train.<role>.gradient_checkpointing", bool, "a role's own checkpointing (verl's critic)"),
+    ("train.flash_attn", bool, "flash attention"),
+    ("train.packing", bool, "samples packed into one sequence"),
+    ("train.lora_rank", int, "LoRA rank (0: full fine-tuning)"),
+    ("train.remove_padding", bool, "padding-free micro batches: their token count depends on the data"),
+    ("train.<role>.remove_padding", bool, "a role's own padding-free micro batches (verl's critic)"),
+    ("train.sequence_parallel_size", int, "Ulysses SP ranks a sequence is sliced over"),
+    ("train.<role>.sequence_parallel_size", int, "a role's own Ulysses SP ranks (verl's critic)"),
+    ("train.fsdp_size", int, "GPUs one FSDP shard group spans (-1: all of the role's)"),
+    ("train.entropy_coeff", float, "weight of the entropy term of the policy loss"),
+    ("train.entropy_checkpointing", bool, "the entropy term is recomputed in the backward pass"),
+    ("train.entropy_chunking", bool, "the entropy term is computed over chunks of the logits"),
+    ("train.torch_compile", bool, "the entropy term is compiled with torch.compile (verl: on by default)"),
+    ("train.async", bool, "asynchronous training (OpenRLHF --async_train)"),
+    ("train.ring_attn_size", int, "ring attention group size"),
+    ("train.tensor_parallel_size", int, "DeepSpeed AutoTP size of the trained model"),
+)
+
+
+def _declared() -> frozenset:
+    keys = []
+    for name, _, _ in VOCABULARY:
+        if ROLE in name:
+            keys += [name.replace(ROLE, role) for role in ROLES]
+        else:
+            keys.append(name)
+    return frozenset(keys)
+
+
+DECLARED = _declared()  # every key, roles expanded: ~30 us at import, one set lookup per Settings call
+
+
+class UndeclaredSetting(LookupError):
+    """A settings key that VOCABULARY does not declare: a typo, or a new key to declare there."""
+
+
+def is_declared(key) -> bool:
+    return key in DECLARED
+
+
+def check_key(key: str) -> str:
+    """``key`` itself when it is declared, else UndeclaredSetting naming it."""
+    if key not in DECLARED:
+        raise UndeclaredSetting(f"settings key {key!r} is not declared in rlhf_lint.settings.VOCABULARY")
+    return key
