@@ -9,17 +9,12 @@ def _table() -> dict:
     return load("precision.json")
 
 
-_NAMES: dict[str, str] = {}  # spelling -> canonical name, built from the table on first use
-
-
 def normalise_dtype(value) -> str | None:
     """``"bfloat16"``, ``" torch.float32"`` -> ``"bf16"``, ``"fp32"``; None for anything else."""
     if not isinstance(value, str):
         return None
-    names = _NAMES
-    if not names:
-        names.update((name, dtype) for dtype, row in _table()["dtypes"].items() for name in row["names"])
-    return names.get(value.strip().lower())
+    name = value.strip().lower()
+    return next((dtype for dtype, row in _table()["dtypes"].items() if name in row["names"]), None)
 
 
 def dtype_bytes(value, default: int) -> int:
