@@ -13,7 +13,7 @@ import pytest
 from rlhf_lint import schemas
 
 NEW_FILES = ("memory/constants.json", "precision.json", "verl/settings_map.json", "openrlhf/job_types.json",
-             "ds_config_auto_fillers.json", "launchers.json")
+             "ds_config_auto_fillers.json", "launchers.json", "accelerate/deepspeed_keys.json")
 
 
 def _has_source(entry) -> bool:
@@ -69,6 +69,8 @@ def test_other_tables_have_a_source_per_entry():
     assert modules and all(_has_source(row) and row["launcher"] in launchers for row in modules.values())
     assert all(_has_source(row) for row in launchers["program_flags"]["ds_config"].values())
     assert all(_has_source(row) and row["type"] in ("int", "str") for row in launchers["accelerate"]["settings"].values())
+    accelerate = schemas.load("accelerate/deepspeed_keys.json")["settings"]
+    assert accelerate and all(_has_source(row) and row["key"] for row in accelerate.values())
 
 
 # -- the code reads the data -------------------------------------------------------------------------------------
@@ -189,6 +191,28 @@ def test_launchers_read_their_tables(tmp_path, edit_schema):
     assert (acc.value("precision.param_dtype"), acc.value("zero.stage"), acc.value("zero.other_stage")) == \
         ("fp16", None, 2)
     assert plain.framework == "python" and plain.value("deepspeed.config_path") is None
+
+
+def test_accelerate_config_settings_follow_the_table(tmp_path, edit_schema):
+    from rlhf_lint.engine.config import Config
+    from rlhf_lint.engine.runner import build_project
+
+    (tmp_path / "acc.yaml").write_text("compute_environment: LOCAL_MACHINE\ndistributed_type: DEEPSPEED\n"
+                                       "mixed_precision: bf16\ndeepspeed_config:\n  zero_stage: 3\n"
+                                       "  offload_optimizer_device: cpu\n  gradient_accumulation_steps: 4\n")
+
+    def job():
+        project, _ = build_project([str(tmp_path / "acc.yaml")], Config())
+        return project.jobs[0]
+
+    first = job()
+    assert (first.value("offload.optimizer"), first.value("batch.grad_accum"), first.value("precision.param_dtype")) \
+        == ("cpu", 4, "bf16")
+    edit_schema("accelerate/deepspeed_keys.json", lambda d: d["settings"]["offload_optimizer_device"].update(key="x.y"))
+    edit_schema("precision.json", lambda d: d["accelerate_mixed_precision"]["values"].update(bf16="fp16"))
+    second = job()
+    assert (second.value("offload.optimizer"), second.value("x.y"), second.value("precision.param_dtype")) == \
+        (None, "cpu", "fp16")
 
 
 def test_verl_settings_follow_the_rows(edit_schema):

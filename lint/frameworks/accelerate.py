@@ -118,13 +118,9 @@ def build_accelerate_jobs(source: Source, project) -> list[Job]:
         if stage is not None:
             add("zero.stage", cfg.deepspeed.get("zero_stage"), stage,
                 "" if "zero_stage" in cfg.deepspeed else "accelerate's DeepSpeed plugin default")
-        for name, key in (("offload_optimizer_device", "offload.optimizer"), ("offload_param_device", "offload.param")):
+        for name, row in deepspeed_keys()["settings"].items():  # key of deepspeed_config -> setting
             if name in cfg.deepspeed:
-                add(key, cfg.deepspeed[name], cfg.value(name))
-        if "gradient_accumulation_steps" in cfg.deepspeed:
-            add("batch.grad_accum", cfg.deepspeed["gradient_accumulation_steps"], cfg.value("gradient_accumulation_steps"))
-        if "deepspeed_config_file" in cfg.deepspeed:
-            add("deepspeed.config_path", cfg.deepspeed["deepspeed_config_file"], cfg.value("deepspeed_config_file"))
+                add(row["key"], cfg.deepspeed[name], cfg.value(name))
     mp = cfg.top.get("mixed_precision")
     dtype = accelerate_dtype(mp.value) if mp is not None else None
     if dtype is not None:
