@@ -16,7 +16,6 @@ import sys
 import pytest
 
 from conftest import ROOT
-from rlhf_lint import settings as vocab
 from rlhf_lint.frameworks.jobs import Job
 from rlhf_lint.memory.estimate import with_settings
 from rlhf_lint.model import Setting, Settings
@@ -337,8 +336,6 @@ def test_scan_finds_the_keys_of_every_kind_of_use(uses):
         ("rules/memory/m004_zero_stage_too_low.py", "zero.stage"),  # _what_if(ctx, {...}) -> with_settings
         ("rules/memory/m009_gpu_oom_at_length_bound.py", "batch.critic.forward_dynamic"),  # {k: True for k in ...}
         ("rules/memory/m005_vllm_gpu_memory_utilization.py", "vllm.gpu_memory_utilization"),  # _span_of(ctx, key)
-        ("lint/frameworks/verl.py", "batch.critic.micro_train"),  # for common, key, convert in _MAPPING
-        ("lint/frameworks/launchers.py", "batch.grad_accum"),  # for flag, (key, kind) in _ACCELERATE_SETTINGS.items()
         ("lint/frameworks/deepspeed.py", "offload.param"),  # add(f"offload.{what}") in a loop over literals
         ("lint/frameworks/orz.py", "topology.critic.gpus_per_node"),  # add(f"topology.{role}...") over roles
         ("lint/frameworks/orz.py", "offload.reward"),  # settings.value(f"offload.{role}")
@@ -401,6 +398,11 @@ def test_keys_in_the_framework_tables_are_declared():
     keys += [("openrlhf.json version_defaults", "", row["key"]) for row in openrlhf.get("version_defaults", ())]
     keys += [("openrlhf/sleep.json", "", row["key"]) for row in _schema("openrlhf/sleep.json")["rows"]]
     keys += [("memory_fix_flags.json", "", key) for key in _schema("memory_fix_flags.json").get("openrlhf", {})]
+    keys += [("verl/settings_map.json", row["key"], row["setting"]) for row in _schema("verl/settings_map.json")["rows"]]
+    keys += [("launchers.json accelerate", flag, row["key"])
+             for flag, row in _schema("launchers.json")["accelerate"]["settings"].items()]
+    keys += [("accelerate/deepspeed_keys.json", name, row["key"])
+             for name, row in _schema("accelerate/deepspeed_keys.json")["settings"].items()]
     assert len(keys) > 40
     bad = [f"{table} {where}: {key!r}" for table, where, key in keys if not is_declared(key)]
     assert not bad, bad

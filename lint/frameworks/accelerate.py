@@ -98,11 +98,9 @@ class AccelerateJob(Job):
     accelerate: AccelerateConfig | None = None
 
 
-_PRECISION = {"bf16": "bf16", "fp16": "fp16", "no": "fp32", "fp8": "fp8"}
-
-
 @job_builder(kinds={"yaml"})
 def build_accelerate_jobs(source: Source, project) -> list[Job]:
+    from rlhf_lint.frameworks.precision import accelerate_dtype
     from rlhf_lint.readers.yaml import node_span
 
     cfg = read(source)
@@ -120,16 +118,13 @@ def build_accelerate_jobs(source: Source, project) -> list[Job]:
         if stage is not None:
             add("zero.stage", cfg.deepspeed.get("zero_stage"), stage,
                 "" if "zero_stage" in cfg.deepspeed else "accelerate's DeepSpeed plugin default")
-        for name, key in (("offload_optimizer_device", "offload.optimizer"), ("offload_param_device", "offload.param")):
+        for name, row in deepspeed_keys()["settings"].items():  # key of deepspeed_config -> setting
             if name in cfg.deepspeed:
-                add(key, cfg.deepspeed[name], cfg.value(name))
-        if "gradient_accumulation_steps" in cfg.deepspeed:
-            add("batch.grad_accum", cfg.deepspeed["gradient_accumulation_steps"], cfg.value("gradient_accumulation_steps"))
-        if "deepspeed_config_file" in cfg.deepspeed:
-            add("deepspeed.config_path", cfg.deepspeed["deepspeed_config_file"], cfg.value("deepspeed_config_file"))
+                add(row["key"], cfg.deepspeed[name], cfg.value(name))
     mp = cfg.top.get("mixed_precision")
-    if mp is not None and str(mp.value) in _PRECISION:
-        add("precision.param_dtype", mp, _PRECISION[str(mp.value)])
+    dtype = accelerate_dtype(mp.value) if mp is not None else None
+    if dtype is not None:
+        add("precision.param_dtype", mp, dtype)
     procs, machines = cfg.count("num_processes"), cfg.count("num_machines")
     if procs is not None:
         add("topology.world_size", procs, procs.value)

@@ -4,6 +4,7 @@ from __future__ import annotations
 from rlhf_lint.readers.kinds import looks_like_ds_config_name
 from rlhf_lint.readers.json import JObject, JSONDocument, JValue
 from rlhf_lint.model import UNKNOWN, Setting, Settings
+from rlhf_lint.frameworks.precision import normalise_dtype
 from rlhf_lint.readers.source import Source
 
 # Top-level keys only DeepSpeed configs carry; two of them (or one with a ds-like file name) identify a ds_config.
@@ -88,14 +89,6 @@ def schema_errors(doc_or_value) -> list:
 
 
 # -- ds_config -> common Settings ------------------------------------------------------------------------------
-_DTYPE_NAMES = {"fp16": "fp16", "float16": "fp16", "half": "fp16", "torch.float16": "fp16",
-                "bf16": "bf16", "bfloat16": "bf16", "torch.bfloat16": "bf16",
-                "fp32": "fp32", "float32": "fp32", "float": "fp32", "torch.float32": "fp32"}
-
-
-def normalise_dtype(value) -> str | None:
-    return _DTYPE_NAMES.get(value.strip().lower()) if isinstance(value, str) else None
-
 
 def _enabled(doc: JSONDocument, section: str):
     """(value, node) of <section>.enabled: True/False, UNKNOWN for "auto", None when absent."""

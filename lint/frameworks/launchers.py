@@ -33,11 +33,6 @@ def _is_python(name: str) -> bool:
                                        and (not dot or (minor.isascii() and minor.isdigit())))
 
 
-TORCHRUN_MODULES = ("torch.distributed.run", "torch.distributed.launch")
-DEEPSPEED_MODULES = ("deepspeed.launcher.runner",)
-ACCELERATE_MODULES = ("accelerate.commands.launch",)
-
-
 def launcher_specs() -> dict:
     from rlhf_lint.schemas import load
 
@@ -228,12 +223,10 @@ def _launch(command: Command, words: list[Word], i: int) -> bool:
             return False
         if words[j].text == "-m" and j + 1 < len(words):
             module = words[j + 1]
-            if module.text in TORCHRUN_MODULES:
-                return _program(command, "torchrun", words, j + 2, specs["torchrun"])
-            if module.text in DEEPSPEED_MODULES:
-                return _program(command, "deepspeed", words, j + 2, specs["deepspeed"])
-            if module.text in ACCELERATE_MODULES:
-                return _program(command, "accelerate", words, j + 2, specs["accelerate"])
+            # `python -m torch.distributed.run` and the like are launchers (schemas/launchers.json python_modules)
+            row = specs["python_modules"]["modules"].get(module.text) if isinstance(module.text, str) else None
+            if row is not None:
+                return _program(command, row["launcher"], words, j + 2, specs[row["launcher"]])
             command.launcher, command.launcher_args = "python", opts
             _entry(command, module, "module", words[j + 2 :])
             return True
@@ -431,16 +424,6 @@ def _topology_from_accelerate_config(command: Command, config: Word, settings: S
                              "num_processes / num_machines"))
 
 
-_ACCELERATE_SETTINGS = {
-    "--zero_stage": ("zero.stage", int),
-    "--gradient_accumulation_steps": ("batch.grad_accum", int),
-    "--offload_optimizer_device": ("offload.optimizer", str),
-    "--offload_param_device": ("offload.param", str),
-}
-_MIXED_PRECISION = {"bf16": "bf16", "fp16": "fp16", "no": "fp32", "fp8": "fp8"}
-DS_CONFIG_FLAGS = ("--deepspeed", "--deepspeed_config", "--deepspeed_config_file")
-
-
 def interpret_generic(command: Command, source: "Source", project) -> list[Job]:
     """A deepspeed / torchrun / accelerate / python launch of any program: topology and config files."""
     settings = Settings()
@@ -450,8 +433,9 @@ def interpret_generic(command: Command, source: "Source", project) -> list[Job]:
     if entry is not None:
         settings.add(Setting("job.entry", entry.text, entry.path, entry.span, entry.origin))
     _topology(command, settings, assumptions)
+    ds_config_flags = launcher_specs()["program_flags"]["ds_config"]
     for arg in command.args:
-        if arg.flag in DS_CONFIG_FLAGS and arg.value is not None and arg.value.known \
+        if arg.flag in ds_config_flags and arg.value is not None and arg.value.known \
                 and not arg.value.text.startswith("-"):
             settings.add(Setting("deepspeed.config_path", arg.value.text, arg.value.path, arg.value.span,
                                  arg.value.origin or arg.flag))
@@ -470,17 +454,21 @@ def interpret_generic(command: Command, source: "Source", project) -> list[Job]:
         ds = _launcher_value(command, "--deepspeed_config_file")
         if ds is not None and ds.known:
             settings.add(Setting("deepspeed.config_path", ds.text, ds.path, ds.span, ds.origin))
-        for flag, (key, kind) in _ACCELERATE_SETTINGS.items():
+        for flag, row in launcher_specs()["accelerate"]["settings"].items():
             word = _launcher_value(command, flag)
             if word is None:
                 continue
             value = UNKNOWN
             if word.known:
-                value = int(word.text) if kind is int and word.text.isdecimal() else (word.text if kind is str else UNKNOWN)
-            settings.add(Setting(key, value, word.path, word.span, word.origin))
+                kind = row["type"]
+                value = int(word.text) if kind == "int" and word.text.isdecimal() else (word.text if kind == "str" else UNKNOWN)
+            settings.add(Setting(row["key"], value, word.path, word.span, word.origin))
         mp = _launcher_value(command, "--mixed_precision")
         if mp is not None:
-            settings.add(Setting("precision.param_dtype", _MIXED_PRECISION.get(mp.text, UNKNOWN) if mp.known else UNKNOWN,
+            from rlhf_lint.frameworks.precision import accelerate_dtype
+
+            dtype = accelerate_dtype(mp.text) if mp.known else None
+            settings.add(Setting("precision.param_dtype", UNKNOWN if dtype is None else dtype,
                                  mp.path, mp.span, mp.origin))
     settings.add(Setting("framework", framework or command.launcher or "python", command.path, command.span))
     line = source.position(command.span.start).line if command.path == source.path else 0

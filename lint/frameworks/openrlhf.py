@@ -801,9 +801,14 @@ def _line(source, span: Span | None) -> int:
 def _job_type(inv: Invocation) -> str:
     if inv.job_type != "ppo":
         return inv.job_type
+    from rlhf_lint.schemas import load
+
+    table = load("openrlhf/job_types.json")  # advantage estimator -> job type
     estimator = inv.get("algo.advantage.estimator", "gae")
-    return {"gae": "ppo", "group_norm": "grpo", "dr_grpo": "grpo", "rloo": "rloo"}.get(estimator, "reinforce") \
-        if isinstance(estimator, str) else "ppo"
+    if not isinstance(estimator, str):
+        return table["not_a_string"]
+    row = table["by_estimator"].get(estimator)
+    return table["otherwise"] if row is None else row["job_type"]
 
 
 def _roles(inv: Invocation) -> tuple[str, ...]:

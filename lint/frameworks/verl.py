@@ -328,58 +328,18 @@ def override_words(command) -> list:
 
 
 # -- common vocabulary -------------------------------------------------------------------------------------------
-_MAPPING = [
-    # (common key, verl key, convert)
-    ("model.actor.path", "actor_rollout_ref.model.path", None),
-    ("model.ref.path", "actor_rollout_ref.model.path", None),
-    ("model.critic.path", "critic.model.path", None),
-    ("topology.nodes", "trainer.nnodes", None),
-    ("topology.gpus_per_node", "trainer.n_gpus_per_node", None),
-    ("vllm.gpu_memory_utilization", "actor_rollout_ref.rollout.gpu_memory_utilization", None),
-    ("vllm.tensor_parallel_size", "actor_rollout_ref.rollout.tensor_model_parallel_size", None),
-    ("vllm.max_num_seqs", "actor_rollout_ref.rollout.max_num_seqs", None),
-    ("vllm.enforce_eager", "actor_rollout_ref.rollout.enforce_eager", None),
-    ("offload.param", "actor_rollout_ref.actor.fsdp_config.param_offload", lambda v: "cpu" if v else "none"),
-    ("offload.optimizer", "actor_rollout_ref.actor.fsdp_config.optimizer_offload", lambda v: "cpu" if v else "none"),
-    ("offload.ref", "actor_rollout_ref.ref.fsdp_config.param_offload", bool),
-    ("batch.train", "data.train_batch_size", None),
-    ("batch.n_samples_per_prompt", "actor_rollout_ref.rollout.n", None),
-    ("batch.micro_train", "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu", None),
-    ("seq.prompt_max_len", "data.max_prompt_length", None),
-    ("seq.generate_max_len", "data.max_response_length", None),
-    ("train.gradient_checkpointing", "actor_rollout_ref.model.enable_gradient_checkpointing", None),
-    ("train.lora_rank", "actor_rollout_ref.model.lora_rank", None),
-    # the FSDP memory model (rlhf_lint.memory.estimate, _fsdp_trainable_role)
-    ("train.strategy", "actor_rollout_ref.actor.strategy", None),
-    ("train.critic.strategy", "critic.strategy", None),
-    ("precision.master_dtype", "actor_rollout_ref.actor.fsdp_config.model_dtype", None),
-    ("train.remove_padding", "actor_rollout_ref.model.use_remove_padding", None),
-    ("train.sequence_parallel_size", "actor_rollout_ref.actor.ulysses_sequence_parallel_size", None),
-    ("train.fsdp_size", "actor_rollout_ref.actor.fsdp_config.fsdp_size", None),
-    ("train.entropy_coeff", "actor_rollout_ref.actor.entropy_coeff", None),
-    ("train.entropy_checkpointing", "actor_rollout_ref.actor.entropy_checkpointing", None),
-    ("train.entropy_chunking", "actor_rollout_ref.actor.entropy_from_logits_with_chunking", None),
-    ("train.torch_compile", "actor_rollout_ref.actor.use_torch_compile", None),
-    ("batch.dynamic", "actor_rollout_ref.actor.use_dynamic_bsz", None),
-    ("batch.max_tokens_per_gpu", "actor_rollout_ref.actor.ppo_max_token_len_per_gpu", None),
-    ("batch.actor.micro_forward", "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu", None),
-    ("batch.actor.forward_dynamic", "actor_rollout_ref.rollout.log_prob_use_dynamic_bsz", None),
-    ("batch.actor.forward_max_tokens_per_gpu", "actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu", None),
-    ("batch.ref.micro_forward", "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu", None),
-    ("batch.ref.forward_dynamic", "actor_rollout_ref.ref.log_prob_use_dynamic_bsz", None),
-    ("batch.ref.forward_max_tokens_per_gpu", "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu", None),
-    ("batch.critic.micro_train", "critic.ppo_micro_batch_size_per_gpu", None),
-    ("batch.critic.dynamic", "critic.use_dynamic_bsz", None),
-    ("batch.critic.max_tokens_per_gpu", "critic.ppo_max_token_len_per_gpu", None),
-    ("batch.critic.micro_forward", "critic.forward_micro_batch_size_per_gpu", None),
-    ("batch.critic.forward_dynamic", "critic.use_dynamic_bsz", None),
-    ("batch.critic.forward_max_tokens_per_gpu", "critic.forward_max_token_len_per_gpu", None),
-    ("offload.critic.param", "critic.model.fsdp_config.param_offload", lambda v: "cpu" if v else "none"),
-    ("offload.critic.optimizer", "critic.model.fsdp_config.optimizer_offload", lambda v: "cpu" if v else "none"),
-    ("train.critic.gradient_checkpointing", "critic.model.enable_gradient_checkpointing", None),
-    ("train.critic.sequence_parallel_size", "critic.ulysses_sequence_parallel_size", None),
-    ("train.critic.remove_padding", "critic.model.use_remove_padding", None),
-]
+_CONVERT = {  # how a row of schemas/verl/settings_map.json converts the verl value ("convert")
+    None: None,
+    "cpu_if_true": lambda v: "cpu" if v else "none",
+    "bool": bool,
+}
+
+
+def _mapping() -> list[dict]:
+    """(common key, verl key, convert) rows: schemas/verl/settings_map.json, each with the verl config it comes from."""
+    from rlhf_lint.schemas import load
+
+    return load("verl/settings_map.json")["rows"]
 
 
 def setting_for(cfg: VerlConfig, common: str, key: str, convert=None, source_for=None) -> Setting:
@@ -404,9 +364,10 @@ def settings_from(cfg: VerlConfig) -> Settings:
     settings.add(Setting("framework", "verl"))
     if cfg.release and cfg.exact:
         settings.add(Setting("framework.version", cfg.release))
-    for common, key, convert in _MAPPING:
+    for row in _mapping():
+        key = row["key"]
         if cfg.exists(key) or cfg.where(key) is not None:
-            settings.add(setting_for(cfg, common, key, convert))
+            settings.add(setting_for(cfg, row["setting"], key, _CONVERT[row["convert"]]))
     nodes, per_node = cfg.known_int("trainer.nnodes"), cfg.known_int("trainer.n_gpus_per_node")
     if nodes and per_node:
         settings.add(Setting("topology.world_size", nodes * per_node, origin="trainer.nnodes x trainer.n_gpus_per_node"))

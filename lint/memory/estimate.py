@@ -44,25 +44,62 @@ INFERENCE = ("ref", "reward")
 PPO_TYPES = {"ppo", "grpo", "reinforce", "reinforce++", "rloo", "remax", "ppo_ray", "rlhf"}
 PAIRED_TYPES = {"dpo", "kto", "ipo", "simpo", "orpo"}
 
-DTYPE_BYTES = {"bf16": 2, "bfloat16": 2, "fp16": 2, "float16": 2, "half": 2, "fp32": 4, "float32": 4, "float": 4}
-
-# DeepSpeed defaults (zero/config.py) used when the launch leaves them to DeepSpeed or to "auto"
-REDUCE_BUCKET = int(5e8)
-PREFETCH_BUCKET = int(5e7)
-PERSISTENCE_THRESHOLD = int(1e5)
-
-CUDA_CONTEXT = 1 * GIB  # per process: CUDA context, cuBLAS/NCCL workspaces
-FRAGMENTATION = 0.05  # of the tensors a process holds
-CUDA_GRAPHS = GIB // 2  # vLLM graph capture, outside gpu_memory_utilization
-PROCESS_HOST = 2 * GIB  # host RAM of one training or inference process (Python, torch, CUDA libraries)
-SHARD_BYTES = 5 * 10**9  # one safetensors shard, what zero.Init loading holds per rank at a time
-DEFAULT_MAX_NUM_SEQS = 256
-DEFAULT_GPUS_PER_NODE = 8
-# what a sleeping DeepSpeed engine keeps on the GPU (ORZ actors.py offload_to_cpu, OpenRLHF offload_deepspeed_states:
-# optimizer states, fp32 partitions and the contiguous gradient bucket leave; the 16-bit parameter partition stays,
-# and so do the 16-bit gradient partitions unless lp_grads is offloaded too)
-DEFAULT_SLEEP_KEEPS = ("weights", "gradients")
 WEIGHT_SYNC = "weight-sync"
+
+
+# -- the model's numbers (schemas/memory/constants.json: value, unit, meaning and source of each) ----------------
+def constants() -> dict:
+    """name -> {value, unit, meaning, source}, parsed on first use (rlhf_lint.schemas.load caches it)."""
+    from rlhf_lint.schemas import load
+
+    return load("memory/constants.json")["constants"]
+
+
+def constant(name: str):
+    """One number of the memory model; a size in GiB comes back in bytes, a list as a tuple."""
+    entry = constants()[name]
+    value, unit = entry["value"], entry["unit"]
+    if unit == "GiB":
+        return int(value * GIB)
+    return tuple(value) if type(value) is list else value
+
+
+class _Constants:
+    """``K.cuda_context``: attribute access to ``constant`` (readable inside formulas and f-strings)."""
+
+    def __getattr__(self, name: str):
+        try:
+            return constant(name)
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+K = _Constants()
+
+# the names these numbers had as module constants (tests and callers may still import them)
+_FORMER_NAMES = {"CUDA_CONTEXT": "cuda_context", "FRAGMENTATION": "allocator_fragmentation",
+                 "CUDA_GRAPHS": "vllm_cuda_graphs", "PROCESS_HOST": "process_host_ram",
+                 "SHARD_BYTES": "checkpoint_shard_bytes", "REDUCE_BUCKET": "reduce_bucket_elements",
+                 "PREFETCH_BUCKET": "prefetch_bucket_elements", "DEFAULT_MAX_NUM_SEQS": "vllm_max_num_seqs",
+                 "DEFAULT_GPUS_PER_NODE": "default_gpus_per_node", "DEFAULT_SLEEP_KEEPS": "sleep_keeps"}
+
+
+def __getattr__(name: str):
+    if name in _FORMER_NAMES:
+        return constant(_FORMER_NAMES[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _dtype_bytes(name, default: int) -> int:
+    from rlhf_lint.frameworks.precision import dtype_bytes
+
+    return dtype_bytes(name, default)
+
+
+def _sci(n: float) -> str:
+    """5e8 written as in DeepSpeed's docs: ``5e8``."""
+    mantissa, _, exponent = f"{n:g}".partition("e")
+    return f"{mantissa}e{int(exponent)}" if exponent else mantissa
 
 
 def gib(n: float) -> str:
@@ -328,7 +365,7 @@ def _gpus_of(inp: _Inputs, role: str, hardware) -> tuple[int, int]:
             return 1, int(tp)
     except (TypeError, ValueError):
         pass
-    per_node = hardware.gpus_per_node or DEFAULT_GPUS_PER_NODE
+    per_node = hardware.gpus_per_node or K.default_gpus_per_node
     nodes = hardware.nodes or 1
     inp.assumptions.append(f"{role} uses {nodes} x {per_node} GPUs: the launch does not say (hardware profile)")
     return nodes, per_node
@@ -338,25 +375,27 @@ def _gpus_of(inp: _Inputs, role: str, hardware) -> tuple[int, int]:
 def _activation_terms(arch: ModelArch, batch: int, seq: int, checkpointing: bool, flash: bool, w: int,
                       forward_only: bool, with_logits: bool, what: str) -> list[Term]:
     h, L, a = arch.hidden_size, arch.num_layers, arch.num_heads
-    attn = 0 if flash else 5 * a * seq / h
-    per_layer = seq * batch * h * (34 + attn)
-    attn_note = "flash attention: no s^2 scores" if flash else "+5as/h attention scores (no flash attention)"
+    act, ck, lc, f = K.activation_bytes, K.checkpoint_bytes, K.loss_logits_copy_bytes, K.attention_score_factor
+    attn = 0 if flash else f * a * seq / h
+    per_layer = seq * batch * h * (act + attn)
+    attn_note = "flash attention: no s^2 scores" if flash else f"+{f}as/h attention scores (no flash attention)"
     terms = []
     if forward_only:
         terms.append(Term("activations", int(per_layer),
-                          f"forward only, one layer live: s*b*h*34 = {seq}*{batch}*{h}*34 B ({attn_note}; {what})",
+                          f"forward only, one layer live: s*b*h*{act} = {seq}*{batch}*{h}*{act} B "
+                          f"({attn_note}; {what})",
                           SRC_ACTIVATIONS))
     elif checkpointing:
-        terms.append(Term("activations", int(L * 2 * seq * batch * h + per_layer),
-                          f"checkpointing: L*2*s*b*h + one layer recomputed = {L}*2*{seq}*{batch}*{h} + "
+        terms.append(Term("activations", int(L * ck * seq * batch * h + per_layer),
+                          f"checkpointing: L*{ck}*s*b*h + one layer recomputed = {L}*{ck}*{seq}*{batch}*{h} + "
                           f"{gib(per_layer)} ({attn_note}; {what})", SRC_ACTIVATIONS))
     else:
         terms.append(Term("activations", int(L * per_layer),
-                          f"no checkpointing: L*s*b*h*34 = {L}*{seq}*{batch}*{h}*34 B ({attn_note}; {what})",
+                          f"no checkpointing: L*s*b*h*{act} = {L}*{seq}*{batch}*{h}*{act} B ({attn_note}; {what})",
                           SRC_ACTIVATIONS))
     if with_logits:
-        terms.append(Term("logits", int(seq * batch * arch.vocab_size * (w + 4)),
-                          f"s*b*V*({w}+4) = {seq}*{batch}*{arch.vocab_size}*{w + 4} B: 16-bit logits and the fp32 "
+        terms.append(Term("logits", int(seq * batch * arch.vocab_size * (w + lc)),
+                          f"s*b*V*({w}+{lc}) = {seq}*{batch}*{arch.vocab_size}*{w + lc} B: 16-bit logits and the fp32 "
                           f"copy the loss takes", SRC_ACTIVATIONS))
     return terms
 
@@ -364,7 +403,8 @@ def _activation_terms(arch: ModelArch, batch: int, seq: int, checkpointing: bool
 def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Inputs, ctx: dict) -> RoleEstimate:
     stage, w, a = ctx["stage"], ctx["w"], ctx["a"]
     off_opt, off_param = ctx["offload_optimizer"], ctx["offload_param"]
-    k = 12 if w == 2 else 8
+    k = K.adam_bytes_with_master if w == 2 else K.adam_bytes_without_master
+    f32 = _dtype_bytes("fp32", 4)
     r = RoleEstimate(role, arch.name, params, n, True)
     P = params
     # weights
@@ -382,16 +422,16 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
     elif stage == 0:
         r.terms.append(Term("gradients", a * P, f"{a} B ({adt}) x {_count(P)}", SRC_ZERO))
     elif stage == 1:
-        r.terms.append(Term("gradients", a * P + 4 * P // n,
-                            f"ZeRO-1 full {adt} grads {a} B x {_count(P)} + fp32 partition 4 B x P / {n}",
+        r.terms.append(Term("gradients", a * P + f32 * P // n,
+                            f"ZeRO-1 full {adt} grads {a} B x {_count(P)} + fp32 partition {f32} B x P / {n}",
                             SRC_DS_STAGE12))
     elif stage == 2:
-        r.terms.append(Term("gradients", (a + 4) * P // n,
-                            f"ZeRO-2 ({a} B {adt} + 4 B fp32) x {_count(P)} / {n}", SRC_DS_STAGE12))
+        r.terms.append(Term("gradients", (a + f32) * P // n,
+                            f"ZeRO-2 ({a} B {adt} + {f32} B fp32) x {_count(P)} / {n}", SRC_DS_STAGE12))
     else:
         r.terms.append(Term("gradients", a * P // n, f"ZeRO-3 {a} B ({adt}) x {_count(P)} / {n}", SRC_DS_STAGE3))
     # optimizer states
-    what = "fp32 master + Adam m + v" if k == 12 else "Adam m + v"
+    what = "fp32 master + Adam m + v" if w == 2 else "Adam m + v"
     if off_opt and stage >= 1:
         r.terms.append(Term("optimizer_states", 0, f"{what} in host RAM (offload_optimizer={off_opt})", SRC_CPU_ADAM))
     elif stage == 0:
@@ -404,22 +444,25 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
                                  role != "critic", f"micro batch {b}, sequence {ctx['seq']}")
     # DeepSpeed buffers
     if stage in (1, 2):
-        buckets = 2 if ctx["overlap_comm"] else 1
-        r.terms.append(Term("deepspeed_buffers", buckets * REDUCE_BUCKET * w,
-                            f"{buckets} reduce bucket(s) x 5e8 elements x {w} B", SRC_DS_STAGE12))
+        buckets = K.overlap_comm_buckets if ctx["overlap_comm"] else 1
+        bucket = K.reduce_bucket_elements
+        r.terms.append(Term("deepspeed_buffers", buckets * bucket * w,
+                            f"{buckets} reduce bucket(s) x {_sci(bucket)} elements x {w} B", SRC_DS_STAGE12))
     elif stage == 3:
         # the IPG reduce bucket is allocated when the optimizer is built and stays (stage3.py, "# IPG"); the
         # persistent small params stay gathered; the largest module's gathered 16-bit param and its full 16-bit
         # grad exist only while its backward runs (DeepSpeed's estimator: largest_layer_memory = 4 * L)
         small = arch.num_layers * arch.norms_per_layer * arch.hidden_size + arch.hidden_size
-        r.terms.append(Term("deepspeed_buffers", REDUCE_BUCKET * w + small * w,
-                            f"reduce bucket 5e8 elements x {w} B (allocated at optimizer init) + persistent small "
+        bucket, prefetch = K.reduce_bucket_elements, K.prefetch_bucket_elements
+        r.terms.append(Term("deepspeed_buffers", bucket * w + small * w,
+                            f"reduce bucket {_sci(bucket)} elements x {w} B (allocated at optimizer init) + "
+                            f"persistent small "
                             f"params {_count(small)} x {w} B", SRC_DS_STAGE3))
         largest = arch.largest_module_params()
         r.gather_one = w * largest
-        r.terms.append(Term("gathered_params", 2 * w * largest + PREFETCH_BUCKET * w,
+        r.terms.append(Term("gathered_params", 2 * w * largest + prefetch * w,
                             f"{2 * w} B x largest module {_count(largest)} (gathered param + its full grad, during "
-                            f"its backward) + prefetch 5e7 elements x {w} B", SRC_DS_STAGE3))
+                            f"its backward) + prefetch {_sci(prefetch)} elements x {w} B", SRC_DS_STAGE3))
     _runtime(r)
     r.resident = ["weights", "gradients", "optimizer_states", "deepspeed_buffers", "runtime"]
     return r
@@ -441,9 +484,10 @@ def _inference_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
     r.terms += _activation_terms(arch, b, ctx["seq"], True, ctx["flash"], w, True, role == "ref",
                                  f"forward micro batch {b}")
     if stage == 3 or offloaded:
-        r.terms.append(Term("gathered_params", w * arch.largest_module_params() + PREFETCH_BUCKET * w,
+        prefetch = K.prefetch_bucket_elements
+        r.terms.append(Term("gathered_params", w * arch.largest_module_params() + prefetch * w,
                             f"{w} B x largest module {_count(arch.largest_module_params())} (gathered for its "
-                            f"forward) + prefetch 5e7 x {w} B", SRC_DS_MEMORY))
+                            f"forward) + prefetch {_sci(prefetch)} x {w} B", SRC_DS_MEMORY))
     _runtime(r)
     r.resident = ["weights", "runtime"]
     return r
@@ -534,9 +578,10 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
     """An FSDP (FULL_SHARD) actor or critic of verl: its fp32 master parameters, fp32 gradients and Adam moments are
     sharded over the role's GPUs; the bf16 copy of one wrap unit is gathered at a time."""
     r = RoleEstimate(role, arch.name, params, n, True)
-    P, shards, c = params, _fsdp_shards(inp, n), 2
+    P, shards, c = params, _fsdp_shards(inp, n), K.fsdp_compute_bytes
+    f32 = _dtype_bytes("fp32", 4)
     master = str(_per_role(inp, role, "precision.master_dtype", "fp32") or "fp32").lower()
-    m = DTYPE_BYTES.get(master, 4)
+    m = _dtype_bytes(master, 4)
     off_param = str(_per_role(inp, role, "offload.param", "none")) == "cpu"
     off_opt = str(_per_role(inp, role, "offload.optimizer", "none")) == "cpu"
     lora = _int_of(inp.get("train.lora_rank"), 0) > 0 and role == "actor"
@@ -559,11 +604,11 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
                             f"copy)" + (" (optimizer_offload: parked in host RAM, loaded back for the update)"
                                         if off_opt else ""), SRC_VERL_OFFLOAD, ("training",) if off_opt else ()))
     root, layer = _fsdp_units(arch)
-    r.terms.append(Term("gathered_params", c * (2 * root + 2 * layer) + (c + 4) * layer,
+    r.terms.append(Term("gathered_params", c * (2 * root + 2 * layer) + (c + f32) * layer,
                         f"bf16 root unit {_count(root)} (embedding, LM head: gathered through forward and backward) "
                         f"+ its bf16 gradient, {c} B x 2 x {_count(root)}; current + prefetched decoder layer "
                         f"{c} B x 2 x {_count(layer)}; one layer's unsharded gradient and its fp32 copy for the "
-                        f"reduce-scatter ({c}+4) B x {_count(layer)}", SRC_FSDP))
+                        f"reduce-scatter ({c}+{f32}) B x {_count(layer)}", SRC_FSDP))
     seq, V = ctx["seq"], arch.vocab_size
     compiled = inp.get("train.torch_compile", True) is not False  # verl compiles the entropy by default
     checkpointing = _per_role(inp, role, "train.gradient_checkpointing") is True
@@ -591,7 +636,8 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
         if compiled:
             entropy, note = 0, "entropy fused by torch.compile (use_torch_compile): no vocabulary-sized temporaries"
         elif chunked:
-            entropy, note = 2 * 2048 * V * 4, f"entropy in chunks of 2048 rows in fp32: 2 x 2048 x {V} x 4 B"
+            rows = K.entropy_chunk_rows
+            entropy, note = 2 * rows * V * f32, f"entropy in chunks of {rows} rows in fp32: 2 x {rows} x {V} x {f32} B"
         else:
             entropy, note = 2 * f_tokens * V * c, f"entropy softmax and product: 2 x {f_tokens} x {V} x {c} B"
         r.terms.append(Term("logits", f_tokens * V * c + entropy, f"{f_tokens} x {V} x {c} B logits + {note}",
@@ -608,7 +654,7 @@ def _fsdp_inference_role(role: str, arch: ModelArch, params: int, n: int, inp: _
     """verl's reference (and reward) model: FSDP with CPUOffload forced, so its bf16 shards live in host RAM and each
     unit is gathered onto the GPU for its forward."""
     r = RoleEstimate(role, arch.name, params, n, False, phase="experience")
-    c = 2
+    c = K.fsdp_compute_bytes
     r.terms.append(Term("weights", 0, f"bf16 shards in host RAM (verl forces FSDP CPUOffload for the {role})",
                         SRC_VERL_REF_CPU))
     root, layer = _fsdp_units(arch)
@@ -630,22 +676,25 @@ def _fsdp_inference_role(role: str, arch: ModelArch, params: int, n: int, inp: _
 
 def _runtime(r: RoleEstimate) -> None:
     tensors = r.total
-    r.terms.append(Term("runtime", CUDA_CONTEXT + int(tensors * FRAGMENTATION),
-                        f"CUDA context and NCCL {gib(CUDA_CONTEXT)} + allocator fragmentation "
-                        f"{FRAGMENTATION:.0%} of {gib(tensors)}", SRC_OVERHEAD))
+    context, fragmentation = K.cuda_context, K.allocator_fragmentation
+    r.terms.append(Term("runtime", context + int(tensors * fragmentation),
+                        f"CUDA context and NCCL {gib(context)} + allocator fragmentation "
+                        f"{fragmentation:.0%} of {gib(tensors)}", SRC_OVERHEAD))
 
 
 def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, gpu_memory: int | None) -> RoleEstimate:
     w = 2
     engines = int(inp.number("vllm.num_engines", 1) or 1)
     r = RoleEstimate("vllm", arch.name, params, tp, False, phase="generation")
-    util = inp.number("vllm.gpu_memory_utilization", 0.9, "vLLM's default (0.9) assumed")
+    default_util = K.vllm_gpu_memory_utilization
+    util = inp.number("vllm.gpu_memory_utilization", default_util, f"vLLM's default ({default_util}) assumed")
     weights = w * params // tp
     max_len = ctx["seq"]
-    max_seqs = int(inp.number("vllm.max_num_seqs", DEFAULT_MAX_NUM_SEQS, "vLLM's default max_num_seqs assumed"))
-    # vLLM's profile run: one batch of max(max_len, 2048) tokens through the MLP + sampler logits of max_seqs rows
-    tokens = max(max_len, 2048)
-    profile = tokens * (2 * arch.intermediate_size + 4 * arch.hidden_size) * w // tp + max_seqs * arch.vocab_size * 4
+    max_seqs = int(inp.number("vllm.max_num_seqs", K.vllm_max_num_seqs, "vLLM's default max_num_seqs assumed"))
+    # vLLM's profile run: one batch of max(max_len, vllm_profile_min_tokens) tokens through the MLP + sampler logits
+    tokens = max(max_len, K.vllm_profile_min_tokens)
+    mlp = K.vllm_profile_intermediate_factor * arch.intermediate_size + K.vllm_profile_hidden_factor * arch.hidden_size
+    profile = tokens * mlp * w // tp + max_seqs * arch.vocab_size * K.vllm_sampler_logit_bytes
     if gpu_memory is None:
         reservation = None
         r.terms.append(Term("vllm_reservation", 0, f"gpu_memory_utilization {util} x (GPU unknown)", SRC_VLLM_UTIL))
@@ -655,9 +704,9 @@ def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, g
                             f"gpu_memory_utilization {util} x {gib(gpu_memory)} (fraction of the whole GPU)",
                             SRC_VLLM_UTIL))
     if not inp.flag("vllm.enforce_eager"):
-        r.terms.append(Term("cuda_graphs", CUDA_GRAPHS, "CUDA graph capture, outside the reservation (assumed)",
+        r.terms.append(Term("cuda_graphs", K.vllm_cuda_graphs, "CUDA graph capture, outside the reservation (assumed)",
                             SRC_VLLM_UTIL))
-    r.terms.append(Term("runtime", CUDA_CONTEXT, f"CUDA context {gib(CUDA_CONTEXT)}", SRC_OVERHEAD))
+    r.terms.append(Term("runtime", K.cuda_context, f"CUDA context {gib(K.cuda_context)}", SRC_OVERHEAD))
     per_token = arch.kv_bytes_per_token(w, tp)
     kv_bytes = None if reservation is None else reservation - weights - profile
     r.kv = {
@@ -694,7 +743,7 @@ def estimate(job, hardware, read_config: Callable[[str], str | None] | None = No
     stage = inp.number("zero.stage", 0, None if fsdp else "no ZeRO stage given")
     stage = max(0, min(3, int(stage)))
     dtype = str(inp.get("precision.param_dtype", "bf16", None if fsdp else "bf16 assumed") or "bf16").lower()
-    w = DTYPE_BYTES.get(dtype, 2)
+    w = _dtype_bytes(dtype, 2)
     acc = inp.get("precision.grad_accum_dtype")
     if acc is None and fsdp:
         acc = "fp32"  # FSDP keeps gradients in the parameters' (fp32 master) dtype; unused by the FSDP terms
@@ -714,14 +763,14 @@ def estimate(job, hardware, read_config: Callable[[str], str | None] | None = No
         elif max_len is not None:
             seq = int(max_len)
         else:
-            seq = 2048
-            assumptions.append("sequence length 2048 assumed: no prompt/generate/max length given")
+            seq = K.default_sequence_length
+            assumptions.append(f"sequence length {seq} assumed: no prompt/generate/max length given")
     except (TypeError, ValueError):
-        seq = 2048
-        assumptions.append("sequence length 2048 assumed: the length is not a number")
+        seq = K.default_sequence_length
+        assumptions.append(f"sequence length {seq} assumed: the length is not a number")
     micro_train = int(inp.number("batch.micro_train", 1, None if fsdp else "micro train batch 1 assumed"))
     ctx = {
-        "stage": stage, "eval_stage": 3 if stage == 3 else 0, "w": w, "a": DTYPE_BYTES.get(acc, 4), "a_name": acc,
+        "stage": stage, "eval_stage": 3 if stage == 3 else 0, "w": w, "a": _dtype_bytes(acc, 4), "a_name": acc,
         "offload_optimizer": (lambda v: None if v in (None, "none", False) else str(v))(inp.get("offload.optimizer")),
         "offload_param": (lambda v: None if v in (None, "none", False) else str(v))(inp.get("offload.param")),
         "offload_ref": inp.flag("offload.ref"), "offload_reward": inp.flag("offload.reward"),
@@ -864,8 +913,9 @@ def _phases(members: list[RoleEstimate], processes: list[list[str]], inp: _Input
     every other process what it keeps."""
     vllm_sleeps = inp.flag("vllm.enable_sleep")
     ds_sleeps = inp.flag("deepspeed.enable_sleep")
-    keeps = inp.get("deepspeed.sleep_keeps", DEFAULT_SLEEP_KEEPS)
-    keeps = tuple(keeps) if isinstance(keeps, (list, tuple, set, frozenset)) else DEFAULT_SLEEP_KEEPS
+    # what a sleeping DeepSpeed engine keeps on the GPU unless the launch says (deepspeed.sleep_keeps)
+    keeps = inp.get("deepspeed.sleep_keeps", K.sleep_keeps)
+    keeps = tuple(keeps) if isinstance(keeps, (list, tuple, set, frozenset)) else K.sleep_keeps
     wake = str(inp.get("vllm.sync_wake", "all") or "all").lower()
     sync_loaded = inp.flag("deepspeed.sync_loaded", not ds_sleeps)
     by_name = {m.role: m for m in members}
@@ -881,7 +931,7 @@ def _phases(members: list[RoleEstimate], processes: list[list[str]], inp: _Input
 
     def asleep(m: RoleEstimate) -> list[Term]:
         kept = [t for t in m.terms if t.name in keeps and t.name in m.resident and not t.phases]
-        return kept + [Term("runtime", CUDA_CONTEXT, f"asleep: CUDA context {gib(CUDA_CONTEXT)} (offload_states "
+        return kept + [Term("runtime", K.cuda_context, f"asleep: CUDA context {gib(K.cuda_context)} (offload_states "
                                                      f"empties the allocator cache)", SRC_DS_OFFLOAD_STATES)]
 
     def held(m: RoleEstimate, phase: str, active: str | None = None) -> list[Term]:
@@ -890,7 +940,7 @@ def _phases(members: list[RoleEstimate], processes: list[list[str]], inp: _Input
                 weights = m.kv.get("weights_per_gpu", 0)
                 return [Term("vllm_weights", weights, f"woken for the weight sync with its weights only: "
                                                       f"{gib(weights)}", SRC_VLLM_SLEEP),
-                        Term("runtime", CUDA_CONTEXT, f"CUDA context {gib(CUDA_CONTEXT)}", SRC_OVERHEAD)]
+                        Term("runtime", K.cuda_context, f"CUDA context {gib(K.cuda_context)}", SRC_OVERHEAD)]
             if vllm_sleeps and phase not in ("generation", WEIGHT_SYNC):
                 return [t for t in m.terms if t.name == "runtime"]  # asleep: weights and KV cache released
             return list(m.terms)
@@ -944,9 +994,10 @@ def _one_process(phase: str, models: list[RoleEstimate], held) -> list[tuple[str
     tensors = sum(t.bytes for _, t in items if t.name != "vllm_reservation")
     names = "+".join(m.role for m in models)
     lead = models[0].role
-    items.append((lead, Term("runtime", CUDA_CONTEXT + int(tensors * FRAGMENTATION),
-                             f"one process holds {names}: CUDA context and NCCL {gib(CUDA_CONTEXT)} once + allocator "
-                             f"fragmentation {FRAGMENTATION:.0%} of {gib(tensors)}", SRC_OVERHEAD)))
+    context, fragmentation = K.cuda_context, K.allocator_fragmentation
+    items.append((lead, Term("runtime", context + int(tensors * fragmentation),
+                             f"one process holds {names}: CUDA context and NCCL {gib(context)} once + allocator "
+                             f"fragmentation {fragmentation:.0%} of {gib(tensors)}", SRC_OVERHEAD)))
     return items
 
 
@@ -974,7 +1025,7 @@ def _place(role_nodes: dict[str, tuple[int, int]], groups: list[GpuGroup], per_n
 
 def _host(roles, role_nodes, groups, inp: _Inputs, ctx: dict, hardware, versions: dict,
           assumptions: list[str]) -> list[HostNode]:
-    per_node = hardware.gpus_per_node or max((p for _, p in role_nodes.values()), default=DEFAULT_GPUS_PER_NODE)
+    per_node = hardware.gpus_per_node or max((p for _, p in role_nodes.values()), default=K.default_gpus_per_node)
     if not hardware.gpus_per_node:
         assumptions.append(f"{per_node} GPUs per node assumed for host RAM placement")
     placement = _place(role_nodes, groups, per_node)
@@ -990,7 +1041,8 @@ def _host(roles, role_nodes, groups, inp: _Inputs, ctx: dict, hardware, versions
         limit, limit_name = hardware.host_memory, "host RAM"
     by_name = {r.role: r for r in roles}
     w, a, stage = ctx["w"], ctx["a"], ctx["stage"]
-    k = 12 if w == 2 else 8
+    k = K.adam_bytes_with_master if w == 2 else K.adam_bytes_without_master
+    process_host = K.process_host_ram
     shared = sorted(shared_roles(inp, [r.role for r in roles]), key=[r.role for r in roles].index)
     out = []
     for index, ranks in enumerate(placement):
@@ -1000,16 +1052,16 @@ def _host(roles, role_nodes, groups, inp: _Inputs, ctx: dict, hardware, versions
         together = [role for role in ranks if role in shared]
         if together:
             count = max(ranks[role] for role in together)
-            persistent.append(Term(f"process:{'+'.join(together)}", count * PROCESS_HOST,
-                                   f"{count} processes x {gib(PROCESS_HOST)} (Python, torch, CUDA libraries), each "
+            persistent.append(Term(f"process:{'+'.join(together)}", count * process_host,
+                                   f"{count} processes x {gib(process_host)} (Python, torch, CUDA libraries), each "
                                    f"holding {', '.join(together)}", SRC_OVERHEAD))
         for role, count in ranks.items():
             r = by_name[role]
             P, n = r.params, r.gpus
             share = f"{count} of {n} ranks"
             if role not in together:
-                persistent.append(Term(f"process:{role}", count * PROCESS_HOST,
-                                       f"{count} processes x {gib(PROCESS_HOST)} (Python, torch, CUDA libraries)",
+                persistent.append(Term(f"process:{role}", count * process_host,
+                                       f"{count} processes x {gib(process_host)} (Python, torch, CUDA libraries)",
                                        SRC_OVERHEAD))
             if role == "vllm":
                 if inp.flag("vllm.enable_sleep") and inp.number("vllm.sleep_level", 1) == 1:
@@ -1043,7 +1095,7 @@ def _host(roles, role_nodes, groups, inp: _Inputs, ctx: dict, hardware, versions
                 persistent.append(Term(f"params:{role}", w * P * count // (n if ctx["eval_stage"] == 3 else 1),
                                        f"offloaded {role} weights {w} B x {_count(P)}"
                                        + (f" x {share}" if ctx["eval_stage"] == 3 else " per rank"), SRC_DS_MEMORY))
-            load = w * P if stage < 3 else min(w * P // 1, SHARD_BYTES)
+            load = w * P if stage < 3 else min(w * P // 1, K.checkpoint_shard_bytes)
             transient.append(Term(f"loading:{role}", count * load,
                                   f"{count} ranks x " + (f"a full {w} B copy ({gib(w * P)}) while loading" if stage < 3
                                                          else f"one checkpoint shard ({gib(load)}, zero.Init)"),

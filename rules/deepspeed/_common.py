@@ -21,9 +21,15 @@ from rlhf_lint.model import Applicability, Finding, Fix
 
 
 KINDS = {"ds_config"}
-HF_FRAMEWORKS = {"accelerate", "trl", "hf", "transformers", "llamafactory", "axolotl"}
 TRUE_STRINGS = {"true", "yes", "on", "1", "t", "y"}
 FALSE_STRINGS = {"false", "no", "off", "0", "f", "n"}
+
+
+def hf_frameworks() -> frozenset[str]:
+    """Frameworks whose launch fills the "auto" values of a ds_config (schemas/ds_config_auto_fillers.json)."""
+    from rlhf_lint.schemas import load
+
+    return frozenset(load("ds_config_auto_fillers.json")["frameworks"])
 
 
 def _doc(ctx) -> JSONDocument | None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from rlhf_lint.model import Finding, Related, Severity
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.deepspeed._common import HF_FRAMEWORKS, KINDS, _batch, _consumers, _doc, _elastic
+from rlhf_lint.rules.deepspeed._common import KINDS, _batch, _consumers, _doc, _elastic, hf_frameworks
 
 
 @rule("D011", "invalid-batch-config", Severity.ERROR, kinds=KINDS)
@@ -51,7 +51,7 @@ def invalid_batch_config(ctx):
     if tbs is None and mbs is None:
         frameworks, refs = _consumers(ctx)
         plain = [job for job, _ in refs if job.framework in ("deepspeed", "torchrun")]
-        if plain and not frameworks & HF_FRAMEWORKS:
+        if plain and not frameworks & hf_frameworks():
             related = tuple(Related(s.path or job.path, s.span, "launched here by plain DeepSpeed") for job, s in refs
                             if job in plain)
             yield Finding(None, "neither train_batch_size nor train_micro_batch_size_per_gpu is set: DeepSpeed "

@@ -5,7 +5,7 @@ from rlhf_lint.frameworks.deepspeed import ds_keys
 from rlhf_lint.fixers import json as jfix
 from rlhf_lint.model import Finding, Severity
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.deepspeed._common import HF_FRAMEWORKS, KINDS, _consumers, _doc, _is_auto, _section_mode
+from rlhf_lint.rules.deepspeed._common import KINDS, _consumers, _doc, _is_auto, _section_mode, hf_frameworks
 
 
 def _auto_fill_keys(which: str | None = None) -> set[str]:
@@ -49,7 +49,7 @@ def unfilled_auto_value(ctx):
         return
     data = ds_keys()
     frameworks, _ = _consumers(ctx)
-    plain_launch = bool(frameworks) and not frameworks & HF_FRAMEWORKS
+    plain_launch = bool(frameworks) and not frameworks & hf_frameworks()
     accelerate_launch = "accelerate" in frameworks
     hf_fill, acc_fill = _auto_fill_keys("hf_trainer"), _auto_fill_keys("accelerate")
     for path, m in doc.walk():

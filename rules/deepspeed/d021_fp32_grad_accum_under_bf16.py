@@ -1,7 +1,8 @@
 """D021 fp32-grad-accum-under-bf16."""
 from __future__ import annotations
 
-from rlhf_lint.frameworks.deepspeed import normalise_dtype, precision_section
+from rlhf_lint.frameworks.deepspeed import precision_section
+from rlhf_lint.frameworks.precision import normalise_dtype
 from rlhf_lint.fixers import json as jfix
 from rlhf_lint.readers.json import JSONDocument, JValue
 from rlhf_lint.model import Applicability, Finding, Fix, Severity

@@ -1,7 +1,8 @@
 """D034 amp-with-fp16-or-bf16."""
 from __future__ import annotations
 
-from rlhf_lint.frameworks.deepspeed import normalise_dtype, precision_section
+from rlhf_lint.frameworks.deepspeed import precision_section
+from rlhf_lint.frameworks.precision import normalise_dtype
 from rlhf_lint.model import Finding, Related, Severity
 from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.deepspeed._common import KINDS, _amp, _doc, _enabled, _literal, _zero_stage

@@ -1,7 +1,8 @@
 """D035 grad-accum-dtype-without-zero."""
 from __future__ import annotations
 
-from rlhf_lint.frameworks.deepspeed import assumed_version_note, normalise_dtype, precision_section, version_at_least
+from rlhf_lint.frameworks.deepspeed import assumed_version_note, precision_section, version_at_least
+from rlhf_lint.frameworks.precision import normalise_dtype
 from rlhf_lint.model import Finding, Severity
 from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.deepspeed._common import KINDS, _amp, _doc, _enabled, _literal, _zero_stage, checks
