@@ -4,7 +4,7 @@ import os
 import jsonschema
 import pytest
 
-from conftest import ROOT, run_cli
+from lintutil import ROOT, run_cli
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lintutil import ROOT
 from rlhf_lint.engine.config import Config
 from rlhf_lint.fixers.text import apply_edits
 from rlhf_lint.fixers.yaml import replace_scalar
@@ -13,11 +14,11 @@ from rlhf_lint.engine.registry import REGISTRY
 from rlhf_lint.engine.project import Context
 from rlhf_lint.readers.source import Source
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(ROOT) / "tests" / "fixtures"
 SAMPLES = {
-    "python": (FIXTURES / "orz" / "bad_playground.py").read_text(),
-    "yaml": (FIXTURES / "verl" / "bad_trainer.yaml").read_text()
-    + "\n---\n" + (FIXTURES / "accelerate" / "bad_zero3_save.yaml").read_text(),
+    "python": (FIXTURES / "orz" / "Z002_playground_bad.py").read_text(),
+    "yaml": (FIXTURES / "verl" / "V006_trainer_bad.yaml").read_text()
+    + "\n---\n" + (FIXTURES / "accelerate" / "A002_bad.yaml").read_text(),
 }
 _snippets = st.sampled_from(["", " if DEBUG_MODE else ", "(", ")", ":", "\n", "  ", "0", "-", "'", "${x}", "\t", "f'{",
                              "zero_stage: int = ", "class A(BasePPOExpConfig):\n", "- ", "{", "!!python/name:os.system"])

@@ -1,7 +1,7 @@
 import os
 import re
 
-from conftest import ROOT
+from lintutil import ROOT
 from rlhf_lint.cli.rules import rules_reference
 from rlhf_lint.engine.registry import REGISTRY
 

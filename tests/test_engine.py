@@ -3,7 +3,7 @@ import stat
 
 import pytest
 
-from conftest import codes, run_lint
+from lintutil import codes, run_lint
 from rlhf_lint.engine.config import Config, ConfigError, config_from_mapping, find_config_file, load_config, parse_size
 from rlhf_lint.model import Severity, Span
 from rlhf_lint.engine.registry import REGISTRY

@@ -5,7 +5,7 @@ import os
 import shutil
 import subprocess
 
-from conftest import ROOT, run_cli
+from lintutil import ROOT, run_cli
 
 EXPECTED = [
     # case 1: 70B PPO with CPU Adam, host RAM per node

@@ -6,7 +6,7 @@ import sys
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from conftest import ROOT
+from lintutil import ROOT
 from rlhf_lint.engine.config import Config
 from rlhf_lint.engine.runner import Options, lint
 

@@ -1,6 +1,6 @@
 """Who reads a ds_config decides whether "auto" is legal: `--deepspeed FILE` is the Hugging Face Trainer's flag,
 `--deepspeed --deepspeed_config FILE` DeepSpeed's own."""
-from conftest import run_lint
+from lintutil import run_lint
 
 DS = '{\n  "train_batch_size": "auto",\n  "train_micro_batch_size_per_gpu": "auto",\n  "zero_optimization": {"stage": 2}\n}\n'
 

@@ -4,13 +4,13 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from lintutil import fix_copy, run, triples
+from lintutil import ROOT, fix_copy, run, triples
 from rlhf_lint.engine.config import Config, Hardware
 from rlhf_lint.memory.catalog import GIB, resolve_model
 from rlhf_lint.memory.estimate import estimate
 from rlhf_lint.engine.runner import build_project
 
-FIXTURES = Path(__file__).parent / "fixtures" / "verl"
+FIXTURES = Path(ROOT) / "tests" / "fixtures" / "memory"
 A100 = Hardware(gpu="A100-80GB", gpus_per_node=8)
 
 
@@ -41,11 +41,11 @@ def terms(group, phase, role):
 
 
 def test_typical_fsdp_grpo_is_clean_on_8_a100():
-    assert triples(run([FIXTURES / "memory_fsdp_grpo_good.sh"], ["M"], config())) == []
+    assert triples(run([FIXTURES / "M001_fsdp_grpo_good.sh"], ["M"], config())) == []
 
 
 def test_fsdp_states_are_fp32_sharded_and_gradients_live_only_while_training():
-    job = job_of(FIXTURES / "memory_fsdp_grpo_good.sh")
+    job = job_of(FIXTURES / "M001_fsdp_grpo_good.sh")
     assert job.value("train.strategy") == "fsdp" and job.value("batch.max_tokens_per_gpu") == 24576
     est = estimate(job, A100)
     P = resolve_model("Qwen/Qwen2.5-7B-Instruct").param_count
@@ -73,7 +73,7 @@ def test_fsdp_states_are_fp32_sharded_and_gradients_live_only_while_training():
 
 
 def test_offloaded_states_leave_generation_and_come_back_for_the_update(tmp_path):
-    path = variant(tmp_path, "memory_fsdp_grpo_good.sh",
+    path = variant(tmp_path, "M001_fsdp_grpo_good.sh",
                    ("fsdp_config.param_offload=False", "fsdp_config.param_offload=True"),
                    ("fsdp_config.optimizer_offload=False", "fsdp_config.optimizer_offload=True"))
     est = estimate(job_of(path), A100)
@@ -87,7 +87,7 @@ def test_offloaded_states_leave_generation_and_come_back_for_the_update(tmp_path
 
 
 def test_32b_without_offload_on_8_x_24gb_overflows_whatever_the_lengths():
-    result = run([FIXTURES / "memory_fsdp_32b_bad.sh"], ["M"], config())
+    result = run([FIXTURES / "M001_fsdp_32b_bad.sh"], ["M"], config())
     assert triples(result) == [("M001", 5, 1), ("M007", 19, 54)]
     m001 = result.diagnostics[0].message
     assert m001.startswith("actor + ref + vllm need 79.3 GiB per GPU in the training phase, RTX-4090 has 23.6 GiB: "
@@ -97,14 +97,14 @@ def test_32b_without_offload_on_8_x_24gb_overflows_whatever_the_lengths():
 
 
 def test_overflow_at_the_length_bound_is_a_warning_with_the_budget_that_fits(tmp_path):
-    result = run([FIXTURES / "memory_fsdp_length_bound.sh"], ["M"], config())
+    result = run([FIXTURES / "M009_length_bound_bad.sh"], ["M"], config())
     assert triples(result) == [("M009", 5, 1)]
     (d,) = result.diagnostics
     assert d.severity.label == "warning"
     assert "87.2 GiB per GPU in the training phase" in d.message
     assert "68.1 GiB without the length-dependent activations and logits" in d.message
     assert "a token budget of 19456 per GPU fits" in d.message
-    fixed = variant(tmp_path, "memory_fsdp_length_bound.sh",
+    fixed = variant(tmp_path, "M009_length_bound_bad.sh",
                     ("ppo_micro_batch_size_per_gpu=16 ", "use_dynamic_bsz=True "
                      "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=19456 "))
     assert triples(run([fixed], ["M"], config())) == []
@@ -112,10 +112,10 @@ def test_overflow_at_the_length_bound_is_a_warning_with_the_budget_that_fits(tmp
 
 def test_vllm_is_blamed_only_in_phases_that_hold_its_reservation(tmp_path):
     # asleep while training: the rollout's 0.6 fits beside what stays, nothing to report
-    assert triples(run([FIXTURES / "memory_fsdp_grpo_good.sh"], ["M005"], config())) == []
+    assert triples(run([FIXTURES / "M001_fsdp_grpo_good.sh"], ["M005"], config())) == []
     # awake while training at 0.8: the reservation sits beside the update's working set and M005 names the training
     # phase; the utilisation it sets makes that phase fit with the length-dependent terms at their bound
-    awake = variant(tmp_path, "memory_fsdp_grpo_good.sh",
+    awake = variant(tmp_path, "M001_fsdp_grpo_good.sh",
                     ("trainer.nnodes=1", "trainer.nnodes=1 actor_rollout_ref.rollout.free_cache_engine=False"),
                     ("gpu_memory_utilization=0.6", "gpu_memory_utilization=0.8"))
     result = run([awake], ["M"], config())
@@ -132,7 +132,7 @@ def test_vllm_is_blamed_only_in_phases_that_hold_its_reservation(tmp_path):
 
 
 def test_critic_checkpointing_is_its_own_setting_and_fix(tmp_path):
-    path = variant(tmp_path, "memory_bad.sh",
+    path = variant(tmp_path, "M005_verl_bad.sh",
                    ("algorithm.adv_estimator=gae \\", "algorithm.adv_estimator=gae critic.ppo_micro_batch_size_per_gpu=8"
                     " actor_rollout_ref.model.use_remove_padding=False critic.model.enable_gradient_checkpointing=False"
                     " \\"),
@@ -147,16 +147,16 @@ def test_critic_checkpointing_is_its_own_setting_and_fix(tmp_path):
 
 
 def test_reference_model_only_with_a_kl_term_and_without_lora(tmp_path):
-    assert job_of(FIXTURES / "memory_fsdp_grpo_good.sh").roles == ("actor", "ref", "vllm")  # use_kl_loss=True
-    no_kl = variant(tmp_path, "memory_fsdp_grpo_good.sh", ("use_kl_loss=True", "use_kl_loss=False"))
+    assert job_of(FIXTURES / "M001_fsdp_grpo_good.sh").roles == ("actor", "ref", "vllm")  # use_kl_loss=True
+    no_kl = variant(tmp_path, "M001_fsdp_grpo_good.sh", ("use_kl_loss=True", "use_kl_loss=False"))
     assert job_of(no_kl).roles == ("actor", "vllm")
-    lora = variant(tmp_path, "memory_fsdp_32b_bad.sh",
+    lora = variant(tmp_path, "M001_fsdp_32b_bad.sh",
                    ("use_remove_padding=True", "use_remove_padding=True actor_rollout_ref.model.lora_rank=32"))
     assert job_of(lora).roles == ("actor", "vllm")  # the actor without its adapters is the reference
 
 
 def test_megatron_gets_no_verdict(tmp_path):
-    path = variant(tmp_path, "memory_fsdp_32b_bad.sh",
+    path = variant(tmp_path, "M001_fsdp_32b_bad.sh",
                    ("actor_rollout_ref.model.use_remove_padding=True",
                     "actor_rollout_ref.model.use_remove_padding=True actor_rollout_ref.actor.strategy=megatron"))
     job = job_of(path)

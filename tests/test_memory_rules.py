@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from conftest import ROOT
+from lintutil import ROOT
 from rlhf_lint.frameworks import jobs
 from rlhf_lint.engine import project
 from rlhf_lint.engine.config import Config

@@ -2,14 +2,14 @@
 uses and trained in turn, and the weight sync where vLLM is woken while the policy sends it its weights."""
 from pathlib import Path
 
-from lintutil import fix_copy, run, triples
+from lintutil import ROOT, fix_copy, run, triples
 from rlhf_lint.engine.config import Config
 from rlhf_lint.memory.catalog import GIB
 from rlhf_lint.memory.estimate import CUDA_CONTEXT, estimate
 from rlhf_lint.engine.project import Project, parse_source
 from rlhf_lint.readers.source import Source
 
-FIXTURES = Path(__file__).parent / "fixtures" / "memory"
+FIXTURES = Path(ROOT) / "tests" / "fixtures" / "memory"
 ORZ_GOOD = FIXTURES / "orz" / "colocate_7b_good.py"
 ORZ_BAD = FIXTURES / "orz" / "colocate_7b_bad.py"
 
@@ -137,7 +137,7 @@ def test_verl_hybrid_engine_gets_no_separate_weight_sync_phase():
     # the rollout lives in the training process and wakes its weights before its KV cache: generation covers it
     from rlhf_lint.engine.config import Hardware
 
-    job, _ = job_of(Path(__file__).parent / "fixtures" / "verl" / "memory_fsdp_grpo_good.sh", "shell")
+    job, _ = job_of(FIXTURES / "M001_fsdp_grpo_good.sh", "shell")
     assert job.value("vllm.enable_sleep") is True
     group = estimate(job, Hardware(gpu="A100-80GB", gpus_per_node=8)).group_of("vllm")
     assert set(group.phases) == {"generation", "experience", "training"}

@@ -2,17 +2,17 @@ from pathlib import Path
 
 import pytest
 
-from lintutil import fix_copy, run, triples
+from lintutil import ROOT, fix_copy, run, triples
 from rlhf_lint.engine.config import Config
 from rlhf_lint.model import UNKNOWN
 from rlhf_lint.engine.project import Project, parse_source
 from rlhf_lint.readers.source import Source
 
-FIXTURES = Path(__file__).parent / "fixtures" / "orz"
+FIXTURES = Path(ROOT) / "tests" / "fixtures" / "orz"
 
 
 def test_bad_playground_reports_each_start_up_error():
-    result = run([FIXTURES / "bad_playground.py"], ["Z"])
+    result = run([FIXTURES / "Z002_playground_bad.py"], ["Z"])
     assert triples(result) == [
         ("Z003", 12, 7),   # micro_forward_batch_size inherited (32): reported at the class name
         ("Z004", 16, 38),
@@ -27,17 +27,9 @@ def test_bad_playground_reports_each_start_up_error():
     assert "the test `use_grpo` is always True" in by_code["Z006"]
 
 
-def test_zero3_without_engines():
-    assert triples(run([FIXTURES / "bad_no_vllm.py"], ["Z"])) == [("Z001", 8, 29)]
-
-
-def test_good_playground_and_plain_dataclasses_are_clean():
-    assert triples(run([FIXTURES / "good_playground.py", FIXTURES / "not_orz.py"], ["Z"])) == []
-
-
 def test_fixes_edit_only_the_wrong_branch_and_keep_everything_else(tmp_path):
-    original = (FIXTURES / "bad_playground.py").read_text(encoding="utf-8")
-    fixed, result = fix_copy(FIXTURES / "bad_playground.py", tmp_path, ["Z"])
+    original = (FIXTURES / "Z002_playground_bad.py").read_text(encoding="utf-8")
+    fixed, result = fix_copy(FIXTURES / "Z002_playground_bad.py", tmp_path, ["Z"])
     expected = original.replace("packing_max_len: int = 8192 if", "packing_max_len: int = 10048 if").replace(
         "micro_train_batch_size: int = 2", "micro_train_batch_size: int = 1")
     assert fixed == expected
@@ -45,7 +37,7 @@ def test_fixes_edit_only_the_wrong_branch_and_keep_everything_else(tmp_path):
     assert [d.code for d in result.diagnostics] == ["Z003", "Z004", "Z005", "Z006"]
     # a second run changes nothing
     (tmp_path / "again").mkdir()
-    again, _ = fix_copy(tmp_path / "bad_playground.py", tmp_path / "again", ["Z"])
+    again, _ = fix_copy(tmp_path / "Z002_playground_bad.py", tmp_path / "again", ["Z"])
     assert again == fixed
 
 
@@ -63,7 +55,7 @@ def _project(tmp_path, files: dict[str, str]):
 
 
 def test_jobs_carry_settings_with_spans_per_scenario(tmp_path):
-    project, (src,) = _project(tmp_path, {"playground/orz_x.py": (FIXTURES / "good_playground.py").read_text()})
+    project, (src,) = _project(tmp_path, {"playground/orz_x.py": (FIXTURES / "Z002_playground_good.py").read_text()})
     jobs = project.jobs
     assert [j.name for j in jobs] == ["orz_x.py:PPOExpConfig [DEBUG_MODE=False]",
                                       "orz_x.py:PPOExpConfig [DEBUG_MODE=True]"]
@@ -106,7 +98,7 @@ def test_unknown_values_stay_unknown(tmp_path):
 def test_launch_overrides_apply_and_unknown_fields_are_reported(tmp_path):
     script = ("#!/bin/bash\nDEBUG_MODE=True python -m playground.orz_x exp.gpu_memory_utilization=0.5 \\\n"
               "    exp.gpu_memory_utilisation=0.6\n")
-    project, (cfg_src, sh) = _project(tmp_path, {"playground/orz_x.py": (FIXTURES / "good_playground.py").read_text(),
+    project, (cfg_src, sh) = _project(tmp_path, {"playground/orz_x.py": (FIXTURES / "Z002_playground_good.py").read_text(),
                                                 "train.sh": script})
     jobs = [j for j in project.jobs if j.path == sh.path]
     assert len(jobs) == 2 and all(j.framework == "orz" for j in jobs)

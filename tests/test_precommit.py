@@ -7,7 +7,7 @@ import sys
 import pytest
 import yaml
 
-from conftest import ROOT
+from lintutil import ROOT
 
 
 def _git(cwd, *args):

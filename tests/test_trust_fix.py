@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT
+from lintutil import ROOT
 from rlhf_lint.engine.config import Config
 from rlhf_lint.engine.runner import Options, lint
 

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from conftest import ROOT, run_cli, run_lint, temporary_rule
+from lintutil import ROOT, run_cli, run_lint, temporary_rule
 from rlhf_lint.engine.config import Config
 from rlhf_lint.model import Severity
 from rlhf_lint.engine.runner import Options, lint

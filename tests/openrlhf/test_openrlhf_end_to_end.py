@@ -18,7 +18,7 @@ def _repo(tmp_path, script: str, pin: str):
 
 
 def test_pin_decides_the_release_and_fix_converges(tmp_path):
-    root = _repo(tmp_path, "flags_new_release_bad.sh", "openrlhf[vllm]==0.11.0\n")
+    root = _repo(tmp_path, "O001_new_release_bad.sh", "openrlhf[vllm]==0.11.0\n")
     text = (tmp_path / "train.sh").read_text().replace("# openrlhf-version: 0.11.0\n", "")
     (tmp_path / "train.sh").write_text(text)
     result = lint([root], Config(root=root), Options(select=["O"]))
@@ -38,7 +38,7 @@ def test_pin_decides_the_release_and_fix_converges(tmp_path):
 
 
 def test_older_pin_turns_the_fix_around(tmp_path):
-    root = _repo(tmp_path, "flags_old_release_bad.sh", "openrlhf==0.9.5\n")
+    root = _repo(tmp_path, "O001_old_release_bad.sh", "openrlhf==0.9.5\n")
     lint([root], Config(root=root), Options(select=["O"], fix=True))
     after = (tmp_path / "train.sh").read_text()
     assert "--zero_stage 3" in after and "--ds.zero_stage" not in after
