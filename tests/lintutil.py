@@ -11,7 +11,7 @@ import sys
 from rlhf_lint.engine.config import Config
 from rlhf_lint.engine.registry import REGISTRY, Rule
 from rlhf_lint.engine.runner import Options, lint
-from rlhf_lint.model import Applicability, Edit, Finding, Fix, Severity, Span
+from rlhf_lint.model import Applicability, Edit, Finding, Fix, Span
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -3,9 +3,9 @@ import re
 import shutil
 from pathlib import Path
 
-from lintutil import run, triples
+from lintutil import ROOT, run, triples
 
-EXAMPLE = Path(__file__).parent.parent / "examples" / "case3_orz_1p5b"
+EXAMPLE = Path(ROOT) / "examples" / "case3_orz_1p5b"
 CONFIG = EXAMPLE / "playground" / "orz_1p5b_case3.py"
 
 

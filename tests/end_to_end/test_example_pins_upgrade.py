@@ -4,10 +4,11 @@ from __future__ import annotations
 import os
 import shutil
 
+from lintutil import ROOT
 from rlhf_lint.engine.config import Config
 from rlhf_lint.engine.runner import Options, lint
 
-EXAMPLE = os.path.join(os.path.dirname(__file__), os.pardir, "examples", "case4_34b_dpo")
+EXAMPLE = os.path.join(ROOT, "examples", "case4_34b_dpo")
 
 
 def test_case4_findings():

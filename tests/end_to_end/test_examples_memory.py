@@ -3,7 +3,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from lintutil import run, triples
+from lintutil import ROOT, run, triples
 from rlhf_lint.engine.config import Config, parse_size
 from rlhf_lint.cli.estimate import estimate as estimate_command
 from rlhf_lint.memory.catalog import GIB
@@ -11,7 +11,7 @@ from rlhf_lint.memory.estimate import estimate, with_settings
 from rlhf_lint.engine.project import Project, parse_source
 from rlhf_lint.readers.source import Source
 
-EXAMPLES = Path(__file__).parent.parent / "examples"
+EXAMPLES = Path(ROOT) / "examples"
 CASE1 = EXAMPLES / "case1_70b_cpu_adam" / "train_ppo_70b.sh"
 CASE5 = EXAMPLES / "case5_7b_4090" / "train_ppo_7b_4090.sh"
 

@@ -6,11 +6,12 @@ import subprocess
 
 import pytest
 
+from lintutil import ROOT
 from rlhf_lint.engine.config import Config
 from rlhf_lint.engine.registry import REGISTRY
 from rlhf_lint.engine.runner import Options, lint
 
-HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "shell")
+HERE = os.path.join(ROOT, "tests", "fixtures", "shell")
 
 # after --fix --unsafe-fixes: what is left (no automatic fix exists for these)
 LEFT_AFTER_FIX = {

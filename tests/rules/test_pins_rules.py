@@ -4,12 +4,11 @@ from __future__ import annotations
 import os
 import shutil
 
-import pytest
-
+from lintutil import ROOT
 from rlhf_lint.engine.config import Config
 from rlhf_lint.engine.runner import Options, lint
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "pins")
+FIXTURES = os.path.join(ROOT, "tests", "fixtures", "pins")
 
 
 def run_case(name, tmp_path, fix=False):

@@ -6,12 +6,13 @@ import os
 
 from click.testing import CliRunner
 
+from lintutil import ROOT
 from rlhf_lint.cli import env as env_cli
 from rlhf_lint.cli.app import main
 from rlhf_lint.engine.config import Config
 from rlhf_lint.engine.runner import build_project
 
-EXAMPLE = os.path.join(os.path.dirname(__file__), os.pardir, "examples", "case4_34b_dpo")
+EXAMPLE = os.path.join(ROOT, "examples", "case4_34b_dpo")
 
 
 def test_installed_conflict_and_known_bad():

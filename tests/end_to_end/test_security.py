@@ -10,6 +10,8 @@ import subprocess
 import sys
 import textwrap
 
+from lintutil import ROOT
+
 HOOK = textwrap.dedent("""
     import json, os, sys
     events = []
@@ -127,7 +129,7 @@ def test_malicious_repository_runs_nothing_and_reads_nothing_outside(tmp_path):
 
 def test_yaml_is_loaded_with_safe_loaders_only():
     """No module of rlhf-lint calls an unsafe YAML loader (yaml.load without SafeLoader, full_load, unsafe_load)."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = ROOT
     offenders = []
     for folder in ("lint", "rules", "fixers", "schemas"):
         for dirpath, _dirs, files in os.walk(os.path.join(root, folder)):
