@@ -1,5 +1,5 @@
 """Real-shaped seed files of every kind and the mutations the fuzzing run (bench/fuzz.py) and the property tests
-(tests/test_fuzz_inputs.py) apply to them."""
+(tests/readers/test_mangled_inputs.py) apply to them."""
 from __future__ import annotations
 
 import os

@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from lintutil import ROOT
 from rlhf_lint.frameworks.jobs import Job
 from rlhf_lint.memory.estimate import with_settings
 from rlhf_lint.model import Setting, Settings

@@ -3,7 +3,7 @@ user feels: a plain check is parsed here without importing click (whose import a
 interpreter start); anything else (help, subcommands, an option this parser does not know, a malformed value) goes
 to the click application in rlhf_lint.cli.app, which also produces every usage error.
 
-tests/test_trust_cli.py checks that, for the same argv, this parser and click's ``check`` give the same parameters.
+tests/cli/test_fast_entry.py checks that, for the same argv, this parser and click's ``check`` give the same parameters.
 """
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ BUILDER_MODULES: list[str] = ["rlhf_lint.frameworks.launchers", "rlhf_lint.frame
 
 # The file kinds each module above builds jobs for, so that a run imports only the builders its files need (orz,
 # verl and accelerate_config cost ~7 ms of a one-script run). A module missing here is imported for every kind;
-# tests/test_import_cost.py checks this table against what the modules register.
+# tests/startup/test_import_cost.py checks this table against what the modules register.
 BUILDER_KINDS: dict[str, frozenset[str]] = {
     "rlhf_lint.frameworks.launchers": frozenset({"shell"}),
     "rlhf_lint.frameworks.orz": frozenset({"python"}),

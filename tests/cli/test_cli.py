@@ -1,0 +1,66 @@
+"""The command line: default and `check` commands, exit codes, `rules` and `rule`, --version, --diff."""
+
+import pytest
+
+from lintutil import run_cli
+
+
+@pytest.fixture
+def repo(tmp_path):
+    (tmp_path / "ds_config.json").write_text('{\n  "train_batch_size": 8,,\n}\n')
+    (tmp_path / "ok.json").write_text('{"name": "not a deepspeed file"}\n')
+    return tmp_path
+
+
+def test_default_command_text_output_and_exit_code(repo):
+    proc = run_cli("ds_config.json", cwd=repo)
+    assert proc.returncode == 1
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "ds_config.json:2:25: F003 error invalid JSON: expected a double-quoted key or '}'"
+    assert lines[1] == '      "train_batch_size": 8,,'
+    assert lines[2] == " " * 28 + "^"
+    assert lines[-1] == "Checked 1 file: 1 error, 0 warnings, 0 infos."
+    assert "\x1b[" not in proc.stdout
+
+
+def test_check_subcommand_and_clean_exit(repo):
+    proc = run_cli("check", "ok.json", cwd=repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.strip() == "Checked 1 file: 0 errors, 0 warnings, 0 infos."
+
+
+def test_fail_on_and_ignore(repo):
+    assert run_cli("--ignore", "F003", ".", cwd=repo).returncode == 0
+    assert run_cli("--select", "parse-error", "--fail-on", "error", ".", cwd=repo).returncode == 1
+
+
+def test_usage_and_config_errors_exit_2(repo):
+    assert run_cli("--format", "xml", ".", cwd=repo).returncode == 2
+    (repo / "rlhf-lint.toml").write_text("gpus-per-node = 'many'\n")
+    proc = run_cli(".", cwd=repo)
+    assert proc.returncode == 2 and "gpus-per-node must be a whole number" in proc.stderr
+
+
+def test_rules_and_rule_docs():
+    proc = run_cli("rules")
+    assert proc.returncode == 0 and "F003  parse-error" in proc.stdout
+    doc = run_cli("rule", "F003")
+    assert doc.returncode == 0 and doc.stdout.startswith("# F003 parse-error")
+    assert "## Why it matters" in doc.stdout
+    assert run_cli("rule", "Q123").returncode == 2
+
+
+def test_version():
+    proc = run_cli("--version")
+    assert proc.returncode == 0 and "rlhf-lint" in proc.stdout
+
+
+def test_diff_prints_a_patch_and_writes_nothing(tmp_path):
+    script = tmp_path / "train.sh"
+    original = "deepspeed train.py \\\n  --deepspeed ds.json \\  \n  --bf16\n"  # blanks after the backslash
+    script.write_text(original)
+    proc = run_cli("--diff", "--select", "S001", "train.sh", cwd=tmp_path)
+    assert script.read_text() == original
+    assert proc.stdout.startswith("--- a/train.sh\n+++ b/train.sh\n")
+    assert "-  --deepspeed ds.json \\  \n+  --deepspeed ds.json \\\n" in proc.stdout
+    assert proc.stdout.rstrip().endswith("Would fix 1 (nothing written).")

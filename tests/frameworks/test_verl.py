@@ -1,0 +1,191 @@
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from lintutil import ROOT, fix_copy, run, triples
+from rlhf_lint.engine.config import Config
+from rlhf_lint.model import UNKNOWN
+from rlhf_lint.engine.runner import build_project
+from rlhf_lint.frameworks.verl import parse_value, schema_keys
+
+FIXTURES = Path(ROOT) / "tests" / "fixtures" / "verl"
+MEMORY = Path(ROOT) / "tests" / "fixtures" / "memory"
+
+
+def config(version="0.4.1", **more):
+    cfg = Config()
+    if version:
+        cfg.versions["verl"] = version
+    cfg.versions.update(more)
+    return cfg
+
+
+def launch(name, cfg):
+    """Lint a launch fixture end to end (shell reader -> verl interpreter -> V rules)."""
+    result = run([FIXTURES / name], ["V"], cfg)
+    return result
+
+
+def project_job(name, cfg):
+    project, _ = build_project([str(FIXTURES / name)], cfg)
+    (job,) = [j for j in project.jobs if j.framework == "verl"]
+    return (FIXTURES / name).read_text(), job
+
+
+def test_bad_launch_reports_what_verl_and_hydra_refuse():
+    result = launch("V001_launch_bad.sh", config())
+    assert triples(result) == [
+        ("V003", 6, 27),   # 100 x 1 prompts over 8 GPUs
+        ("V004", 10, 49),  # mini batch 4 x 1 / 8 GPUs = 0
+        ("V005", 11, 50),  # both micro batch forms
+        ("V001", 14, 5),   # gpu_memory_utilisation: unknown key, close to gpu_memory_utilization
+        ("V002", 15, 5),   # +rollout.n appends a key that exists
+        ("V008", 16, 54),  # chunked prefill budget 8192 < 1024 + 8192
+    ]
+    messages = {d.code: d.message for d in result.diagnostics}
+    assert "did you mean `actor_rollout_ref.rollout.gpu_memory_utilization`" in messages["V001"]
+    assert "100 x 1 = 100 is not divisible by 8 GPUs" in messages["V003"]
+
+
+def test_bad_launch_fixes_touch_only_their_tokens_and_the_script_still_parses(tmp_path):
+    text = (FIXTURES / "V001_launch_bad.sh").read_text()
+    fixed, result = fix_copy(FIXTURES / "V001_launch_bad.sh", tmp_path, ["V"], config())
+    assert fixed == (text.replace("gpu_memory_utilisation", "gpu_memory_utilization")
+                     .replace("+actor_rollout_ref.rollout.n=1", "actor_rollout_ref.rollout.n=1")
+                     .replace("max_num_batched_tokens=8192", "max_num_batched_tokens=9216"))
+    assert [d.code for d in result.diagnostics] == ["V003", "V004", "V005"]
+    if shutil.which("bash"):
+        assert subprocess.run(["bash", "-n", str(tmp_path / "V001_launch_bad.sh")]).returncode == 0
+
+
+def test_value_from_a_variable_is_reported_and_fixed_at_its_assignment(tmp_path):
+    # `key=$VAR`, `"key=${VAR:-8000}"`, `key="$VAR"`: the value is wholly one expansion, so the finding and the fix
+    # go where it was written; `key=${PROMPT}0` has no single place and is reported at the word, without a fix
+    assert triples(launch("V008_var_launch_bad.sh", config())) == [
+        ("V008", 3, 8), ("V008", 4, 9), ("V008", 13, 66), ("V008", 22, 5)]
+    fixed, result = fix_copy(FIXTURES / "V008_var_launch_bad.sh", tmp_path, ["V"], config())
+    assert fixed == (FIXTURES / "V008_var_launch_bad.fixed.sh").read_text()
+    assert triples(result) == [("V008", 22, 5)] and result.diagnostics[0].fix is None
+    if shutil.which("bash"):
+        assert subprocess.run(["bash", "-n", str(tmp_path / "V008_var_launch_bad.sh")]).returncode == 0
+
+
+def test_values_from_variables_that_verl_accepts_are_clean_and_mapped():
+    assert triples(launch("V008_var_launch_good.sh", config())) == []
+    text, job = project_job("V008_var_launch_good.sh", config())
+    util = job.settings.get("vllm.gpu_memory_utilization")
+    assert util.value == 0.5 and text[util.span.start:util.span.end] == "0.5"
+
+
+def test_good_launch_is_clean_and_maps_to_settings():
+    assert triples(launch("V001_launch_good.sh", config())) == []
+    text, job = project_job("V001_launch_good.sh", config())
+    util = job.settings.get("vllm.gpu_memory_utilization")
+    assert util.value == 0.6 and text[util.span.start:util.span.end] == "0.6"
+    assert job.value("vllm.tensor_parallel_size") == 2
+    assert job.value("topology.world_size") == 8
+    assert job.value("batch.n_samples_per_prompt") == 5
+    assert job.value("offload.param") == "none"  # release default, no span
+    assert job.settings.get("offload.param").span is None
+
+
+def test_unknown_version_uses_every_release_and_softens_the_version_bound_check():
+    codes = {d.code: d for d in launch("V001_launch_bad.sh", config(version=None)).diagnostics}
+    assert "V002" not in codes  # append-vs-existing depends on the release: only with a known version
+    assert codes["V008"].severity.label == "warning"
+    assert "any verl release" in codes["V001"].message
+
+
+def test_newer_release_has_no_chunked_prefill_check():
+    assert "V008" not in [d.code for d in launch("V001_launch_bad.sh", config(version="0.7.0")).diagnostics]
+
+
+def test_vllm_allowlist_of_old_releases():
+    found = launch("V001_launch_good.sh", config(version="0.2.0", vllm="0.6.4")).diagnostics
+    assert [(d.code, d.message) for d in found] == [
+        ("V007", "verl 0.2.0 refuses vllm 0.6.4 at rollout start (Currently supported versions are 0.3.1, 0.4.2, "
+                 "0.5.4, 0.6.3 and 0.7.0+)")]
+    for vllm in ("0.6.3", "0.7.3"):
+        assert launch("V001_launch_good.sh", config(version="0.2.0", vllm=vllm)).diagnostics == []
+    assert launch("V001_launch_good.sh", config(version="0.4.1", vllm="0.6.3.post1")).diagnostics == []
+
+
+def test_repository_yaml_config():
+    result = run([FIXTURES / "V006_trainer_bad.yaml", FIXTURES / "V006_trainer_good.yaml"], ["V"], config())
+    assert triples(result) == [("V006", 9, 25), ("V004", 13, 35), ("V008", 18, 29)]
+    assert all(d.path.endswith("V006_trainer_bad.yaml") for d in result.diagnostics)
+
+
+def test_yaml_fixes_keep_comments_and_still_load(tmp_path):
+    original = (FIXTURES / "V006_trainer_bad.yaml").read_text()
+    fixed, result = fix_copy(FIXTURES / "V006_trainer_bad.yaml", tmp_path, ["V"], config())
+    assert fixed == original.replace("use_remove_padding: false", "use_remove_padding: true").replace(
+        "max_num_batched_tokens: 8192", "max_num_batched_tokens: 32768")
+    assert yaml.safe_load(fixed)["actor_rollout_ref"]["model"]["use_remove_padding"] is True
+    assert [d.code for d in result.diagnostics] == ["V004"]
+
+
+def test_schema_release_choice():
+    assert schema_keys("0.4.1")[0] == "0.4.1"
+    assert schema_keys("0.4.5")[0] == "0.4.1"
+    assert schema_keys("0.9.0")[0] == "main"
+    label, keys, exact = schema_keys(None)
+    assert not exact and "actor_rollout_ref.rollout.gpu_memory_utilization" in keys
+
+
+@pytest.mark.parametrize("text,value", [
+    ("0.6", 0.6), ("1e-6", 1e-6), ("True", True), ("false", False), ("null", None), ("'a b'", "a b"),
+    ("[1,2]", [1, 2]), ("${oc.env:X}", UNKNOWN), ("Qwen/Qwen2.5-7B", "Qwen/Qwen2.5-7B"), ("16_384", 16384),
+])
+def test_override_values(text, value):
+    assert parse_value(text) == value
+
+
+def test_hybrid_engine_places_every_role_in_one_process_per_gpu():
+    from rlhf_lint.engine.config import Hardware
+    from rlhf_lint.memory.estimate import estimate
+
+    _, job = project_job("../memory/M005_verl_bad.sh", config())
+    assert job.value("topology.shared_process") == ("actor", "vllm", "ref", "critic", "reward")
+    assert job.value("vllm.num_engines") == 4  # 8 GPUs / rollout tensor parallel 2 (release default)
+    assert job.value("vllm.enable_sleep") is True  # free_cache_engine, release default
+    est = estimate(job, Hardware(gpu="A100-80GB", gpus_per_node=8))
+    (group,) = est.groups
+    # GAE without a KL term: verl builds no reference model (main_ppo adds it only for use_kl_loss/use_kl_in_reward)
+    assert group.names == ["actor", "critic", "vllm"] and group.shared_process
+    generation = group.phases["generation"]
+    assert [t.name for _, t in generation].count("runtime") == 1  # one CUDA context for the whole worker
+    reservation = [t.bytes for role, t in generation if t.name == "vllm_reservation"]
+    assert reservation == [int(0.9 * est.gpu_memory)]
+    assert all(role != "vllm" for role, _ in group.phases["training"])  # the rollout sleeps while training
+    (node,) = est.nodes
+    assert [t.name for t in node.persistent if t.name.startswith("process:")] == ["process:actor+critic+vllm"]
+
+
+def test_rollout_that_keeps_its_cache_stays_in_every_phase(tmp_path):
+    from rlhf_lint.engine.config import Hardware
+    from rlhf_lint.memory.estimate import estimate
+
+    script = tmp_path / "keep.sh"
+    script.write_text((MEMORY / "M005_verl_good.sh").read_text().replace(
+        "trainer.nnodes=1", "trainer.nnodes=1 actor_rollout_ref.rollout.free_cache_engine=False"))
+    project, _ = build_project([str(script)], config())
+    (job,) = project.jobs
+    est = estimate(job, Hardware(gpu="A100-80GB", gpus_per_node=8))
+    assert job.value("vllm.enable_sleep") is False
+    assert any(role == "vllm" and t.name == "vllm_reservation" for role, t in est.groups[0].phases["training"])
+
+
+def test_rollout_memory_share_against_what_fsdp_keeps_resident(tmp_path):
+    result = run([MEMORY / "M005_verl_bad.sh"], ["M"], config())
+    assert triples(result) == [("M001", 5, 1), ("M005", 11, 54)]
+    assert "while actor, critic hold" in result.diagnostics[1].message
+    assert triples(run([MEMORY / "M005_verl_good.sh"], ["M"], config())) == []
+    fixed, after = fix_copy(MEMORY / "M005_verl_bad.sh", tmp_path, ["M"], config())
+    assert fixed == (MEMORY / "M005_verl_bad.fixed.sh").read_text()
+    assert triples(after) == []
+    if shutil.which("bash"):
+        assert subprocess.run(["bash", "-n", str(tmp_path / "M005_verl_bad.sh")]).returncode == 0

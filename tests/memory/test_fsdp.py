@@ -1,0 +1,166 @@
+"""The FSDP memory model of verl's workers, and which M rule owns which overflow (M001 certain, M009 at the length
+bound, M005 only when vLLM's reservation is what overflows)."""
+import shutil
+import subprocess
+from pathlib import Path
+
+from lintutil import ROOT, fix_copy, run, triples
+from rlhf_lint.engine.config import Config, Hardware
+from rlhf_lint.memory.catalog import GIB, resolve_model
+from rlhf_lint.memory.estimate import estimate
+from rlhf_lint.engine.runner import build_project
+
+FIXTURES = Path(ROOT) / "tests" / "fixtures" / "memory"
+A100 = Hardware(gpu="A100-80GB", gpus_per_node=8)
+
+
+def config():
+    cfg = Config()
+    cfg.versions["verl"] = "0.7.0"
+    return cfg
+
+
+def job_of(path):
+    project, _ = build_project([str(path)], config())
+    (job,) = [j for j in project.jobs if j.framework == "verl"]
+    return job
+
+
+def variant(tmp_path, name, *replacements):
+    text = (FIXTURES / name).read_text()
+    for old, new in replacements:
+        assert old in text
+        text = text.replace(old, new)
+    target = tmp_path / name
+    target.write_text(text)
+    return target
+
+
+def terms(group, phase, role):
+    return {t.name: t.bytes for r, t in group.phases[phase] if r == role}
+
+
+def test_typical_fsdp_grpo_is_clean_on_8_a100():
+    assert triples(run([FIXTURES / "M001_fsdp_grpo_good.sh"], ["M"], config())) == []
+
+
+def test_fsdp_states_are_fp32_sharded_and_gradients_live_only_while_training():
+    job = job_of(FIXTURES / "M001_fsdp_grpo_good.sh")
+    assert job.value("train.strategy") == "fsdp" and job.value("batch.max_tokens_per_gpu") == 24576
+    est = estimate(job, A100)
+    P = resolve_model("Qwen/Qwen2.5-7B-Instruct").param_count
+    (group,) = est.groups
+    generation = terms(group, "generation", "actor")
+    training = terms(group, "training", "actor")
+    # fp32 master parameters and Adam moments stay between phases; no DeepSpeed buckets under FSDP
+    assert generation["weights"] == 4 * P // 8 and generation["optimizer_states"] == 8 * P // 8
+    assert "gradients" not in generation and "deepspeed_buffers" not in training
+    assert training["gradients"] == 4 * P // 8
+    # the activations of the update are those of the token budget, with checkpointing: L x 2 B x tokens x h + one
+    # layer recomputed (34 B x tokens x h, flash attention); logits bf16 for the budget's tokens
+    arch = resolve_model("Qwen/Qwen2.5-7B-Instruct").arch
+    tokens = 24576
+    assert training["activations"] == int(arch.num_layers * 2 * tokens * arch.hidden_size
+                                          + 34 * tokens * arch.hidden_size)
+    assert training["logits"] == tokens * arch.vocab_size * 2
+    # the reference's shards are in host RAM (verl forces FSDP CPUOffload), vLLM sleeps outside generation
+    assert terms(group, "experience", "ref")["weights"] == 0
+    assert all(role != "vllm" for role, _ in group.phases["training"] + group.phases["experience"])
+    (node,) = est.nodes
+    assert {t.name: t.bytes for t in node.persistent}["params:ref"] == 2 * P
+    assert round(group.phase_total("training") / GIB, 1) == 37.5
+    assert round(group.phase_total("generation") / GIB, 1) == 60.2
+
+
+def test_offloaded_states_leave_generation_and_come_back_for_the_update(tmp_path):
+    path = variant(tmp_path, "M001_fsdp_grpo_good.sh",
+                   ("fsdp_config.param_offload=False", "fsdp_config.param_offload=True"),
+                   ("fsdp_config.optimizer_offload=False", "fsdp_config.optimizer_offload=True"))
+    est = estimate(job_of(path), A100)
+    (group,) = est.groups
+    assert not {"weights", "optimizer_states"} & set(terms(group, "generation", "actor"))
+    assert {"weights", "optimizer_states", "gradients"} <= set(terms(group, "training", "actor"))
+    assert "weights" in terms(group, "experience", "actor")  # loaded back to compute the old log-probs
+    (node,) = est.nodes
+    parked = {t.name for t in node.persistent}
+    assert {"params:actor", "optimizer_states:actor"} <= parked
+
+
+def test_32b_without_offload_on_8_x_24gb_overflows_whatever_the_lengths():
+    result = run([FIXTURES / "M001_fsdp_32b_bad.sh"], ["M"], config())
+    assert triples(result) == [("M001", 5, 1), ("M007", 19, 54)]
+    m001 = result.diagnostics[0].message
+    assert m001.startswith("actor + ref + vllm need 79.3 GiB per GPU in the training phase, RTX-4090 has 23.6 GiB: "
+                           "actor optimizer states 30.5 GiB, actor weights 15.3 GiB, actor gradients 15.3 GiB")
+    # the other roles alone overflow the generation phase: no utilisation helps, so no M005
+    assert "M005" not in [d.code for d in result.diagnostics]
+
+
+def test_overflow_at_the_length_bound_is_a_warning_with_the_budget_that_fits(tmp_path):
+    result = run([FIXTURES / "M009_length_bound_bad.sh"], ["M"], config())
+    assert triples(result) == [("M009", 5, 1)]
+    (d,) = result.diagnostics
+    assert d.severity.label == "warning"
+    assert "87.2 GiB per GPU in the training phase" in d.message
+    assert "68.1 GiB without the length-dependent activations and logits" in d.message
+    assert "a token budget of 19456 per GPU fits" in d.message
+    fixed = variant(tmp_path, "M009_length_bound_bad.sh",
+                    ("ppo_micro_batch_size_per_gpu=16 ", "use_dynamic_bsz=True "
+                     "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=19456 "))
+    assert triples(run([fixed], ["M"], config())) == []
+
+
+def test_vllm_is_blamed_only_in_phases_that_hold_its_reservation(tmp_path):
+    # asleep while training: the rollout's 0.6 fits beside what stays, nothing to report
+    assert triples(run([FIXTURES / "M001_fsdp_grpo_good.sh"], ["M005"], config())) == []
+    # awake while training at 0.8: the reservation sits beside the update's working set and M005 names the training
+    # phase; the utilisation it sets makes that phase fit with the length-dependent terms at their bound
+    awake = variant(tmp_path, "M001_fsdp_grpo_good.sh",
+                    ("trainer.nnodes=1", "trainer.nnodes=1 actor_rollout_ref.rollout.free_cache_engine=False"),
+                    ("gpu_memory_utilization=0.6", "gpu_memory_utilization=0.8"))
+    result = run([awake], ["M"], config())
+    assert triples(result) == [("M001", 8, 1), ("M005", 25, 54)]
+    m005 = result.diagnostics[1].message
+    assert "while actor, ref hold 37.5 GiB" in m005 and "(training phase total 101.3 GiB)" in m005
+    assert m005.endswith("; 0.5 fits")
+    assert "let vLLM sleep while training" in result.diagnostics[0].message
+    (tmp_path / "fix").mkdir()
+    fixed, after = fix_copy(awake, tmp_path / "fix", ["M005"], config())
+    assert "gpu_memory_utilization=0.5 " in fixed and triples(after) == []
+    if shutil.which("bash"):
+        assert subprocess.run(["bash", "-n", str(tmp_path / "fix" / awake.name)]).returncode == 0
+
+
+def test_critic_checkpointing_is_its_own_setting_and_fix(tmp_path):
+    path = variant(tmp_path, "M005_verl_bad.sh",
+                   ("algorithm.adv_estimator=gae \\", "algorithm.adv_estimator=gae critic.ppo_micro_batch_size_per_gpu=8"
+                    " actor_rollout_ref.model.use_remove_padding=False critic.model.enable_gradient_checkpointing=False"
+                    " \\"),
+                   ("gpu_memory_utilization=0.9", "gpu_memory_utilization=0.5"))
+    result = run([path], ["M001", "M006"], config())
+    assert [d.code for d in result.diagnostics] == ["M001", "M006"]
+    assert "turn on gradient checkpointing (critic)" in result.diagnostics[0].message
+    assert result.diagnostics[1].message.startswith("activations of critic take")
+    (tmp_path / "fix").mkdir()
+    fixed, after = fix_copy(path, tmp_path / "fix", ["M006"], config())
+    assert "critic.model.enable_gradient_checkpointing=True" in fixed and triples(after) == []
+
+
+def test_reference_model_only_with_a_kl_term_and_without_lora(tmp_path):
+    assert job_of(FIXTURES / "M001_fsdp_grpo_good.sh").roles == ("actor", "ref", "vllm")  # use_kl_loss=True
+    no_kl = variant(tmp_path, "M001_fsdp_grpo_good.sh", ("use_kl_loss=True", "use_kl_loss=False"))
+    assert job_of(no_kl).roles == ("actor", "vllm")
+    lora = variant(tmp_path, "M001_fsdp_32b_bad.sh",
+                   ("use_remove_padding=True", "use_remove_padding=True actor_rollout_ref.model.lora_rank=32"))
+    assert job_of(lora).roles == ("actor", "vllm")  # the actor without its adapters is the reference
+
+
+def test_megatron_gets_no_verdict(tmp_path):
+    path = variant(tmp_path, "M001_fsdp_32b_bad.sh",
+                   ("actor_rollout_ref.model.use_remove_padding=True",
+                    "actor_rollout_ref.model.use_remove_padding=True actor_rollout_ref.actor.strategy=megatron"))
+    job = job_of(path)
+    est = estimate(job, Hardware(gpu="RTX4090", gpus_per_node=8))
+    assert est.groups == [] and est.nodes == []
+    assert any("'megatron' is not modelled" in a for a in est.assumptions)
+    assert triples(run([path], ["M"], config())) == []

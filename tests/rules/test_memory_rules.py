@@ -1,0 +1,143 @@
+"""Memory rules on hand-built jobs: a `.memjob` fixture is a JSON description of a job's Settings (each with the
+span of its value), so the M rules are tested before the shell and framework readers feed them."""
+import os
+import shutil
+
+import pytest
+
+from lintutil import ROOT
+from rlhf_lint.frameworks import jobs
+from rlhf_lint.engine import project
+from rlhf_lint.engine.config import Config
+from rlhf_lint.frameworks.jobs import Job, job_builder
+from rlhf_lint.model import Setting, Settings
+from rlhf_lint.engine.runner import Options, lint
+
+FIXTURES = os.path.join(ROOT, "tests", "fixtures", "memory")
+
+
+def build_memjob(source, proj):
+    tree = source.tree
+    settings = Settings()
+    member = tree.root.member("settings")
+    for m in member.value.members:
+        settings.add(Setting(m.key, m.value.to_python(), path=source.path, span=m.value.span))
+    framework = tree.root.get("framework").to_python()
+    hardware = {k: v for k, v in tree.root.get("hardware").to_python().items()}
+    return [Job(os.path.basename(source.path), source.path, member.key_span, framework, settings, hardware=hardware)]
+
+
+@pytest.fixture
+def memjob_kind(monkeypatch):
+    from rlhf_lint.readers import kinds
+
+    monkeypatch.setitem(project.PARSERS, "memjob", "rlhf_lint.readers.json:parse_json_source")
+    jobs.builders_for("memjob")  # register the real builders first, or they would land in the patched list only
+    monkeypatch.setattr(jobs, "_BUILDERS", list(jobs._BUILDERS))
+    job_builder(kinds={"memjob"})(build_memjob)
+    original = kinds.kind_from_name
+    monkeypatch.setattr("rlhf_lint.engine.runner.kind_from_name",
+                        lambda name: "memjob" if name.endswith(".memjob") else original(name))
+    from rlhf_lint.memory import fixes
+
+    monkeypatch.setitem(fixes.SETTING_WRITERS, "orz", "rlhf_lint.memory.fixes:insert_openrlhf_flag")
+
+
+def run(path, **options):
+    return lint([path], Config(), Options(select=["M"], **options))
+
+
+def found(result):
+    return [(d.code, d.start.line, d.start.column) for d in result.diagnostics]
+
+
+def test_case3_colocated_vllm_reservation(memjob_kind):
+    result = run(os.path.join(FIXTURES, "case3_colocated_bad.memjob"))
+    assert found(result) == [("M001", 4, 3), ("M005", 15, 36)]
+    m001, m005 = result.diagnostics
+    assert "actor + ref + critic + reward + vllm need" in m001.message
+    assert "vLLM gpu_memory_utilization 0.65" in m001.message  # the change that fits, ranked first
+    assert "vLLM reserves 0.85 x 79.1 GiB = 67.3 GiB" in m005.message
+    assert m005.fix is not None and m005.fix.applicability.value == "safe"
+
+
+def test_case3_fix_sets_highest_fitting_utilization(memjob_kind, tmp_path):
+    target = tmp_path / "case3.memjob"
+    shutil.copy(os.path.join(FIXTURES, "case3_colocated_bad.memjob"), target)
+    result = run(str(target), fix=True)
+    text = target.read_text()
+    expected = open(os.path.join(FIXTURES, "case3_colocated_bad.memjob")).read().replace(
+        '"vllm.gpu_memory_utilization": 0.85', '"vllm.gpu_memory_utilization": 0.65')
+    assert text == expected
+    assert found(result) == []  # idempotent: nothing left to fix or report
+
+
+def test_case3_good_is_clean(memjob_kind):
+    assert found(run(os.path.join(FIXTURES, "case3_colocated_good.memjob"))) == []
+
+
+def test_case2_host_ram_and_grad_accum(memjob_kind):
+    result = run(os.path.join(FIXTURES, "case2_host_bad.memjob"))
+    assert found(result) == [("M001", 4, 3), ("M001", 4, 3), ("M002", 4, 3), ("M006", 4, 3), ("M006", 4, 3),
+                             ("M004", 12, 19), ("M004", 12, 19), ("M003", 12, 85)]
+    by_code = {d.code: d for d in result.diagnostics}
+    assert "fits with: turn on gradient checkpointing" in by_code["M001"].message
+    assert "container limit is 465.7 GiB" in by_code["M002"].message
+    assert "actor and critic share this node" in by_code["M002"].message
+    assert "saves" in by_code["M003"].message and by_code["M003"].fix.applicability.value == "unsafe"
+
+
+def test_case2_grad_accum_fix_is_unsafe(memjob_kind, tmp_path):
+    target = tmp_path / "case2.memjob"
+    original = open(os.path.join(FIXTURES, "case2_host_bad.memjob")).read()
+    target.write_text(original)
+    run(str(target), fix=True)  # safe fixes only: checkpointing (M006) is applied, the dtype is not
+    after_safe = target.read_text()
+    assert '"precision.grad_accum_dtype": "fp32"' in after_safe
+    assert '"train.gradient_checkpointing": true' in after_safe
+    run(str(target), fix=True, unsafe_fixes=True)
+    assert '"precision.grad_accum_dtype": "bf16"' in target.read_text()
+
+
+def test_case2_good_is_clean(memjob_kind):
+    assert found(run(os.path.join(FIXTURES, "case2_host_good.memjob"))) == []
+
+
+def test_no_hardware_gives_info_only(memjob_kind, tmp_path):
+    text = open(os.path.join(FIXTURES, "case3_colocated_bad.memjob")).read()
+    target = tmp_path / "nohw.memjob"
+    target.write_text(text.replace('"gpu": "A100-80GB", ', ""))
+    result = run(str(target))
+    assert found(result) == [("M008", 4, 3)]
+    assert "no memory verdict" in result.diagnostics[0].message
+
+
+def test_no_hardware_names_the_orz_scenario_or_says_once_that_all_agree():
+    from lintutil import run as lint_run
+
+    folder = os.path.join(FIXTURES, "orz")
+    result = lint_run([os.path.join(folder, "debug_changes_memory.py"), os.path.join(folder, "debug_batch_only.py")],
+                      ["M008"])
+    got = [(os.path.basename(d.path), d.start.line, d.start.column, d.message) for d in result.diagnostics]
+    head = "no GPU in the hardware profile, so no memory verdict; estimated peak per GPU"
+    assert got == [
+        ("debug_batch_only.py", 13, 7, f"{head} (the same in every scenario: DEBUG_MODE=False; DEBUG_MODE=True): "
+                                       "actor + ref + critic + vllm 18.4 GiB"),
+        ("debug_changes_memory.py", 13, 7, f"{head} with DEBUG_MODE=False: actor + ref + critic + vllm 18.4 GiB"),
+        ("debug_changes_memory.py", 13, 7, f"{head} with DEBUG_MODE=True: actor + ref + critic + vllm 18.6 GiB"),
+    ]
+
+
+VERL_BACKENDS = os.path.join(FIXTURES, "verl_backends")
+
+
+def test_verl_megatron_backend_gets_no_verdict():
+    # verl's Megatron examples (TP/PP + distributed optimizer) were all "out of memory" when counted unsharded
+    result = lint([os.path.join(VERL_BACKENDS, "megatron_7b.sh")], Config(), Options(select=["M"]))
+    assert found(result) == []
+
+
+def test_verl_fsdp_backend_keeps_its_verdict():
+    # padded micro batches hold exactly 64 x 2048 tokens: an overflow whatever the lengths, M001
+    result = lint([os.path.join(VERL_BACKENDS, "fsdp_7b.sh")], Config(), Options(select=["M001", "M009"]))
+    assert found(result) == [("M001", 4, 1)]
