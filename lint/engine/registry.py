@@ -32,6 +32,13 @@ FAMILIES = {
 
 RULES_PACKAGE = "rlhf_lint.rules"
 
+# what a rule may declare it needs (@rule(when=...)), per scope; Project.has answers them
+FACTS = {
+    "file": ("parse error",),
+    "job": ("gpu", "host memory"),
+    "project": ("pins", "unreadable files"),
+}
+
 CODE_RE = lazy_compile(r"^[A-Z][0-9]{3}$")
 NAME_RE = lazy_compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
@@ -131,6 +138,9 @@ class Registry:
             raise ValueError(f"unknown rule family in {r.code}")
         if r.code in self.rules or r.name in self.by_name:
             raise ValueError(f"duplicate rule {r.code} {r.name}")
+        if r.when and r.when not in FACTS.get(r.scope, ()):
+            raise ValueError(f"rule {r.code}: a {r.scope}-scope rule cannot need {r.when!r} "
+                             f"(known: {', '.join(FACTS.get(r.scope, ())) or 'none'})")
         self.rules[r.code] = r
         self.by_name[r.name] = r
 

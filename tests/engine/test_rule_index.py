@@ -40,3 +40,16 @@ def test_a_rule_that_differs_from_its_index_row_is_refused():
 def test_documentation_of_an_indexed_rule_imports_its_module():
     rule = REGISTRY.get("D001")
     assert rule.summary and rule.sections().get("Why it matters")
+
+
+def test_a_rule_needing_an_unknown_fact_is_refused():
+    import pytest
+
+    from rlhf_lint.engine.registry import Registry, Rule
+    from rlhf_lint.model import Severity
+
+    registry = Registry()
+    with pytest.raises(ValueError, match="cannot need 'gpu'"):
+        registry.add(Rule("D999", "test-rule", Severity.INFO, frozenset({"json"}), when="gpu"))
+    registry.add(Rule("M999", "test-rule", Severity.INFO, frozenset(), scope="job", when="gpu"))
+    assert registry.rules["M999"].when == "gpu"

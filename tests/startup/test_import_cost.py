@@ -54,6 +54,12 @@ NOT_FOR_ONE_SCRIPT = {
     "rlhf_lint.rules.accelerate._common": "YAML files only",
     "rlhf_lint.rules.verl._common": "verl launches only (its job rules name their framework in the rule index)",
     "rlhf_lint.rules.orz._common": "Python configs and ORZ launches only",
+    # rules that declare the fact they need (@rule(when=...)) are not imported without it
+    "rlhf_lint.rules.pins": "when='pins': nothing in a lone launch script pins a package",
+    "rlhf_lint.rules.files": "when='parse error' / 'unreadable files': the script parses",
+    "rlhf_lint.rules.memory.m001_gpu_out_of_memory": "when='gpu': no hardware profile, so no verdict",
+    "rlhf_lint.rules.memory.m002_host_out_of_memory": "when='host memory': no host or container limit given",
+    "rlhf_lint.engine.cache": "--no-cache",
     "rlhf_lint.readers.json": "JSON files only",
     "dataclasses": "~8 ms with inspect; value types are rlhf_lint.startup.records",
     "inspect": "~6 ms (ast, dis, tokenize); only rule documentation cleans docstrings with it",
