@@ -91,7 +91,7 @@ def parse_check_args(argv: list[str]) -> tuple[tuple[str, ...], dict] | None:
 
 def main(argv: list[str] | None = None) -> None:
     """The console script (``argv`` None: it ends the process) or a caller's check (it raises SystemExit)."""
-    from rlhf_lint.startup.interpreter import raise_gc_threshold_for_startup
+    from rlhf_lint.startup import raise_gc_threshold_for_startup
 
     raise_gc_threshold_for_startup()
     args = sys.argv[1:] if argv is None else argv

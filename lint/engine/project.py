@@ -13,7 +13,7 @@ from rlhf_lint.frameworks.jobs import Job, builders_for
 from rlhf_lint.model import DEBUG, InternalError, ParseError, Setting
 from rlhf_lint.readers.kinds import may_declare_pins
 from rlhf_lint.readers.source import Source
-from rlhf_lint.startup.interpreter import import_module
+from rlhf_lint.startup import import_module
 
 # kind -> "module:function" parsing Source.text; imported only when a file of that kind is seen (lazy start-up).
 # A parser returns the tree, or raises ParseError.

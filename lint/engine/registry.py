@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
 from rlhf_lint.model import Finding, Severity
 from rlhf_lint.startup.records import field, record
 from rlhf_lint.startup.lazyre import lazy_compile
-from rlhf_lint.startup.interpreter import import_module
+from rlhf_lint.startup import import_module
 
 FAMILIES = {
     "F": "Files, parsing and suppressions",

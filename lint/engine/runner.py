@@ -9,7 +9,7 @@ from rlhf_lint.engine.config import Config
 from rlhf_lint.engine.discovery import discover
 from rlhf_lint.readers.kinds import kind_from_content, kind_from_name
 from rlhf_lint.model import DEBUG, Applicability, Diagnostic, Finding, InternalError, Position, Severity
-from rlhf_lint.startup.interpreter import restore_gc_threshold
+from rlhf_lint.startup import restore_gc_threshold
 from rlhf_lint.engine.project import Context, Project, parse_source
 from rlhf_lint.engine.registry import REGISTRY, Rule
 from rlhf_lint.readers.source import DecodeError, LineIndex, Source

@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
 
 from rlhf_lint.startup.records import field, record
 from rlhf_lint.model import Settings, Span
-from rlhf_lint.startup.interpreter import import_module
+from rlhf_lint.startup import import_module
 
 # Modules that register job builders; imported when the project first asks for its jobs.
 BUILDER_MODULES: list[str] = ["rlhf_lint.frameworks.launchers", "rlhf_lint.frameworks.orz", "rlhf_lint.frameworks.verl", "rlhf_lint.frameworks.accelerate"]

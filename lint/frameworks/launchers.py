@@ -15,7 +15,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~2 ms of
 from rlhf_lint.readers.commands import Arg, Command, Word
 from rlhf_lint.frameworks.jobs import Job, job_builder
 from rlhf_lint.model import UNKNOWN, Setting, Settings, Span
-from rlhf_lint.startup.interpreter import import_module
+from rlhf_lint.startup import import_module
 
 if TYPE_CHECKING:
     from rlhf_lint.readers.shell import ShellScript, SimpleCommand

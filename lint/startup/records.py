@@ -151,15 +151,18 @@ def _init_for(cls, names: tuple[str, ...], specs: dict[str, Field], slots: bool)
         """name -> value for every field (merged by dict operations, in C), or the TypeError of a bad call."""
         if len(args) > count:
             raise TypeError(f"{cls.__name__}() takes {count} positional arguments but {len(args)} were given")
-        values = dict(zip(names, args))
-        if kwargs:
-            if not known.issuperset(kwargs):
-                unknown = next(k for k in kwargs if k not in known)
-                raise TypeError(f"{cls.__name__}() got an unexpected keyword argument {unknown!r}")
-            if values.keys() & kwargs.keys():
-                twice = next(k for k in kwargs if k in values)
-                raise TypeError(f"{cls.__name__}() got multiple values for argument {twice!r}")
-            values.update(kwargs)
+        if kwargs and not known.issuperset(kwargs):
+            unknown = next(k for k in kwargs if k not in known)
+            raise TypeError(f"{cls.__name__}() got an unexpected keyword argument {unknown!r}")
+        if not args:
+            values = kwargs  # the call's own dict: keywords only, the common way records are made
+        else:
+            values = dict(zip(names, args))
+            if kwargs:
+                if values.keys() & kwargs.keys():
+                    twice = next(k for k in kwargs if k in values)
+                    raise TypeError(f"{cls.__name__}() got multiple values for argument {twice!r}")
+                values.update(kwargs)
         if len(values) < count:
             values = {**defaults, **values}
             if len(values) < count:
@@ -171,18 +174,24 @@ def _init_for(cls, names: tuple[str, ...], specs: dict[str, Field], slots: bool)
                     raise TypeError(f"{cls.__name__}() missing required argument {missing!r}")
         return values
 
+    # every field given positionally needs no binding: zip the values onto the fields
     if slots:
         setters = {n: _slot_setter(cls, n) for n in names}
+        in_order = tuple(setters.values())
 
         def __init__(self, *args, **kwargs):
-            for name, val in bind(args, kwargs).items():
-                setters[name](self, val)
+            if kwargs or len(args) != count:
+                for name, val in bind(args, kwargs).items():
+                    setters[name](self, val)
+            else:
+                for setter, val in zip(in_order, args):
+                    setter(self, val)
             if post_init:
                 self.__post_init__()
     else:
         def __init__(self, *args, **kwargs):
             # straight into the instance dict: one C call, and past the __setattr__ of frozen records
-            self.__dict__.update(bind(args, kwargs))
+            self.__dict__.update(bind(args, kwargs) if kwargs or len(args) != count else zip(names, args))
             if post_init:
                 self.__post_init__()
 

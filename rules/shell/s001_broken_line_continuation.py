@@ -5,7 +5,7 @@ import re
 from rlhf_lint.model import Applicability, Edit, Finding, Fix, Severity, Span
 from rlhf_lint.engine.registry import rule
 from rlhf_lint.startup.lazyre import lazy_compile
-from rlhf_lint.rules.shell._common import _SHELL, _script
+from rlhf_lint.readers.shell import script_of
 
 
 # `\  # note` at the end of a line: the backslash escapes a blank, not the newline
@@ -28,7 +28,7 @@ def _node_type_at(script, char_offset: int) -> str:
     return ",".join(types)
 
 
-@rule("S001", "broken-line-continuation", Severity.ERROR, kinds=_SHELL, fixable=True)
+@rule("S001", "broken-line-continuation", Severity.ERROR, kinds={"shell"}, fixable=True)
 def broken_line_continuation(ctx):
     """A `\\` that does not continue the line, so the rest of the command runs as a separate command.
 
@@ -57,7 +57,7 @@ def broken_line_continuation(ctx):
     - https://www.gnu.org/software/bash/manual/bash.html#Escape-Character
     - https://github.com/OpenRLHF/OpenRLHF/blob/v0.11.0/examples/scripts/train_sft_mixtral_lora.sh
     """
-    script = _script(ctx)
+    script = script_of(ctx.source, ctx.project)
     if script is None:
         return
     text = ctx.source.text

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from rlhf_lint.model import Applicability, Finding, Fix, Related, Severity
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.shell._common import _SHELL, _commands
+from rlhf_lint.frameworks.launchers import commands_of
 
 
-@rule("S002", "duplicate-flag", Severity.WARNING, kinds=_SHELL, fixable=False)
+@rule("S002", "duplicate-flag", Severity.WARNING, kinds={"shell"}, fixable=False)
 def duplicate_flag(ctx):
     """A flag is given twice to the same launch; the program keeps the last one.
 
@@ -32,7 +32,7 @@ def duplicate_flag(ctx):
     from rlhf_lint.fixers.shell import remove_flag
 
     text = ctx.source.text
-    for command in _commands(ctx):
+    for command in commands_of(ctx.source, ctx.project):
         seen: dict[str, list] = {}
         for arg in command.args:
             if arg.word is not None and not arg.word.known:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from rlhf_lint.model import Finding, Severity
 from rlhf_lint.engine.registry import rule
 from rlhf_lint.startup.lazyre import lazy_compile
-from rlhf_lint.rules.shell._common import _SHELL, _commands
+from rlhf_lint.frameworks.launchers import commands_of
 
 
 def _is_brace_placeholder(text: str) -> bool:
@@ -40,7 +40,7 @@ def _placeholder(text: str) -> str | None:
     return None
 
 
-@rule("S003", "placeholder-value", Severity.ERROR, kinds=_SHELL)
+@rule("S003", "placeholder-value", Severity.ERROR, kinds={"shell"})
 def placeholder_value(ctx):
     """A launch still carries a template placeholder instead of a real value.
 
@@ -63,7 +63,7 @@ def placeholder_value(ctx):
     - https://github.com/OpenRLHF/OpenRLHF/blob/v0.11.0/examples/scripts/train_ppo_ray_slurm.sh
     """
     seen: set[tuple[int, int]] = set()
-    for command in _commands(ctx):
+    for command in commands_of(ctx.source, ctx.project):
         words = [v for a in command.launcher_args + command.args for v in a.values] + list(command.positionals)
         if command.entry is not None:
             words.append(command.entry)

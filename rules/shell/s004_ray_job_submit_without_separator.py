@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from rlhf_lint.model import Applicability, Edit, Finding, Fix, Severity
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.shell._common import _SHELL, _script
+from rlhf_lint.readers.shell import script_of
 
 
 def _ray_entry(words):
@@ -20,7 +20,7 @@ def _ray_entry(words):
     return (words[j] if j < len(words) else None), True
 
 
-@rule("S004", "ray-job-submit-without-separator", Severity.ERROR, kinds=_SHELL, fixable=True)
+@rule("S004", "ray-job-submit-without-separator", Severity.ERROR, kinds={"shell"}, fixable=True)
 def ray_job_submit_without_separator(ctx):
     """Ray job submission (`ray job submit`) without `--` before the entrypoint.
 
@@ -44,7 +44,7 @@ def ray_job_submit_without_separator(ctx):
     - https://docs.ray.io/en/latest/cluster/running-applications/job-submission/cli.html
     - https://github.com/OpenRLHF/OpenRLHF/blob/v0.11.0/examples/scripts/train_ppo_with_reward_fn.sh
     """
-    script = _script(ctx)
+    script = script_of(ctx.source, ctx.project)
     if script is None:
         return
     for simple in script.simple_commands:

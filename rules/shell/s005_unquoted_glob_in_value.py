@@ -4,7 +4,7 @@ from __future__ import annotations
 from rlhf_lint.model import Applicability, Edit, Finding, Fix, Severity
 from rlhf_lint.engine.registry import rule
 from rlhf_lint.startup.lazyre import lazy_compile
-from rlhf_lint.rules.shell._common import _SHELL, _commands
+from rlhf_lint.frameworks.launchers import commands_of
 
 
 _GLOB_BRACKET = lazy_compile(r"\[[^\]\s]+\]")
@@ -42,7 +42,7 @@ def _unquoted_glob(token: str) -> bool:
     return _has_glob("".join(plain))
 
 
-@rule("S005", "unquoted-glob-in-value", Severity.WARNING, kinds=_SHELL, fixable=True)
+@rule("S005", "unquoted-glob-in-value", Severity.WARNING, kinds={"shell"}, fixable=True)
 def unquoted_glob_in_value(ctx):
     """A flag value with an unquoted `*`, `?` or `[...]`, which bash replaces with matching file names.
 
@@ -70,7 +70,7 @@ def unquoted_glob_in_value(ctx):
 
     text = ctx.source.text
     seen: set[tuple[int, int]] = set()
-    for command in _commands(ctx):
+    for command in commands_of(ctx.source, ctx.project):
         for arg in command.launcher_args + command.args:
             for word in arg.values:
                 if not word.known or word.path != ctx.source.path or (word.span.start, word.span.end) in seen:

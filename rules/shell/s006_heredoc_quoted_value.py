@@ -4,10 +4,10 @@ from __future__ import annotations
 import re
 from rlhf_lint.model import Applicability, Edit, Finding, Fix, Severity, Span
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.shell._common import _SHELL, _commands
+from rlhf_lint.frameworks.launchers import commands_of
 
 
-@rule("S006", "heredoc-quoted-value", Severity.ERROR, kinds=_SHELL, fixable=True)
+@rule("S006", "heredoc-quoted-value", Severity.ERROR, kinds={"shell"}, fixable=True)
 def heredoc_quoted_value(ctx):
     """Quotes inside a `read -d '' cmd <<EOF` body reach the program as characters, and do not group words.
 
@@ -40,7 +40,7 @@ def heredoc_quoted_value(ctx):
     """
     text = ctx.source.text
     seen: set[int] = set()
-    for command in _commands(ctx):
+    for command in commands_of(ctx.source, ctx.project):
         for arg in command.args:
             quoted = [v for v in arg.values if v.literal_quotes and v.path == ctx.source.path]
             if not quoted or quoted[0].span.start in seen:
