@@ -157,7 +157,9 @@ class Registry:
         known.func, known.docstring = r.func, r.docstring
 
     def index(self) -> "Registry":
-        """Know every rule from the generated index, without importing any rule module."""
+        """Know every rule from the generated index, without importing any rule module: importing all ~100 rule
+        modules instead costs ~27 ms (paired runs on the 2-core VM, 2026-11-23), so a run imports only the modules
+        of the rules that apply to its files."""
         if not self.indexed:
             self.indexed = True
             from rlhf_lint.engine.rule_index import RULES
