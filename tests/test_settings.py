@@ -398,7 +398,8 @@ def test_keys_in_the_framework_tables_are_declared():
     keys += [("openrlhf.json version_defaults", "", row["key"]) for row in openrlhf.get("version_defaults", ())]
     keys += [("openrlhf/sleep.json", "", row["key"]) for row in _schema("openrlhf/sleep.json")["rows"]]
     keys += [("memory_fix_flags.json", "", key) for key in _schema("memory_fix_flags.json").get("openrlhf", {})]
-    keys += [("verl/settings_map.json", row["key"], row["setting"]) for row in _schema("verl/settings_map.json")["rows"]]
+    keys += [("verl/settings_map.json", row["key"], row["setting"])
+             for row in _schema("verl/settings_map.json")["rows"]]
     keys += [("launchers.json accelerate", flag, row["key"])
              for flag, row in _schema("launchers.json")["accelerate"]["settings"].items()]
     keys += [("accelerate/deepspeed_keys.json", name, row["key"])

@@ -1,5 +1,6 @@
 """The check command's work, free of click so that the fast entry (rlhf_lint.cli.entry) can run it without paying
-click's import (about as long as a bare interpreter start). lint/cli/app.py declares the options; both paths land here."""
+click's import (about as long as a bare interpreter start). lint/cli/app.py declares the options; both paths land
+here."""
 from __future__ import annotations
 
 import os

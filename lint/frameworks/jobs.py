@@ -17,7 +17,8 @@ from rlhf_lint.model import Settings, Span
 from rlhf_lint.startup import import_module
 
 # Modules that register job builders; imported when the project first asks for its jobs.
-BUILDER_MODULES: list[str] = ["rlhf_lint.frameworks.launchers", "rlhf_lint.frameworks.orz", "rlhf_lint.frameworks.verl", "rlhf_lint.frameworks.accelerate"]
+BUILDER_MODULES: list[str] = ["rlhf_lint.frameworks.launchers", "rlhf_lint.frameworks.orz", "rlhf_lint.frameworks.verl",
+                               "rlhf_lint.frameworks.accelerate"]
 
 # The file kinds each module above builds jobs for, so that a run imports only the builders its files need (orz,
 # verl and accelerate_config cost ~7 ms of a one-script run). A module missing here is imported for every kind;

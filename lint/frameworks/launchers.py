@@ -44,7 +44,8 @@ def _is_flag(word: Word) -> bool:
 
 
 # The two tests below are string forms of regular expressions (`re` would compile them on every start; they run on
-# every word); tests/frameworks/test_string_tests_match_regexes.py checks them against the expressions on generated text.
+# every word); tests/frameworks/test_string_tests_match_regexes.py checks them against the expressions on generated
+# text.
 def _starts_negative_number(text: str) -> bool:
     r"""`-1`, `-.5`, `-2e-3`, `-inf`, `-nan`: a value, not a flag (``^-(?:\d|\.\d|inf$|nan$)``)."""
     if text[:1] != "-":

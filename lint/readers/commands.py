@@ -1,9 +1,8 @@
 """Launch commands as the shell would run them: words after expansion, each remembering where it was written.
 
-The shell reader (rlhf_lint.readers.shell) produces Commands; framework interpreters (rlhf_lint.frameworks.openrlhf, verl, ORZ, the
-generic deepspeed/torchrun/accelerate launchers) turn a Command into a Job. Rules that check flags read Commands;
-rules that check memory and topology read Jobs.
-"""
+The shell reader (rlhf_lint.readers.shell) produces Commands; framework interpreters (rlhf_lint.frameworks.openrlhf,
+verl, ORZ, the generic deepspeed/torchrun/accelerate launchers) turn a Command into a Job. Rules that check flags read
+Commands; rules that check memory and topology read Jobs."""
 from __future__ import annotations
 
 

@@ -293,7 +293,7 @@ def parse_json(text: str) -> JSONDocument:
 
 
 def parse_json_source(source) -> JSONDocument:
-    """The reader of the engine's "json" and "ds_config" kinds: a JSONDocument, or ParseError at the offending offset."""
+    """The reader of the engine's "json" and "ds_config" kinds: a JSONDocument, or ParseError where it fails."""
     try:
         return parse_json(source.text)
     except JSONError as exc:

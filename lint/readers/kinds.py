@@ -59,9 +59,9 @@ PIN_FILE_KINDS = ("requirements", "pyproject_toml", "setup_cfg", "dockerfile")
 
 
 def may_declare_pins(source) -> bool:
-    """False when rlhf_lint.readers.pins surely finds no pin in ``source``: a run of launch scripts without ``pip install``
-    then never imports it. Pin files, ``setup.py`` and conda environment files are read by it; a script or a YAML
-    file needs at least the word ``install`` or a conda-like name."""
+    """False when rlhf_lint.readers.pins surely finds no pin in ``source``: a run of launch scripts without
+    ``pip install`` then never imports it. Pin files, ``setup.py`` and conda environment files are read by it; a
+    script or a YAML file needs at least the word ``install`` or a conda-like name."""
     if source.kind in PIN_FILE_KINDS:
         return True
     if source.kind == "python":

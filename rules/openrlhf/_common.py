@@ -1,7 +1,7 @@
 """O: OpenRLHF launch commands, checked against the argparse and post-parse checks of the release they target.
 
-Every rule reads ``rlhf_lint.frameworks.openrlhf.analyze`` (the command as argparse of that release reads it); the release, and
-why it was chosen (configuration, a requirements pin, or the flags themselves), is named in each message.
+Every rule reads ``rlhf_lint.frameworks.openrlhf.analyze`` (the command as argparse of that release reads it); the
+release, and why it was chosen (configuration, a requirements pin, or the flags themselves), is named in each message.
 
 Helpers shared by the rules of this family (each rule is a module of this folder, named after it).
 """

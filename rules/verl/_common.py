@@ -1,7 +1,7 @@
 """V: verl launches: Hydra overrides of launch scripts and trainer YAML, checked the way verl checks them at start-up.
 
-Each rule reads a verl Job (lint/frameworks/verl.py): the release defaults, the repository's YAML and the overrides of the
-launch command, with the exact token each value was written in.
+Each rule reads a verl Job (lint/frameworks/verl.py): the release defaults, the repository's YAML and the overrides of
+the launch command, with the exact token each value was written in.
 
 Helpers shared by the rules of this family (each rule is a module of this folder, named after it).
 """

@@ -115,6 +115,7 @@ def test_a_ds_config_alone_imports_no_job_builder(tmp_path):
     assert out.returncode == 0, out.stderr
     modules = set(json.loads(out.stdout.strip().splitlines()[-1])["modules"])
     assert "rlhf_lint.rules.deepspeed.d001_unknown_ds_config_key" in modules  # the check ran
-    builders = {"rlhf_lint.frameworks.launchers", "rlhf_lint.frameworks.orz", "rlhf_lint.frameworks.verl", "rlhf_lint.frameworks.accelerate"}
+    builders = {"rlhf_lint.frameworks.launchers", "rlhf_lint.frameworks.orz", "rlhf_lint.frameworks.verl",
+                "rlhf_lint.frameworks.accelerate"}
     assert builders & modules == set()
     assert {"rlhf_lint.readers.pins", "rlhf_lint.frameworks.versions"} & modules == set()  # no file pins DeepSpeed
