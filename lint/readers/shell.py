@@ -25,6 +25,12 @@ from rlhf_lint.startup.lazyre import lazy_compile
 
 MAX_DEPTH = 200  # statement nesting we follow; deeper input is not real launch code
 MAX_SOURCE_DEPTH = 4  # nested `source` / `bash -c` levels
+# pieces a variable's value may hold: `A="$A$A"` doubles them per line, so twenty such lines would hold a million
+# (850 MB); a value past this is unknown, as if set by a command
+MAX_VALUE_PIECES = 4096
+# pieces all expansions of variables may copy in one script (each `$A` copies A's pieces): far more than a launch
+# script needs, and a hostile one stays at tens of megabytes
+MAX_EXPANDED_PIECES = 50_000
 
 _IFS = lazy_compile(r"[ \t\n]+")
 HARDWARE_RE = lazy_compile(r"#\s*rlhf-lint:\s*hardware\b(?P<body>[^\n]*)")
@@ -167,6 +173,12 @@ class Var:
     def unknown_value(cls) -> "Var":
         return cls(unknown=True)
 
+    def size(self) -> int:
+        """Fragments held (array elements count each of theirs): what MAX_VALUE_PIECES bounds."""
+        if self.elements is not None:
+            return sum(len(el) for el in self.elements) + len(self.elements)
+        return len(self.frags or ())
+
     def key(self) -> Any:
         """What two branches compare to decide whether a variable has one value after an if."""
         if self.unknown:
@@ -246,6 +258,7 @@ class _Evaluator:
         self.resolve = resolve
         self.env: dict[str, Var] = {}
         self.depth = 0
+        self.expanded = 0  # pieces copied out of variables so far (MAX_EXPANDED_PIECES)
         self.source_depth = 0
         self.sourcing: set[str] = {os.path.realpath(source.path)}
         self.collect = True  # commands of sourced files are not this file's commands
@@ -404,6 +417,8 @@ class _Evaluator:
                 new = Var(frags=list(old.frags) + (new.frags or []), value_span=None, path=doc.path, line=line)
             elif old is not None:
                 new = Var.unknown_value()
+        if new.size() > MAX_VALUE_PIECES:
+            new = Var.unknown_value()
         self.env[name] = new
 
     def _redirected(self, doc: _Doc, node) -> None:
@@ -484,7 +499,8 @@ class _Evaluator:
             frags = self._heredoc_frags(doc, body, expands)
             line = self.source.position(doc.char(body.start_byte)).line if doc.path == self.source.path else 0
             # read strips leading and trailing IFS whitespace; word splitting later ignores it anyway
-            self.env[variable] = Var(frags=frags, value_span=doc.span(body), path=doc.path, line=line, heredoc=True)
+            heredoc_value = Var(frags=frags, value_span=doc.span(body), path=doc.path, line=line, heredoc=True)
+            self.env[variable] = heredoc_value if heredoc_value.size() <= MAX_VALUE_PIECES else Var.unknown_value()
         return info
 
     def _heredoc_frags(self, doc: _Doc, body, expands: bool) -> list[_Frag]:
@@ -618,6 +634,9 @@ class _Evaluator:
         token = doc.span(node)
         var = self.env.get(name)
         if var is None or var.unknown or not (name.isascii() and name.isidentifier()):  # [A-Za-z_][A-Za-z0-9_]*
+            return [_Frag(UNKNOWN, token, doc.path, quoted)]
+        self.expanded += var.size()
+        if self.expanded > MAX_EXPANDED_PIECES:  # a value expanded over and over: unknown from here on
             return [_Frag(UNKNOWN, token, doc.path, quoted)]
         origin = f"${name} from line {var.line}" if var.line else f"${name}"
         inst = _Inst(token, doc.path, var.value_span, var.path, origin,

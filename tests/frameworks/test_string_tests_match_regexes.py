@@ -40,7 +40,9 @@ CASES = [
     (r"^\{\s*[A-Za-z_][\w\- ]*\}$", _is_brace_placeholder, True,
      ["{model_path}", "{ OUTPUT DIR }\n", '{"working_dir": "/openrlhf"}', "{}", "{\u00e9}", "{a\u00e9}", "{a}}",
       "{\x1ca}", "{_}\n\n", "{a-b c}"]),
-    (r"[*?]|\[[^\]\s]+\]", _has_glob, True, ["data/*.jsonl", "a?", "[abc]", "[a b]", "[[a]", "[]]", "[", "[\u2003]"]),
+    (r"[*?]|\[[^\]\s]+\]", _has_glob, True, ["data/*.jsonl", "a?", "[abc]", "[a b]", "[[a]", "[]]", "[", "[\u2003]",
+                                                        "[[]", "[a[]", "x[y]z", "[\t]", "] [a]", "[" * 2000 + "a]",
+                                                        "[" * 2000, "[ " * 1000 + "]"]),
 ]
 IDS = [test.__name__ for _, test, _, _ in CASES]
 

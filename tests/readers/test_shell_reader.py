@@ -298,3 +298,32 @@ def test_words_after_flag_equals_value_are_positionals():
     cmd = one_command(script("python3 -m verl.trainer.main_ppo --config-name=ppo a.b=1 c=2 --x 3 4\n"))
     assert [w.text for w in cmd.positionals] == ["a.b=1", "c=2"]
     assert [(a.flag, [v.text for v in a.values]) for a in cmd.args] == [("--config-name", ["ppo"]), ("--x", ["3", "4"])]
+
+
+def test_a_value_doubled_line_after_line_becomes_unknown_instead_of_exhausting_memory():
+    """`A="$A$A"` thirty times would hold 2**30 pieces; past MAX_VALUE_PIECES the value is unknown (fourteen
+    doublings show it without the bound taking long)."""
+    from rlhf_lint.readers import shell
+
+    lines = ["A=x"] + ['A="$A$A"'] * 14 + ['deepspeed train.py --lr "$A"']
+    read = read_script(script("\n".join(lines) + "\n"))
+    assert read.variables["A"].text is UNKNOWN
+    assert argv(script("\n".join(lines) + "\n"))[-1] is UNKNOWN
+    # twelve doublings (4096 pieces) are still a known value, bash's own
+    small = read_script(script("\n".join(lines[:13]) + "\n"))
+    assert small.variables["A"].text == "x" * 4096 and small.variables["A"].size() <= shell.MAX_VALUE_PIECES
+    arrays = ["A=(x)"] + ['A=("${A[@]}" "${A[@]}")'] * 14
+    array = read_script(script("\n".join(arrays) + "\n")).variables["A"]
+    assert array.size() <= shell.MAX_VALUE_PIECES and any(f.text is UNKNOWN for el in array.elements for f in el)
+
+
+def test_expanding_a_large_value_over_and_over_stops_at_the_budget():
+    """A 4,096-piece value expanded 20 times in one heredoc copies 80,000 pieces (200 times: 800,000, 300 MB):
+    past MAX_EXPANDED_PIECES the expansions are unknown."""
+    from rlhf_lint.readers import shell
+
+    body = ["A=x"] + ['A="$A$A"'] * 12 + ["read -r -d '' CMD <<EOF", "deepspeed train.py " + "$A" * 20, "EOF"]
+    read = read_script(script("\n".join(body) + "\n"))
+    cmd = read.variables["CMD"]
+    assert cmd.text is UNKNOWN
+    assert cmd.size() <= shell.MAX_EXPANDED_PIECES + 4 * shell.MAX_VALUE_PIECES
