@@ -52,7 +52,8 @@ def run_check(paths, fix=False, unsafe_fixes=False, diff=False, show_fixes=False
         _err(f"rlhf-lint: error: {exc}")
         return EXIT_ERROR
 
-    options = Options(fix=fix or unsafe_fixes, unsafe_fixes=unsafe_fixes, diff=diff,
+    # --unsafe-fixes only widens --fix and --diff (as in ruff): on its own it writes nothing
+    options = Options(fix=fix, unsafe_fixes=unsafe_fixes, diff=diff,
                       select=_split(select) if select else None, ignore=_split(ignore),
                       extend_select=_split(extend_select), debug=debug, cache=not no_cache)
     try:

@@ -64,3 +64,54 @@ def test_diff_prints_a_patch_and_writes_nothing(tmp_path):
     assert proc.stdout.startswith("--- a/train.sh\n+++ b/train.sh\n")
     assert "-  --deepspeed ds.json \\  \n+  --deepspeed ds.json \\\n" in proc.stdout
     assert proc.stdout.rstrip().endswith("Would fix 1 (nothing written).")
+
+
+# -- both entry paths: the fast parser (rlhf_lint.cli.entry) and click's application ----------------------------
+def _fast(args):
+    from rlhf_lint.cli.entry import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(list(args))
+    return exc.value.code
+
+
+def _click(args):
+    from click.testing import CliRunner
+
+    from rlhf_lint.cli.app import main
+
+    result = CliRunner().invoke(main, ["check", *args], prog_name="rlhf-lint")
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture(params=["fast", "click"])
+def cli(request, monkeypatch, capsys):
+    """Run a check command line in-process through one entry path: (exit code, stdout, stderr)."""
+    monkeypatch.setenv("NO_COLOR", "1")
+
+    def invoke(*args, cwd):
+        monkeypatch.chdir(cwd)
+        args = ["--no-cache", *map(str, args)]
+        if request.param == "click":
+            return _click(args)
+        capsys.readouterr()
+        code = _fast(args)
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    return invoke
+
+
+SCRIPT_WITH_FIX = "deepspeed train.py \\\n  --deepspeed ds.json \\  \n  --bf16\n"  # S001: blanks after the backslash
+
+
+def test_unsafe_fixes_without_fix_writes_nothing(cli, tmp_path):
+    script = tmp_path / "train.sh"
+    script.write_text(SCRIPT_WITH_FIX)
+    code, out, err = cli("--unsafe-fixes", "--select", "S001", "train.sh", cwd=tmp_path)
+    assert script.read_text() == SCRIPT_WITH_FIX
+    assert code == 1 and "S001" in out and "Fixed" not in out, out + err
+    code, out, err = cli("--unsafe-fixes", "--fix", "--select", "S001", "train.sh", cwd=tmp_path)
+    assert script.read_text() != SCRIPT_WITH_FIX, out + err
