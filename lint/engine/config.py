@@ -130,11 +130,15 @@ def _load_toml(path: str) -> dict:
         import tomllib
     else:  # pragma: no cover
         import tomli as tomllib
-    with open(path, "rb") as fh:
-        try:
+    try:
+        with open(path, "rb") as fh:
             return tomllib.load(fh)
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: not UTF-8 ({exc.reason})") from None
+    except OSError as exc:  # missing, a directory, unreadable: the user's error, one line, never a traceback
+        raise ConfigError(f"cannot read configuration file {path}: {exc.strerror or exc}") from None
 
 
 def find_config_file(start: str) -> str | None:

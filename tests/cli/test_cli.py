@@ -115,3 +115,18 @@ def test_unsafe_fixes_without_fix_writes_nothing(cli, tmp_path):
     assert code == 1 and "S001" in out and "Fixed" not in out, out + err
     code, out, err = cli("--unsafe-fixes", "--fix", "--select", "S001", "train.sh", cwd=tmp_path)
     assert script.read_text() != SCRIPT_WITH_FIX, out + err
+
+
+@pytest.mark.parametrize("name, content, expected", [
+    ("missing.toml", None, "cannot read configuration file missing.toml: No such file or directory"),
+    ("broken.toml", "select = [\n", "broken.toml: invalid TOML"),
+    ("latin1.toml", b"gpu = '\xe9'\n", "latin1.toml: invalid TOML"),
+])
+def test_unusable_config_file_is_a_one_line_error(cli, tmp_path, name, content, expected):
+    if content is not None:
+        (tmp_path / name).write_bytes(content if isinstance(content, bytes) else content.encode())
+    (tmp_path / "ok.json").write_text("{}\n")
+    code, out, err = cli("--config", name, "ok.json", cwd=tmp_path)
+    assert code == 2, out + err
+    assert expected in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert out == ""
