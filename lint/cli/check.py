@@ -51,6 +51,11 @@ def run_check(paths, fix=False, unsafe_fixes=False, diff=False, show_fixes=False
     except ConfigError as exc:
         _err(f"rlhf-lint: error: {exc}")
         return EXIT_ERROR
+    bad = _unknown_selectors(config, _split(select), _split(extend_select), _split(ignore))
+    for selector, where in bad:  # a selector matching no rule would check nothing (or not ignore): a usage error
+        _err(f"rlhf-lint: error: unknown rule selector {selector!r} in {where} (see `rlhf-lint rules`)")
+    if bad:
+        return EXIT_ERROR
 
     # --unsafe-fixes only widens --fix and --diff (as in ruff): on its own it writes nothing
     options = Options(fix=fix, unsafe_fixes=unsafe_fixes, diff=diff,
@@ -96,6 +101,21 @@ def run_check(paths, fix=False, unsafe_fixes=False, diff=False, show_fixes=False
     if result.write_errors:
         return EXIT_FINDINGS  # the file on disk still has what the fix would have changed
     return EXIT_FINDINGS if severity_at_least(result.diagnostics, config.fail_on) else EXIT_CLEAN
+
+
+def _unknown_selectors(config, select, extend_select, ignore) -> list[tuple[str, str]]:
+    """(selector, where it was given) for each rule selector of the command line or configuration matching no rule."""
+    from rlhf_lint.engine.registry import REGISTRY
+
+    given = [(s, "--select") for s in select] + [(s, "--extend-select") for s in extend_select]
+    given += [(s, "--ignore") for s in ignore]
+    source = config.path or "the configuration"
+    given += [(s, f"select of {source}") for s in config.select or []]
+    given += [(s, f"extend-select of {source}") for s in config.extend_select]
+    given += [(s, f"ignore of {source}") for s in config.ignore]
+    for pattern, selectors in config.per_file_ignores.items():
+        given += [(s, f"per-file-ignores.{pattern!r} of {source}") for s in selectors]
+    return [(s, where) for s, where in given if not REGISTRY.match(s)]
 
 
 def _use_color(stream) -> bool:

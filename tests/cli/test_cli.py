@@ -130,3 +130,30 @@ def test_unusable_config_file_is_a_one_line_error(cli, tmp_path, name, content, 
     assert code == 2, out + err
     assert expected in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
     assert out == ""
+
+
+@pytest.mark.parametrize("args, config, expected", [
+    (["--select", "ZZZ"], None, "unknown rule selector 'ZZZ' in --select"),
+    (["--select", "D,Q9"], None, "unknown rule selector 'Q9' in --select"),
+    (["--ignore", "no-such-rule"], None, "unknown rule selector 'no-such-rule' in --ignore"),
+    (["--extend-select", "X1"], None, "unknown rule selector 'X1' in --extend-select"),
+    ([], 'select = ["DD"]\n', "unknown rule selector 'DD' in select of"),
+    ([], 'ignore = ["F003", "F999"]\n', "unknown rule selector 'F999' in ignore of"),
+    ([], '[per-file-ignores]\n"legacy/*" = ["nope"]\n', "unknown rule selector 'nope' in per-file-ignores"),
+])
+def test_selector_matching_no_rule_is_a_usage_error(cli, tmp_path, args, config, expected):
+    (tmp_path / "ds_config.json").write_text('{"train_batch_size": 8,, }\n')
+    if config is not None:
+        (tmp_path / "rlhf-lint.toml").write_text(config)
+    code, out, err = cli(*args, "ds_config.json", cwd=tmp_path)
+    assert code == 2, out + err
+    assert expected in err, err
+    assert out == ""  # nothing was checked
+
+
+def test_unknown_configuration_key_is_an_error_naming_key_and_file(cli, tmp_path):
+    (tmp_path / "ok.json").write_text("{}\n")
+    (tmp_path / "pyproject.toml").write_text('[tool.rlhf-lint]\nfail_on = "error"\n')
+    code, out, err = cli("ok.json", cwd=tmp_path)
+    assert code == 2, out + err
+    assert "unknown key 'fail_on'" in err and "pyproject.toml" in err and "did you mean 'fail-on'" in err, err
