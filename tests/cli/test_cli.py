@@ -1,5 +1,7 @@
 """The command line: default and `check` commands, exit codes, `rules` and `rule`, --version, --diff."""
 
+import subprocess
+
 import pytest
 
 from lintutil import run_cli
@@ -63,7 +65,25 @@ def test_diff_prints_a_patch_and_writes_nothing(tmp_path):
     assert script.read_text() == original
     assert proc.stdout.startswith("--- a/train.sh\n+++ b/train.sh\n")
     assert "-  --deepspeed ds.json \\  \n+  --deepspeed ds.json \\\n" in proc.stdout
-    assert proc.stdout.rstrip().endswith("Would fix 1 (nothing written).")
+    assert "S001" not in proc.stdout and "Would fix" not in proc.stdout  # stdout is the patch alone
+    assert proc.stderr.rstrip().endswith("Would fix 1 (nothing written).")
+    assert proc.returncode == 1  # fixes pending, as ruff
+
+
+def test_diff_output_applies_with_git_apply(tmp_path):
+    (tmp_path / "scripts").mkdir()
+    script = tmp_path / "scripts" / "train.sh"
+    script.write_text(SCRIPT_WITH_FIX)
+    (tmp_path / "ds_config.json").write_text('{"train_batch_size": 8,, }\n')  # F003: reported, nothing to fix
+    proc = run_cli("--diff", "--no-cache", ".", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    (tmp_path / "p.patch").write_text(proc.stdout)
+    applied = subprocess.run(["git", "apply", "p.patch"], cwd=tmp_path, capture_output=True, text=True)
+    assert applied.returncode == 0, applied.stderr + proc.stdout
+    assert "\\  \n" not in script.read_text()
+    again = run_cli("--diff", "--no-cache", ".", cwd=tmp_path)
+    assert again.returncode == 0 and again.stdout == "", again.stdout  # nothing left to fix; F003 is not a fix
+    assert "F003" in again.stderr
 
 
 # -- both entry paths: the fast parser (rlhf_lint.cli.entry) and click's application ----------------------------
@@ -157,3 +177,13 @@ def test_unknown_configuration_key_is_an_error_naming_key_and_file(cli, tmp_path
     code, out, err = cli("ok.json", cwd=tmp_path)
     assert code == 2, out + err
     assert "unknown key 'fail_on'" in err and "pyproject.toml" in err and "did you mean 'fail-on'" in err, err
+
+
+def test_diff_exit_code_is_whether_fixes_are_pending(cli, tmp_path):
+    script = tmp_path / "train.sh"
+    script.write_text(SCRIPT_WITH_FIX)
+    code, out, err = cli("--diff", "--select", "S001", "train.sh", cwd=tmp_path)
+    assert code == 1 and out.startswith("--- a/train.sh") and "Would fix 1" in err and "Would fix" not in out
+    script.write_text("deepspeed train.py --bf16\n")
+    code, out, err = cli("--diff", "--select", "S001", "train.sh", cwd=tmp_path)
+    assert (code, out) == (0, ""), err
