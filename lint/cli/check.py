@@ -52,8 +52,14 @@ def run_check(paths, fix=False, unsafe_fixes=False, diff=False, show_fixes=False
     except ConfigError as exc:
         _err(f"rlhf-lint: error: {exc}")
         return EXIT_ERROR
+    bad = _unknown_selectors(config, _split(select), _split(extend_select), _split(ignore))
+    for selector, where in bad:  # a selector matching no rule would check nothing (or not ignore): a usage error
+        _err(f"rlhf-lint: error: unknown rule selector {selector!r} in {where} (see `rlhf-lint rules`)")
+    if bad:
+        return EXIT_ERROR
 
-    options = Options(fix=fix or unsafe_fixes, unsafe_fixes=unsafe_fixes, diff=diff,
+    # --unsafe-fixes only widens --fix and --diff (as in ruff): on its own it writes nothing
+    options = Options(fix=fix, unsafe_fixes=unsafe_fixes, diff=diff,
                       select=_split(select) if select else None, ignore=_split(ignore),
                       extend_select=_split(extend_select), debug=debug, cache=not no_cache)
     try:
@@ -74,14 +80,20 @@ def run_check(paths, fix=False, unsafe_fixes=False, diff=False, show_fixes=False
         _err(f"rlhf-lint: error: cannot write the report to {output}: {exc.strerror or exc}")
         return EXIT_ERROR
     try:
+        # --diff: the patch alone on stdout (``rlhf-lint --diff . > p.patch && git apply p.patch``), the text
+        # report on stderr, as ruff does
+        report_to = sys.stderr if diff else (stream or sys.stdout)
         text = render(output_format, result, show_fixes=show_fixes, quiet=quiet, fixing=options.fix and not diff,
-                      color=_use_color(stream), dry_run=diff)
+                      color=_use_color(stream, report_to), dry_run=diff)
         if diff:
             from rlhf_lint.reporters.diff import unified_diff
 
-            text = unified_diff(result.changed) + ("\n" + text if text and output_format == "text" else "")
-        (stream or sys.stdout).write(text)
-        (stream or sys.stdout).flush()
+            (stream or sys.stdout).write(unified_diff(result.changed))
+            (stream or sys.stdout).flush()
+            if output_format != "text":
+                text = ""
+        report_to.write(text)
+        report_to.flush()
     finally:
         if stream:
             stream.close()
@@ -93,14 +105,31 @@ def run_check(paths, fix=False, unsafe_fixes=False, diff=False, show_fixes=False
         _err(f"rlhf-lint: {result.internal_errors} internal error(s) (F010): some checks are incomplete; "
              "run with --debug for the traceback")
         return EXIT_ERROR
+    if diff:  # as ruff: 1 when fixes are pending (the patch is not empty), whatever else was found
+        return EXIT_FINDINGS if result.changed else EXIT_CLEAN
     if result.write_errors:
         return EXIT_FINDINGS  # the file on disk still has what the fix would have changed
     return EXIT_FINDINGS if severity_at_least(result.diagnostics, config.fail_on) else EXIT_CLEAN
 
 
-def _use_color(stream) -> bool:
-    if stream is not None or os.environ.get("NO_COLOR"):
+def _unknown_selectors(config, select, extend_select, ignore) -> list[tuple[str, str]]:
+    """(selector, where it was given) for each rule selector of the command line or configuration matching no rule."""
+    from rlhf_lint.engine.registry import REGISTRY
+
+    given = [(s, "--select") for s in select] + [(s, "--extend-select") for s in extend_select]
+    given += [(s, "--ignore") for s in ignore]
+    source = config.path or "the configuration"
+    given += [(s, f"select of {source}") for s in config.select or []]
+    given += [(s, f"extend-select of {source}") for s in config.extend_select]
+    given += [(s, f"ignore of {source}") for s in config.ignore]
+    for pattern, selectors in config.per_file_ignores.items():
+        given += [(s, f"per-file-ignores.{pattern!r} of {source}") for s in selectors]
+    return [(s, where) for s, where in given if not REGISTRY.match(s)]
+
+
+def _use_color(stream, target) -> bool:
+    if (stream is not None and target is stream) or os.environ.get("NO_COLOR"):
         return False
     if os.environ.get("FORCE_COLOR"):
         return True
-    return sys.stdout.isatty()
+    return target.isatty()

@@ -130,11 +130,15 @@ def _load_toml(path: str) -> dict:
         import tomllib
     else:  # pragma: no cover
         import tomli as tomllib
-    with open(path, "rb") as fh:
-        try:
+    try:
+        with open(path, "rb") as fh:
             return tomllib.load(fh)
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: not UTF-8 ({exc.reason})") from None
+    except OSError as exc:  # missing, a directory, unreadable: the user's error, one line, never a traceback
+        raise ConfigError(f"cannot read configuration file {path}: {exc.strerror or exc}") from None
 
 
 def find_config_file(start: str) -> str | None:
@@ -180,8 +184,14 @@ def load_config(path: str | None) -> Config:
 def config_from_mapping(table: dict[str, Any], path: str | None = None) -> Config:
     cfg = Config(path=path, root=os.path.dirname(os.path.abspath(path)) if path else os.getcwd())
     unknown = sorted(set(table) - KNOWN_KEYS)
-    for key in unknown:
-        cfg.warnings.append(f"{path or 'config'}: unknown key {key!r} ignored")
+    if unknown:  # a misspelt key would silently change nothing: refuse it, as ruff does
+        import difflib  # only on this error path
+
+        key = unknown[0]
+        close = difflib.get_close_matches(key, sorted(KNOWN_KEYS), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        more = f" (and {', '.join(map(repr, unknown[1:]))})" if len(unknown) > 1 else ""
+        raise ConfigError(f"{path or 'configuration'}: unknown key {key!r}{more} in [tool.rlhf-lint]{hint}")
     if "select" in table:
         cfg.select = _as_list(table["select"], "select")
     cfg.ignore = _as_list(table.get("ignore", []), "ignore")

@@ -21,12 +21,16 @@ def click_params(argv):
      "--host-memory", "512GB", "--container-memory=500GiB", "--nodes", "2", "--world-size", "16",
      "--openrlhf-version", "v0.9.5", "--deepspeed-version", "0.15.4", "-o", "report.txt", "dir/"],
     ["--config", "rlhf-lint.toml", "--output=out.sarif", "--format=sarif", "a b.sh"],
+    ["--unsafe-fixes", "train.sh"],  # fix stays False: --unsafe-fixes alone must write nothing
+    ["--diff", "--unsafe-fixes", "--select", "ZZZ", "--config", "missing.toml", "."],  # run_check refuses these
 ])
 def test_fast_parser_agrees_with_click(argv):
     fast = parse_check_args(argv)
     assert fast is not None, argv
     expected = click_params(argv[1:] if argv[:1] == ["check"] else argv)
     assert fast == expected
+    if argv[:1] == ["--unsafe-fixes"]:
+        assert fast[1]["fix"] is False and fast[1]["unsafe_fixes"] is True
 
 
 @pytest.mark.parametrize("argv", [

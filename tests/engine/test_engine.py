@@ -48,7 +48,7 @@ def test_parse_size_rejects_nonsense():
 def test_config_from_pyproject(tmp_path):
     (tmp_path / "pyproject.toml").write_text(
         '[tool.rlhf-lint]\nignore = ["F100"]\ngpu = "A100-80GB"\ngpus-per-node = 8\nhost-memory = "537GB"\n'
-        'container-memory = "500GiB"\nopenrlhf-version = "v0.9.5"\nfail-on = "error"\nbogus = 1\n'
+        'container-memory = "500GiB"\nopenrlhf-version = "v0.9.5"\nfail-on = "error"\n'
         '[tool.rlhf-lint.per-file-ignores]\n"legacy/*.json" = ["D"]\n')
     sub = tmp_path / "a" / "b"
     sub.mkdir(parents=True)
@@ -60,7 +60,15 @@ def test_config_from_pyproject(tmp_path):
     assert cfg.hardware.host_memory == 537 * 10**9 and cfg.hardware.container_memory == 500 * 2**30
     assert cfg.versions["openrlhf"] == "0.9.5"
     assert cfg.per_file_ignores == {"legacy/*.json": ["D"]}
-    assert any("bogus" in w for w in cfg.warnings)
+
+
+def test_unknown_config_key_is_an_error_naming_key_and_file(tmp_path):
+    path = tmp_path / "rlhf-lint.toml"
+    path.write_text('fail-on = "error"\nbogus = 1\ngpus_per_node = 8\n')
+    with pytest.raises(ConfigError) as exc:
+        load_config(str(path))
+    message = str(exc.value)
+    assert message.startswith(f"{path}: unknown key 'bogus' (and 'gpus_per_node')"), message
 
 
 def test_pyproject_without_table_is_skipped(tmp_path):
