@@ -27,7 +27,7 @@ def run_check(paths, fix=False, unsafe_fixes=False, diff=False, show_fixes=False
     """Run a check and return the exit code."""
     from rlhf_lint.engine.config import ConfigError, Hardware, find_config_file, load_config
     from rlhf_lint.model import Severity
-    from rlhf_lint.engine.runner import Options, lint, severity_at_least
+    from rlhf_lint.engine.runner import Options, env_jobs, lint, severity_at_least
 
     paths = list(paths) or ["."]
     try:
@@ -48,6 +48,7 @@ def run_check(paths, fix=False, unsafe_fixes=False, diff=False, show_fixes=False
             if version:
                 config.versions[package] = version.lstrip("v")
         config.exclude = config.exclude + list(exclude)
+        env_jobs()  # a bad RLHF_LINT_JOBS is the user's configuration error, not an internal one
     except ConfigError as exc:
         _err(f"rlhf-lint: error: {exc}")
         return EXIT_ERROR
