@@ -99,6 +99,12 @@ def read_source(path: str, explicit: bool) -> Source | Unreadable | None:
     except OSError as exc:
         return Unreadable(path, f"cannot read: {exc.strerror}", "F001")
     if stat.S_ISDIR(st.st_mode):
+        # discovery yields a folder only when it could not list it (rlhf_lint.engine.discovery._unlistable)
+        try:
+            with os.scandir(path):
+                pass
+        except OSError as exc:
+            return Unreadable(path, f"cannot list folder: {exc.strerror or exc}; its files were not checked", "F001")
         return None
     if not stat.S_ISREG(st.st_mode):
         return Unreadable(path, "not a regular file", "F001") if explicit else None

@@ -53,3 +53,86 @@ def test_available_cpus_follows_the_affinity_mask(monkeypatch):
     assert runner.available_cpus() == 64
     monkeypatch.setattr(os, "cpu_count", lambda: None)
     assert runner.available_cpus() == 1
+
+
+# -- folders that cannot be listed, files that cannot be opened ----------------------------------------------------
+def _deny_scandir(monkeypatch, denied):
+    """Make os.scandir (what os.walk and the reader use) fail with EACCES for ``denied``: running as root, chmod 000
+    denies nothing, so the permission error is simulated."""
+    real_scandir = os.scandir
+    denied = os.path.realpath(denied)
+
+    def scandir(path="."):
+        if os.path.realpath(os.fspath(path)) == denied:
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+
+
+def _check(capsys, *paths):
+    from rlhf_lint.cli.check import run_check
+
+    rc = run_check([str(p) for p in paths], no_cache=True)
+    return rc, capsys.readouterr()
+
+
+def test_a_folder_that_cannot_be_listed_is_f001_and_fails_the_run(tmp_path, monkeypatch, capsys):
+    (tmp_path / "ok").mkdir()
+    (tmp_path / "ok" / "notes.json").write_text('{"a": 1}\n')
+    (tmp_path / "secret").mkdir()
+    (tmp_path / "secret" / "train.sh").write_text("deepspeed train.py\n")
+    _deny_scandir(monkeypatch, tmp_path / "secret")
+    rc, out = _check(capsys, tmp_path)
+    assert rc == 1, out
+    secret = os.path.join(str(tmp_path), "secret")
+    assert (f"{secret}:1:1: F001 error cannot list folder: Permission denied; its files were not checked"
+            in out.out), out.out
+    assert "Checked 1 file:" in out.out and "1 error" in out.out
+
+
+def test_a_root_folder_that_cannot_be_listed_is_f001_not_checked_0_files_exit_0(tmp_path, monkeypatch, capsys):
+    (tmp_path / "train.sh").write_text("deepspeed train.py\n")
+    _deny_scandir(monkeypatch, tmp_path)
+    rc, out = _check(capsys, tmp_path)
+    assert rc == 1, out
+    assert f"{tmp_path}:1:1: F001 error cannot list folder: Permission denied" in out.out
+    assert "Checked 0 files: 1 error" in out.out
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
+                    reason="root reads folders whatever their mode; the monkeypatched tests above always run")
+def test_a_folder_without_permissions_is_f001_for_real(tmp_path, capsys):
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (secret / "train.sh").write_text("deepspeed train.py\n")
+    os.chmod(secret, 0)
+    try:
+        rc, out = _check(capsys, tmp_path)
+    finally:
+        os.chmod(secret, 0o755)
+    assert rc == 1 and f"{secret}:1:1: F001 error cannot list folder: Permission denied" in out.out
+
+
+def _deny_open(monkeypatch, module, denied):
+    real_open = open
+
+    def fake_open(path, *args, **kwargs):
+        if os.path.basename(os.fspath(path)) in denied:
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(module, "open", fake_open, raising=False)
+
+
+def test_files_that_cannot_be_opened_are_f001(tmp_path, monkeypatch, capsys):
+    from rlhf_lint.engine import discovery
+
+    (tmp_path / "ds_config.json").write_text('{"train_batch_size": 8}\n')
+    (tmp_path / "launch").write_text("#!/bin/bash\ndeepspeed train.py\n")  # a script known by its shebang only
+    for module in (runner, discovery):
+        _deny_open(monkeypatch, module, {"ds_config.json", "launch"})
+    rc, out = _check(capsys, tmp_path)
+    assert rc == 1, out
+    for name in ("ds_config.json", "launch"):
+        assert f"{tmp_path / name}:1:1: F001 error cannot read: Permission denied" in out.out, out.out
