@@ -9,7 +9,9 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
 def _err(message: str) -> None:
-    sys.stderr.write(message + "\n")
+    from rlhf_lint.reporters.escape import visible
+
+    sys.stderr.write(visible(message, keep="\n") + "\n")  # messages quote paths, selectors, config values
 
 
 def _split(values) -> list[str]:

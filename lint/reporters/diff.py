@@ -2,6 +2,11 @@
 from __future__ import annotations
 
 import difflib
+import re
+
+from rlhf_lint.reporters.escape import visible
+
+_LONE_CR = re.compile(r"\r(?!\n)")
 
 
 def unified_diff(changed: dict[str, tuple[str, str]]) -> str:
@@ -10,7 +15,9 @@ def unified_diff(changed: dict[str, tuple[str, str]]) -> str:
         old, new = changed[path]
         chunks.extend(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
                                            fromfile=f"a/{path}", tofile=f"b/{path}"))
-    text = "".join(chunks)
+    # the patch quotes the files: their escape sequences and bidi overrides shown as escapes; tabs and line breaks
+    # kept so that an ordinary patch still applies; a CR alone (a line break to splitlines) shown, then a line break
+    text = _LONE_CR.sub(r"\\r\n", visible("".join(chunks), keep="\t\n\r"))
     if text and not text.endswith("\n"):
         text += "\n"
     return text
