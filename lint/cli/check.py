@@ -10,7 +10,9 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
 def _err(message: str) -> None:
-    sys.stderr.write(message + "\n")
+    from rlhf_lint.reporters.escape import visible
+
+    sys.stderr.write(visible(message, keep="\n") + "\n")  # messages quote paths, selectors, config values
 
 
 def _split(values) -> list[str]:
@@ -28,7 +30,7 @@ def run_check(paths, fix=False, unsafe_fixes=False, diff=False, show_fixes=False
     """Run a check and return the exit code."""
     from rlhf_lint.engine.config import ConfigError, Hardware, find_config_file, load_config
     from rlhf_lint.model import Severity
-    from rlhf_lint.engine.runner import Options, lint, severity_at_least
+    from rlhf_lint.engine.runner import Options, env_jobs, lint, severity_at_least
 
     paths = list(paths) or ["."]
     try:
@@ -49,6 +51,7 @@ def run_check(paths, fix=False, unsafe_fixes=False, diff=False, show_fixes=False
             if version:
                 config.versions[package] = version.lstrip("v")
         config.exclude = config.exclude + list(exclude)
+        env_jobs()  # a bad RLHF_LINT_JOBS is the user's configuration error, not an internal one
     except ConfigError as exc:
         _err(f"rlhf-lint: error: {exc}")
         return EXIT_ERROR

@@ -47,7 +47,9 @@ def discover(paths: list[str], exclude: list[str]) -> Iterator[tuple[str, bool]]
         if not os.path.isdir(root):
             yield root, True
             continue
-        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        unlistable: list[OSError] = []
+        for dirpath, dirnames, filenames in os.walk(root, onerror=unlistable.append, followlinks=False):
+            yield from _unlistable(unlistable, seen)
             dirnames[:] = sorted(
                 d for d in dirnames
                 if d not in SKIP_DIRS
@@ -68,6 +70,23 @@ def discover(paths: list[str], exclude: list[str]) -> Iterator[tuple[str, bool]]
                     continue
                 seen.add(real)
                 yield path, False
+        yield from _unlistable(unlistable, seen)
+
+
+def _unlistable(errors: list[OSError], seen: set[str]) -> Iterator[tuple[str, bool]]:
+    """Folders os.walk could not list (permission denied, ...), yielded as explicit items so that reading them
+    reports F001 with the OS error (rlhf_lint.engine.runner.read_source) instead of skipping their files silently."""
+    while errors:
+        exc = errors.pop(0)
+        path = exc.filename if isinstance(exc.filename, str) else None
+        if path is None:
+            continue
+        if path.startswith("./"):
+            path = path[2:]
+        real = os.path.realpath(path)
+        if real not in seen:
+            seen.add(real)
+            yield path, True
 
 
 def _maybe_script(path: str) -> bool:
@@ -77,7 +96,10 @@ def _maybe_script(path: str) -> bool:
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return False  # opening a FIFO or a device would block or read forever
+    except OSError:
+        return False
+    try:
         with open(path, "rb") as fh:
             return bool(SHELL_SHEBANG.match(fh.read(64)))
     except OSError:
-        return False
+        return True  # cannot be opened: reading it reports F001 with the OS error, rather than skipping it silently

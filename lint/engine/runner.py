@@ -5,7 +5,7 @@ import os
 import stat
 
 from rlhf_lint.startup.records import field, record
-from rlhf_lint.engine.config import Config
+from rlhf_lint.engine.config import Config, ConfigError
 from rlhf_lint.engine.discovery import discover
 from rlhf_lint.readers.kinds import kind_from_content, kind_from_name
 from rlhf_lint.model import DEBUG, Applicability, Diagnostic, Finding, InternalError, Position, Severity
@@ -99,6 +99,12 @@ def read_source(path: str, explicit: bool) -> Source | Unreadable | None:
     except OSError as exc:
         return Unreadable(path, f"cannot read: {exc.strerror}", "F001")
     if stat.S_ISDIR(st.st_mode):
+        # discovery yields a folder only when it could not list it (rlhf_lint.engine.discovery._unlistable)
+        try:
+            with os.scandir(path):
+                pass
+        except OSError as exc:
+            return Unreadable(path, f"cannot list folder: {exc.strerror or exc}; its files were not checked", "F001")
         return None
     if not stat.S_ISREG(st.st_mode):
         return Unreadable(path, "not a regular file", "F001") if explicit else None
@@ -332,8 +338,32 @@ def _serial(groups, config, options, rules, settings):
 def worker_count(options: Options, groups: int, files: int) -> int:
     if options.fix or options.diff or groups < 2 or files < PARALLEL_MIN_FILES:
         return 1
-    wanted = options.jobs or int(os.environ.get("RLHF_LINT_JOBS", "0") or 0) or (os.cpu_count() or 1)
-    return max(1, min(wanted, groups))
+    cores = available_cpus()
+    wanted = options.jobs or env_jobs() or cores
+    return max(1, min(wanted, groups, cores))
+
+
+def available_cpus() -> int:
+    """The cores this process may run on (its affinity mask, which containers and taskset narrow), else all."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def env_jobs() -> int | None:
+    """RLHF_LINT_JOBS as a number of worker processes, None when unset or empty; anything but an integer >= 1
+    is a configuration error (the CLI reports it and exits 2)."""
+    raw = os.environ.get("RLHF_LINT_JOBS", "").strip()
+    if not raw:
+        return None
+    try:
+        jobs = int(raw)
+    except ValueError:
+        jobs = 0
+    if jobs < 1:
+        raise ConfigError(f"RLHF_LINT_JOBS must be a whole number of worker processes, at least 1 (got {raw!r})")
+    return jobs
 
 
 def run_settings(config: Config, options: Options, rules: list[Rule]) -> str:

@@ -1,10 +1,15 @@
 """GitHub Actions workflow commands: one ``::error file=...,line=...::`` annotation per diagnostic."""
 from __future__ import annotations
 
+from rlhf_lint.reporters.escape import visible
+
 _LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 
 
 def _escape_data(text: str) -> str:
+    # control characters other than CR and LF (an escape sequence would colour or rewrite the log) and bidi overrides
+    # shown as escapes; then the workflow-command escapes, so a file's content cannot start a `::` command
+    text = visible(text, keep="\r\n")
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from rlhf_lint.model import Applicability, Severity
+from rlhf_lint.reporters.escape import ESCAPES, visible
 
 _COLORS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
 
@@ -11,13 +12,19 @@ def _paint(text: str, code: str, color: bool) -> str:
 
 
 def _caret(diag) -> str:
-    line = diag.source_line.expandtabs(1) if diag.source_line else ""
+    """The source line, escaped (rlhf_lint.reporters.escape), and a caret under the diagnostic's columns: a tab is
+    one space and an escaped character as wide as its escape, so the caret stays under the same characters."""
+    raw = diag.source_line or ""
+    pieces = [" " if ch == "\t" else ESCAPES.get(ord(ch), ch) for ch in raw]
+    line = "".join(pieces)
     if not line:
         return ""
     col = max(diag.start.column, 1)
-    width = (diag.end.column - diag.start.column) if diag.end.line == diag.start.line else len(line) - col + 1
-    width = max(1, min(width, max(1, len(line) - col + 1)))
-    return f"    {line}\n    {' ' * (col - 1)}{'^' * width}"
+    width = (diag.end.column - diag.start.column) if diag.end.line == diag.start.line else len(raw) - col + 1
+    width = max(1, min(width, max(1, len(raw) - col + 1)))
+    before = sum(len(p) for p in pieces[:col - 1]) + max(0, col - 1 - len(raw))
+    under = max(1, sum(len(p) for p in pieces[col - 1:col - 1 + width]))
+    return f"    {line}\n    {' ' * before}{'^' * under}"
 
 
 def render_text(result, *, show_fixes: bool = False, quiet: bool = False, fixing: bool = False,
@@ -26,20 +33,20 @@ def render_text(result, *, show_fixes: bool = False, quiet: bool = False, fixing
     fixable = 0
     for d in result.diagnostics:
         sev = _paint(d.severity.label, _COLORS[d.severity], color)
-        where = _paint(f"{d.path}:{d.start.line}:{d.start.column}:", "1", color)
+        where = _paint(f"{visible(d.path)}:{d.start.line}:{d.start.column}:", "1", color)
         mark = ""
         if d.fix is not None and d.fix.applicability != Applicability.DISPLAY:
             fixable += 1
             mark = " [*]" if d.fix.applicability == Applicability.SAFE else " [unsafe fix]"
-        out.append(f"{where} {_paint(d.code, '1', color)} {sev} {d.message}{mark}")
+        out.append(f"{where} {_paint(d.code, '1', color)} {sev} {visible(d.message)}{mark}")
         if not quiet:
             caret = _caret(d)
             if caret:
                 out.append(caret)
             for rel in d.related:
-                out.append(f"    note: {rel.path}: {rel.message}")
+                out.append(f"    note: {visible(rel.path)}: {visible(rel.message)}")
             if d.fix is not None and (show_fixes or d.fix.applicability == Applicability.DISPLAY):
-                out.append(f"    {'fix' if d.fix.applicability != Applicability.DISPLAY else 'suggestion'}: {d.fix.message}")
+                out.append(f"    {'fix' if d.fix.applicability != Applicability.DISPLAY else 'suggestion'}: {visible(d.fix.message)}")
     if not quiet:
         counts = {s: sum(1 for d in result.diagnostics if d.severity == s) for s in Severity}
         parts = [f"{counts[s]} {s.label}{'s' if counts[s] != 1 else ''}" for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)]
