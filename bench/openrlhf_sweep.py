@@ -59,7 +59,7 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for tag in tags:
             config = Config(versions={} if args.infer else {"openrlhf": tag.lstrip("v")}, root=tmp)
-            rules = selected_rules(config, Options(select=["O"]), [])
+            rules = selected_rules(config, Options(select=["O"]))
             for name in example_scripts(args.repo, tag):
                 text = git(args.repo, "show", f"{tag}:{name}")
                 if PLACEHOLDER.search(text):

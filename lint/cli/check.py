@@ -53,20 +53,15 @@ def run_check(paths, fix=False, unsafe_fixes=False, diff=False, show_fixes=False
         config.exclude = config.exclude + list(exclude)
         env_jobs()  # a bad RLHF_LINT_JOBS is the user's configuration error, not an internal one
     except ConfigError as exc:
-        _err(f"rlhf-lint: error: {exc}")
-        return EXIT_ERROR
-    bad = _unknown_selectors(config, _split(select), _split(extend_select), _split(ignore))
-    for selector, where in bad:  # a selector matching no rule would check nothing (or not ignore): a usage error
-        _err(f"rlhf-lint: error: unknown rule selector {selector!r} in {where} (see `rlhf-lint rules`)")
-    if bad:
-        return EXIT_ERROR
-
+        return _config_error(exc)
     # --unsafe-fixes only widens --fix and --diff (as in ruff): on its own it writes nothing
     options = Options(fix=fix, unsafe_fixes=unsafe_fixes, diff=diff,
                       select=_split(select) if select else None, ignore=_split(ignore),
                       extend_select=_split(extend_select), debug=debug, cache=not no_cache)
     try:
         result = lint(paths, config, options)
+    except ConfigError as exc:  # a selector matching no rule (checked before any file is read)
+        return _config_error(exc)
     except KeyboardInterrupt:
         return EXIT_ERROR
     except Exception as exc:  # an internal error is ours, never the user's file: say so, exit 2
@@ -115,19 +110,10 @@ def run_check(paths, fix=False, unsafe_fixes=False, diff=False, show_fixes=False
     return EXIT_FINDINGS if severity_at_least(result.diagnostics, config.fail_on) else EXIT_CLEAN
 
 
-def _unknown_selectors(config, select, extend_select, ignore) -> list[tuple[str, str]]:
-    """(selector, where it was given) for each rule selector of the command line or configuration matching no rule."""
-    from rlhf_lint.engine.registry import REGISTRY
-
-    given = [(s, "--select") for s in select] + [(s, "--extend-select") for s in extend_select]
-    given += [(s, "--ignore") for s in ignore]
-    source = config.path or "the configuration"
-    given += [(s, f"select of {source}") for s in config.select or []]
-    given += [(s, f"extend-select of {source}") for s in config.extend_select]
-    given += [(s, f"ignore of {source}") for s in config.ignore]
-    for pattern, selectors in config.per_file_ignores.items():
-        given += [(s, f"per-file-ignores.{pattern!r} of {source}") for s in selectors]
-    return [(s, where) for s, where in given if not REGISTRY.match(s)]
+def _config_error(exc) -> int:
+    for line in str(exc).splitlines():
+        _err(f"rlhf-lint: error: {line}")
+    return EXIT_ERROR
 
 
 def _use_color(stream, target) -> bool:

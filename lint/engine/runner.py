@@ -53,27 +53,36 @@ class Result:
 
 
 # -- selection ---------------------------------------------------------------------------------------------------
-def _expand(selectors: list[str], unknown: list[str]) -> set[str]:
-    codes: set[str] = set()
-    for sel in selectors:
-        matched = REGISTRY.match(sel)
-        if not matched:
-            unknown.append(sel)
-        codes.update(r.code for r in matched)
-    return codes
+def _expand(selectors: list[str]) -> set[str]:
+    return {r.code for sel in selectors for r in REGISTRY.match(sel)}
 
 
-def selected_rules(config: Config, options: Options, messages: list[str]) -> list[Rule]:
-    unknown: list[str] = []
+def unknown_selectors(config: Config, options: Options) -> list[str]:
+    """"'SEL' in WHERE" for each rule selector of the options or the configuration that matches no rule: such a
+    selector would check nothing (or ignore nothing), so it is a usage error, as in ruff."""
+    source = config.path or "the configuration"
+    given = [(s, "--select") for s in options.select or []] + [(s, "--extend-select") for s in options.extend_select]
+    given += [(s, "--ignore") for s in options.ignore]
+    given += [(s, f"select of {source}") for s in config.select or []]
+    given += [(s, f"extend-select of {source}") for s in config.extend_select]
+    given += [(s, f"ignore of {source}") for s in config.ignore]
+    for pattern, selectors in config.per_file_ignores.items():
+        given += [(s, f"per-file-ignores.{pattern!r} of {source}") for s in selectors]
+    return [f"{s!r} in {where}" for s, where in given if not REGISTRY.match(s)]
+
+
+def selected_rules(config: Config, options: Options) -> list[Rule]:
+    """The rules a run checks; ConfigError when a selector matches no rule."""
+    unknown = unknown_selectors(config, options)
+    if unknown:
+        raise ConfigError("\n".join(f"unknown rule selector {u} (see `rlhf-lint rules`)" for u in unknown))
     base = options.select if options.select is not None else config.select
     if base is None:
         codes = {r.code for r in REGISTRY.known() if r.default_enabled}
     else:
-        codes = _expand(base, unknown)
-    codes |= _expand(config.extend_select + options.extend_select, unknown)
-    codes -= _expand(config.ignore + options.ignore, unknown)
-    for sel in unknown:
-        messages.append(f"warning: selector {sel!r} matches no rule")
+        codes = _expand(base)
+    codes |= _expand(config.extend_select + options.extend_select)
+    codes -= _expand(config.ignore + options.ignore)
     return [r for r in REGISTRY.known() if r.code in codes]
 
 
@@ -86,7 +95,7 @@ def _per_file_ignored(config: Config, path: str) -> set[str]:
     ignored: set[str] = set()
     for pattern, selectors in config.per_file_ignores.items():
         if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(os.path.basename(path), pattern):
-            ignored |= _expand(selectors, [])
+            ignored |= _expand(selectors)
     return ignored
 
 
@@ -210,7 +219,7 @@ def _contexts(rule: Rule, project: Project):
             if (not rule.frameworks or job.framework in rule.frameworks) and (
                     not rule.when or project.has(rule.when, job)):
                 yield Context(project, source=project.sources.get(job.path), job=job)
-    else:
+    elif not rule.when or project.has(rule.when):
         yield Context(project)
 
 
@@ -227,7 +236,7 @@ def check_project(project: Project, unreadable: list[Unreadable], rules: list[Ru
 
     errors: list[InternalError] = []
     for rule in rules:
-        if rule.code in REPORTED_ELSEWHERE or (rule.when and rule.scope == "project" and not project.has(rule.when)):
+        if rule.code in REPORTED_ELSEWHERE:
             continue
         for ctx in _contexts(rule, project):
             try:
@@ -304,7 +313,7 @@ def lint(paths: list[str], config: Config, options: Options) -> Result:
 
     DEBUG["raise"] = options.debug
     messages = list(config.warnings)
-    rules = selected_rules(config, options, messages)
+    rules = selected_rules(config, options)
     discovered = list(discover(paths, config.exclude))
     groups = partition(discovered, config.root)
     fixing = options.fix or options.diff

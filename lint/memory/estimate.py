@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
 
 from rlhf_lint.startup.records import field, record
 from rlhf_lint.model import UNKNOWN, Setting
+from rlhf_lint.frameworks.precision import dtype_bytes
 from rlhf_lint.memory.catalog import GIB, GPU, ModelArch, ModelResolution, resolve_gpu, resolve_model
 
 # sources of the formulas (kept short in the Terms; the full list is in docs/accuracy.md)
@@ -75,26 +76,6 @@ class _Constants:
 
 
 K = _Constants()
-
-# the names these numbers had as module constants (tests and callers may still import them)
-_FORMER_NAMES = {"CUDA_CONTEXT": "cuda_context", "FRAGMENTATION": "allocator_fragmentation",
-                 "CUDA_GRAPHS": "vllm_cuda_graphs", "PROCESS_HOST": "process_host_ram",
-                 "SHARD_BYTES": "checkpoint_shard_bytes", "REDUCE_BUCKET": "reduce_bucket_elements",
-                 "PREFETCH_BUCKET": "prefetch_bucket_elements", "DEFAULT_MAX_NUM_SEQS": "vllm_max_num_seqs",
-                 "DEFAULT_GPUS_PER_NODE": "default_gpus_per_node", "DEFAULT_SLEEP_KEEPS": "sleep_keeps"}
-
-
-def __getattr__(name: str):
-    if name in _FORMER_NAMES:
-        return constant(_FORMER_NAMES[name])
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def _dtype_bytes(name, default: int) -> int:
-    from rlhf_lint.frameworks.precision import dtype_bytes
-
-    return dtype_bytes(name, default)
-
 
 def _sci(n: float) -> str:
     """5e8 written as in DeepSpeed's docs: ``5e8``."""
@@ -404,7 +385,7 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
     stage, w, a = ctx["stage"], ctx["w"], ctx["a"]
     off_opt, off_param = ctx["offload_optimizer"], ctx["offload_param"]
     k = K.adam_bytes_with_master if w == 2 else K.adam_bytes_without_master
-    f32 = _dtype_bytes("fp32", 4)
+    f32 = dtype_bytes("fp32", 4)
     r = RoleEstimate(role, arch.name, params, n, True)
     P = params
     # weights
@@ -579,9 +560,9 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
     sharded over the role's GPUs; the bf16 copy of one wrap unit is gathered at a time."""
     r = RoleEstimate(role, arch.name, params, n, True)
     P, shards, c = params, _fsdp_shards(inp, n), K.fsdp_compute_bytes
-    f32 = _dtype_bytes("fp32", 4)
+    f32 = dtype_bytes("fp32", 4)
     master = str(_per_role(inp, role, "precision.master_dtype", "fp32") or "fp32").lower()
-    m = _dtype_bytes(master, 4)
+    m = dtype_bytes(master, 4)
     off_param = str(_per_role(inp, role, "offload.param", "none")) == "cpu"
     off_opt = str(_per_role(inp, role, "offload.optimizer", "none")) == "cpu"
     lora = _int_of(inp.get("train.lora_rank"), 0) > 0 and role == "actor"
@@ -743,7 +724,7 @@ def estimate(job, hardware, read_config: Callable[[str], str | None] | None = No
     stage = inp.number("zero.stage", 0, None if fsdp else "no ZeRO stage given")
     stage = max(0, min(3, int(stage)))
     dtype = str(inp.get("precision.param_dtype", "bf16", None if fsdp else "bf16 assumed") or "bf16").lower()
-    w = _dtype_bytes(dtype, 2)
+    w = dtype_bytes(dtype, 2)
     acc = inp.get("precision.grad_accum_dtype")
     if acc is None and fsdp:
         acc = "fp32"  # FSDP keeps gradients in the parameters' (fp32 master) dtype; unused by the FSDP terms
@@ -770,7 +751,7 @@ def estimate(job, hardware, read_config: Callable[[str], str | None] | None = No
         assumptions.append(f"sequence length {seq} assumed: the length is not a number")
     micro_train = int(inp.number("batch.micro_train", 1, None if fsdp else "micro train batch 1 assumed"))
     ctx = {
-        "stage": stage, "eval_stage": 3 if stage == 3 else 0, "w": w, "a": _dtype_bytes(acc, 4), "a_name": acc,
+        "stage": stage, "eval_stage": 3 if stage == 3 else 0, "w": w, "a": dtype_bytes(acc, 4), "a_name": acc,
         "offload_optimizer": (lambda v: None if v in (None, "none", False) else str(v))(inp.get("offload.optimizer")),
         "offload_param": (lambda v: None if v in (None, "none", False) else str(v))(inp.get("offload.param")),
         "offload_ref": inp.flag("offload.ref"), "offload_reward": inp.flag("offload.reward"),

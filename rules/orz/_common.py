@@ -9,16 +9,17 @@ Helpers shared by the rules of this family (each rule is a module of this folder
 from __future__ import annotations
 
 from rlhf_lint.model import Applicability, Fix, Related
+from rlhf_lint.readers.kinds import looks_like_orz
 
 
 ORZ_VALIDATE_URL = "https://github.com/Open-Reasoner-Zero/Open-Reasoner-Zero/blob/3fdd9a0/orz/ppo/utils.py#L104"
 
 
 def _configs(ctx):
-    from rlhf_lint.frameworks import orz
-
-    if ctx.source is None or not orz.looks_like_orz(ctx.source.text):
+    if ctx.source is None or not looks_like_orz(ctx.source.text):
         return []
+    from rlhf_lint.frameworks import orz  # ~4 ms: only for files that look like ORZ configs
+
     return orz.analyze(ctx.source, ctx.project)
 
 

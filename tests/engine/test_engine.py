@@ -91,11 +91,10 @@ def test_selection_by_code_prefix_name_and_all():
     assert [r.code for r in REGISTRY.match("F00")] == ["F001", "F002", "F003"]
     assert [r.code for r in REGISTRY.match("parse-error")] == ["F003"]
     assert len(REGISTRY.match("ALL")) == len(REGISTRY.all())
-    messages = []
-    rules = selected_rules(Config(ignore=["F1"]), Options(extend_select=["F003"]), messages)
+    rules = selected_rules(Config(ignore=["F1"]), Options(extend_select=["F003"]))
     assert "F100" not in {r.code for r in rules} and "F003" in {r.code for r in rules}
-    selected_rules(Config(), Options(select=["nope"]), messages)
-    assert messages == ["warning: selector 'nope' matches no rule"]
+    with pytest.raises(ConfigError, match="unknown rule selector 'nope' in --select"):
+        selected_rules(Config(), Options(select=["nope"]))
 
 
 # -- running -----------------------------------------------------------------------------------------------------

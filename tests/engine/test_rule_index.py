@@ -53,3 +53,25 @@ def test_a_rule_needing_an_unknown_fact_is_refused():
         registry.add(Rule("D999", "test-rule", Severity.INFO, frozenset({"json"}), when="gpu"))
     registry.add(Rule("M999", "test-rule", Severity.INFO, frozenset(), scope="job", when="gpu"))
     assert registry.rules["M999"].when == "gpu"
+
+
+def test_every_fact_a_rule_may_need_is_answered_by_the_project():
+    """registry.FACTS (what @rule(when=...) accepts) and Project.has (what answers it) name the same facts."""
+    from rlhf_lint.engine.config import Config
+    from rlhf_lint.engine.project import Project
+    from rlhf_lint.engine.registry import FACTS
+    from rlhf_lint.frameworks.jobs import Job
+    from rlhf_lint.readers.source import Source
+
+    project = Project([], Config())
+    project.unreadable = []
+    job = Job(name="j", path="t.sh", span=None, framework="deepspeed")
+    source = Source.from_text("t.json", "{}", kind="json")
+    for scope, facts in FACTS.items():
+        for fact in facts:
+            answer = project.has(fact, job=job if scope == "job" else None, source=source if scope == "file" else None)
+            assert answer in (True, False), (scope, fact)
+    import pytest
+
+    with pytest.raises(ValueError):
+        project.has("no such fact")

@@ -202,7 +202,7 @@ def test_estimate_command_text_has_bars_and_verdict():
 
 
 # -- one process holding several models vs Ray actors sharing a GPU ----------------------------------------------
-from rlhf_lint.memory.estimate import CUDA_CONTEXT, FRAGMENTATION, PROCESS_HOST  # noqa: E402
+from rlhf_lint.memory.estimate import K  # noqa: E402
 
 
 def four_models(**extra):
@@ -224,7 +224,7 @@ def test_one_process_counts_the_cuda_context_once_and_the_largest_transient_only
     runtimes = [t for _, t in training if t.name == "runtime"]
     assert len(runtimes) == 1
     tensors = sum(t.bytes for _, t in training if t.name != "runtime")
-    assert runtimes[0].bytes == CUDA_CONTEXT + int(tensors * FRAGMENTATION)
+    assert runtimes[0].bytes == K.cuda_context + int(tensors * K.allocator_fragmentation)
     assert len([t for _, t in r.phases["training"] if t.name == "runtime"]) == 4
     # actor and critic train one after another: only the actor's (larger) activations and gathered params are live
     actor, critic = shared.role("actor"), shared.role("critic")
@@ -239,15 +239,15 @@ def test_one_process_counts_the_cuda_context_once_and_the_largest_transient_only
     # experience: the reference model's forward is the largest; actor's states stay resident
     exp = {(role, t.name) for role, t in g.phases["experience"] if t.name in ("activations", "logits")}
     assert exp == {("ref", "activations"), ("ref", "logits")}
-    separate_sum = critic.term("activations") + critic.term("gathered_params") + 3 * CUDA_CONTEXT
+    separate_sum = critic.term("activations") + critic.term("gathered_params") + 3 * K.cuda_context
     assert r.phase_total("training") - g.phase_total("training") >= separate_sum
 
 
 def test_one_process_host_baseline_and_loading_once_per_rank():
     shared = four_models(**{"topology.shared_process": True}).nodes[0]
     ray = four_models().nodes[0]
-    assert [t.bytes for t in shared.persistent if t.name.startswith("process:")] == [8 * PROCESS_HOST]
-    assert sum(t.bytes for t in ray.persistent if t.name.startswith("process:")) == 4 * 8 * PROCESS_HOST
+    assert [t.bytes for t in shared.persistent if t.name.startswith("process:")] == [8 * K.process_host_ram]
+    assert sum(t.bytes for t in ray.persistent if t.name.startswith("process:")) == 4 * 8 * K.process_host_ram
     loading = [t for t in shared.transient if t.name.startswith("loading")]
     assert [t.name for t in loading] == ["loading:actor"]  # models load one after another
     assert len([t for t in ray.transient if t.name.startswith("loading")]) == 4

@@ -5,7 +5,7 @@ from pathlib import Path
 from lintutil import ROOT, fix_copy, run, triples
 from rlhf_lint.engine.config import Config
 from rlhf_lint.memory.catalog import GIB
-from rlhf_lint.memory.estimate import CUDA_CONTEXT, estimate
+from rlhf_lint.memory.estimate import K, estimate
 from rlhf_lint.engine.project import Project, parse_source
 from rlhf_lint.readers.source import Source
 
@@ -57,7 +57,7 @@ def test_orz_phases_put_vllm_to_sleep_and_train_one_model_at_a_time():
     actor = est.role("actor")
     asleep = [t for r, t in group.phases["generation"] if r == "actor"]
     assert {t.name for t in asleep} == {"weights", "gradients", "runtime"}
-    assert sum(t.bytes for t in asleep) == actor.term("weights") + actor.term("gradients") + CUDA_CONTEXT
+    assert sum(t.bytes for t in asleep) == actor.term("weights") + actor.term("gradients") + K.cuda_context
     # training: the actor's turn is the larger; the critic sleeps through it
     assert ("actor", "optimizer_states") in terms(group, "training")
     assert terms(group, "training", "critic") == {("critic", "weights"), ("critic", "gradients"), ("critic", "runtime")}
@@ -115,7 +115,7 @@ def test_openrlhf_0_9_2_and_later_wake_only_the_weights_for_the_sync():
     vllm = est.role("vllm")
     assert terms(group, "weight-sync", "vllm") == {("vllm", "vllm_weights"), ("vllm", "runtime")}
     assert sum(t.bytes for r, t in group.phases["weight-sync"] if r == "vllm") == \
-        vllm.kv["weights_per_gpu"] + CUDA_CONTEXT
+        vllm.kv["weights_per_gpu"] + K.cuda_context
     # --ds.enable_sleep: the actor was offloaded after its update, before the broadcast
     assert terms(group, "weight-sync", "actor") == {("actor", "weights"), ("actor", "gradients"), ("actor", "runtime")}
     assert group.phase_total("weight-sync") < 25 * GIB

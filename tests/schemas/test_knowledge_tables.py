@@ -133,15 +133,15 @@ def test_the_estimate_reads_the_memory_constants(edit_schema):
     assert after["optimizer_states"].bytes * 12 == before["optimizer_states"].bytes * 16
 
 
-def test_former_constant_names_read_the_data(edit_schema):
-    from rlhf_lint.memory import estimate
+def test_constants_read_the_data_with_their_units(edit_schema):
     from rlhf_lint.memory.catalog import GIB
+    from rlhf_lint.memory.estimate import K
 
-    assert estimate.CUDA_CONTEXT == GIB and estimate.DEFAULT_SLEEP_KEEPS == ("weights", "gradients")
+    assert K.cuda_context == GIB and K.sleep_keeps == ("weights", "gradients")  # GiB in bytes, a list as a tuple
     edit_schema("memory/constants.json", lambda d: d["constants"]["process_host_ram"].update(value=4))
-    assert estimate.PROCESS_HOST == 4 * GIB
+    assert K.process_host_ram == 4 * GIB
     with pytest.raises(AttributeError):
-        estimate.NOT_A_CONSTANT  # noqa: B018
+        K.not_a_constant  # noqa: B018
 
 
 def test_dtype_names_and_sizes_come_from_the_precision_table(edit_schema):
