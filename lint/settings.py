@@ -122,6 +122,17 @@ VOCABULARY = (
     ("train.async", bool, "asynchronous training (OpenRLHF --async_train)"),
     ("train.ring_attn_size", int, "ring attention group size"),
     ("train.tensor_parallel_size", int, "DeepSpeed AutoTP size of the trained model"),
+    # -- parameter-efficient training, optimizer, loss, MoE: written by the HF Trainer / TRL / LLaMA-Factory builders,
+    # read by the memory estimate
+    ("train.lora_targets", tuple, "module names LoRA adapters attach to (empty or absent: the builder's default)"),
+    ("train.quantization", str, "none | 4bit | 8bit: the frozen base weights' format (QLoRA: 4bit)"),
+    ("train.optimizer", str, "adamw | adamw_8bit | paged_adamw_8bit | adafactor | sgd | lion | ...: whose states "
+                             "count"),
+    ("train.fused_loss", bool, "the loss is computed over chunks of the logits (liger kernel, chunked "
+                               "cross-entropy): full-vocabulary logits are never materialised"),
+    ("model.<role>.active_params", int, "parameters active per token (MoE: shared parts plus the routed experts "
+                                        "used); absent: all of them"),
+    ("train.expert_parallel_size", int, "GPUs the experts of one MoE layer are spread over"),
 )
 
 
