@@ -143,9 +143,9 @@ def test_file_changed_since_read_is_not_overwritten(tmp_path, shout_rule, monkey
     f.write_text('{"a": "shout"}\n')
     original = runner.write_changes
 
-    def edit_then_write(project, changed):
+    def edit_then_write(project, changed, roots=()):
         f.write_text('{"a": "shout", "b": 2}\n')  # someone saved the file meanwhile
-        return original(project, changed)
+        return original(project, changed, roots)
 
     monkeypatch.setattr(runner, "write_changes", edit_then_write)
     result = run_lint([f], fix=True, extend_select=["F900"])
