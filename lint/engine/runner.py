@@ -324,6 +324,10 @@ def lint(paths: list[str], config: Config, options: Options) -> Result:
     fixing = options.fix or options.diff
     settings = run_settings(config, options, rules) if options.cache and not fixing else None
     workers = worker_count(options, len(groups), len(discovered))
+    if settings is not None and workers > 1:
+        from rlhf_lint import cachedir
+
+        cachedir.usable()  # the folder is checked (and its key read) once, before workers fork
     if workers > 1:
         outcomes = _parallel(groups, config, options, rules, settings, workers)
     else:
@@ -337,6 +341,11 @@ def lint(paths: list[str], config: Config, options: Options) -> Result:
         result.files_checked += out.files_checked
         result.messages.extend(m for m in out.messages if m not in result.messages)
         result.sources.update(out.sources)
+    if settings is not None:
+        from rlhf_lint.cachedir import refusal
+
+        if refusal():
+            result.messages.append(refusal())
     result.diagnostics.sort(key=Diagnostic.sort_key)
     result.internal_errors = sum(1 for d in result.diagnostics if d.code == "F010")
     return result

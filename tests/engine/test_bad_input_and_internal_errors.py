@@ -176,7 +176,7 @@ def test_cache_returns_the_same_findings_and_sees_every_change(tmp_path, monkeyp
 
     first = run()
     assert first and first == run()
-    results = tmp_path / "cache" / "v1"  # beside it, knowledge/ holds parsed schema files
+    results = tmp_path / "cache" / "v2"  # beside it, knowledge/ holds parsed schema files
     entries = [f for _, _, files in os.walk(results) for f in files]
     assert len(entries) == 1 and entries[0].endswith(".json")
     (repo / "b.json").write_text('{"b": }\n')
