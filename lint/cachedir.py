@@ -33,9 +33,12 @@ def cache_dir() -> str:
     return os.path.join(base, "rlhf-lint")
 
 
-def set_enabled(enabled: bool) -> None:
-    """False: nothing is read from or written to the cache folder by this process until enabled (``--no-cache``)."""
+def set_enabled(enabled: bool) -> bool:
+    """False: nothing is read from or written to the cache folder by this process until enabled again
+    (``--no-cache``). Returns the previous setting, for the caller to restore."""
+    previous = not _STATE["disabled"]
     _STATE["disabled"] = not enabled
+    return previous
 
 
 def _refuse(folder: str, why: str) -> None:

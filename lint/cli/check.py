@@ -28,9 +28,6 @@ def run_check(paths, fix=False, unsafe_fixes=False, diff=False, show_fixes=False
               world_size=None, openrlhf_version=None, deepspeed_version=None, output=None, quiet=False,
               debug=False, no_cache=False) -> int:
     """Run a check and return the exit code."""
-    from rlhf_lint import cachedir
-
-    cachedir.set_enabled(not no_cache)  # --no-cache: not even parsed knowledge is read from the folder
     from rlhf_lint.engine.config import ConfigError, Hardware, find_config_file, load_config
     from rlhf_lint.model import Severity
     from rlhf_lint.engine.runner import Options, env_jobs, lint, severity_at_least

@@ -311,7 +311,18 @@ PARALLEL_MIN_FILES = 64  # below this, starting worker processes costs more than
 
 def lint(paths: list[str], config: Config, options: Options) -> Result:
     """Check ``paths``: discover, split into independent groups (rlhf_lint.engine.groups), check each group (in worker
-    processes when there are many files and nothing is being fixed; from the cache when unchanged), merge."""
+    processes when there are many files and nothing is being fixed; from the cache when unchanged), merge. A run
+    without the cache (``Options.cache`` off) reads no parsed knowledge from the cache folder either."""
+    from rlhf_lint import cachedir
+
+    enabled = cachedir.set_enabled(options.cache)
+    try:
+        return _lint(paths, config, options)
+    finally:
+        cachedir.set_enabled(enabled)
+
+
+def _lint(paths: list[str], config: Config, options: Options) -> Result:
     from rlhf_lint.engine.groups import partition
 
     DEBUG["raise"] = options.debug

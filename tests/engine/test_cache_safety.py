@@ -124,20 +124,19 @@ def test_a_planted_knowledge_entry_is_never_parsed(cache_folder):
     assert schemas.load("gpus.json") == real
 
 
-def test_no_cache_reads_nothing_from_the_folder(cache_folder):
-    import marshal
-
-    schemas.load.cache_clear()
-    real = schemas.load("gpus.json")
-    [written] = [os.path.join(d, f) for d, _, files in os.walk(cache_folder / "knowledge") for f in files]
-    cachedir.write_entry(written, marshal.dumps({"sealed": "by this user"}))  # genuine, but not the JSON's data
-    schemas.load.cache_clear()
-    assert schemas.load("gpus.json") == {"sealed": "by this user"}  # the channel --no-cache must close
+@pytest.mark.parametrize("no_cache", [False, True])
+def test_no_cache_reads_nothing_from_the_folder(cache_folder, monkeypatch, no_cache):
+    from lintutil import ROOT
     from rlhf_lint.cli.check import run_check
 
-    run_check([str(cache_folder / cachedir.KEY_NAME)], no_cache=True, quiet=True)
+    reads = []
+    real_read = cachedir._read_private
+    monkeypatch.setattr(cachedir, "_read_private", lambda *a: reads.append(a) or real_read(*a))
     schemas.load.cache_clear()
-    assert schemas.load("gpus.json") == real
+    run_check([os.path.join(ROOT, "examples")], no_cache=no_cache, quiet=True)
+    # the probe sees the reads of a cached run (results and parsed knowledge), and none under --no-cache
+    assert bool(reads) is not no_cache
+    assert cachedir.usable(), cachedir._STATE  # the setting ends with the run
 
 
 def test_fix_runs_and_no_cache_leave_the_folder_alone(cache_folder, tmp_path, shout_rule):
