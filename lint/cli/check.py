@@ -86,8 +86,15 @@ def run_check(paths, fix=False, unsafe_fixes=False, diff=False, show_fixes=False
         if diff:
             from rlhf_lint.reporters.diff import unified_diff
 
-            (stream or sys.stdout).write(unified_diff(result.changed))
-            (stream or sys.stdout).flush()
+            patch = unified_diff(result.changed)  # bytes: git apply needs the files' own bytes, BOM included
+            if stream is not None:
+                stream.flush()
+                stream.buffer.write(patch)
+                stream.buffer.flush()
+            else:
+                sys.stdout.flush()
+                sys.stdout.buffer.write(patch)
+                sys.stdout.buffer.flush()
             if output_format != "text":
                 text = ""
         report_to.write(text)

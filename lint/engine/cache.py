@@ -3,7 +3,9 @@
 The key covers everything a group's findings can depend on: the bytes, path and mode of every file in the group,
 the configuration, the selected rules and options, and a fingerprint of rlhf-lint itself (version plus the size
 and mtime of every module and schema file, so an edited rule invalidates the cache in a development install).
-Entries are JSON, never pickle: a cache entry is data, and reading it cannot run code.
+Entries are JSON, never pickle: a cache entry is data, and reading it cannot run code. Each entry is sealed with
+this user's key (rlhf_lint.cachedir): one planted by anyone else is ignored, so a shared or restored cache folder
+cannot make a run report "no findings".
 
 The cache lives in the user's cache directory, not in the repository being checked (``$RLHF_LINT_CACHE_DIR``,
 else ``$XDG_CACHE_HOME/rlhf-lint``, else ``~/.cache/rlhf-lint``): a repository cannot ship entries that would hide
@@ -16,10 +18,11 @@ from __future__ import annotations
 
 import os
 
-from rlhf_lint.cachedir import cache_dir, write_quietly
+from rlhf_lint.cachedir import cache_dir, read_entry, write_entry
 from rlhf_lint.readers.source import LineIndex
 
-FORMAT = 1
+FORMAT = 2  # 2: sealed entries
+MAX_ENTRY_BYTES = 256 * 1024 * 1024
 
 
 _FINGERPRINT: list[str] = []
@@ -69,10 +72,12 @@ def _entry_path(key: str) -> str:
 def load(key: str) -> dict | None:
     import json
 
+    raw = read_entry(_entry_path(key), MAX_ENTRY_BYTES)
+    if raw is None:
+        return None
     try:
-        with open(_entry_path(key), encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError):
+        data = json.loads(raw)
+    except ValueError:
         return None
     return data if isinstance(data, dict) and data.get("key") == key else None
 
@@ -80,7 +85,7 @@ def load(key: str) -> dict | None:
 def store(key: str, data: dict) -> None:
     import json
 
-    write_quietly(_entry_path(key), json.dumps({**data, "key": key}, separators=(",", ":")).encode("utf-8"))
+    write_entry(_entry_path(key), json.dumps({**data, "key": key}, separators=(",", ":")).encode("utf-8"))
 
 
 # -- diagnostics <-> JSON ----------------------------------------------------------------------------------------

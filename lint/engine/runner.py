@@ -38,13 +38,16 @@ class Options:
     jobs: int | None = None  # worker processes for many files (default: one per CPU; RLHF_LINT_JOBS)
     cache: bool = False  # reuse results of unchanged file groups (the CLI turns it on; --no-cache off)
     debug: bool = False  # internal errors raise with their traceback instead of becoming F010 diagnostics
+    # the real paths --fix may write under: the folders given, and the folders of the files given (lint() fills it
+    # when empty); a file that resolves outside them, through a symlink, is left alone
+    write_roots: tuple = ()
 
 
 @record
 class Result:
     diagnostics: list[Diagnostic]
     fixed: int = 0
-    changed: dict[str, tuple[str, str]] = field(default_factory=dict)  # path -> (old text, new text)
+    changed: dict[str, tuple[bytes, bytes]] = field(default_factory=dict)  # path -> (old bytes, new bytes)
     write_errors: list[str] = field(default_factory=list)
     files_checked: int = 0
     messages: list[str] = field(default_factory=list)
@@ -308,10 +311,23 @@ PARALLEL_MIN_FILES = 64  # below this, starting worker processes costs more than
 
 def lint(paths: list[str], config: Config, options: Options) -> Result:
     """Check ``paths``: discover, split into independent groups (rlhf_lint.engine.groups), check each group (in worker
-    processes when there are many files and nothing is being fixed; from the cache when unchanged), merge."""
+    processes when there are many files and nothing is being fixed; from the cache when unchanged), merge. A run
+    without the cache (``Options.cache`` off) reads no parsed knowledge from the cache folder either."""
+    from rlhf_lint import cachedir
+
+    enabled = cachedir.set_enabled(options.cache)
+    try:
+        return _lint(paths, config, options)
+    finally:
+        cachedir.set_enabled(enabled)
+
+
+def _lint(paths: list[str], config: Config, options: Options) -> Result:
     from rlhf_lint.engine.groups import partition
 
     DEBUG["raise"] = options.debug
+    if options.fix and not options.write_roots:
+        options.write_roots = write_roots(paths)
     messages = list(config.warnings)
     rules = selected_rules(config, options)
     discovered = list(discover(paths, config.exclude))
@@ -319,6 +335,10 @@ def lint(paths: list[str], config: Config, options: Options) -> Result:
     fixing = options.fix or options.diff
     settings = run_settings(config, options, rules) if options.cache and not fixing else None
     workers = worker_count(options, len(groups), len(discovered))
+    if settings is not None and workers > 1:
+        from rlhf_lint import cachedir
+
+        cachedir.usable()  # the folder is checked (and its key read) once, before workers fork
     if workers > 1:
         outcomes = _parallel(groups, config, options, rules, settings, workers)
     else:
@@ -332,9 +352,22 @@ def lint(paths: list[str], config: Config, options: Options) -> Result:
         result.files_checked += out.files_checked
         result.messages.extend(m for m in out.messages if m not in result.messages)
         result.sources.update(out.sources)
+    if settings is not None:
+        from rlhf_lint.cachedir import refusal
+
+        if refusal():
+            result.messages.append(refusal())
     result.diagnostics.sort(key=Diagnostic.sort_key)
     result.internal_errors = sum(1 for d in result.diagnostics if d.code == "F010")
     return result
+
+
+def write_roots(paths: list[str]) -> tuple:
+    roots = []
+    for path in paths:
+        full = os.path.abspath(path)
+        roots.append(os.path.realpath(full if os.path.isdir(full) else os.path.dirname(full)))
+    return tuple(roots)
 
 
 def _serial(groups, config, options, rules, settings):
@@ -415,18 +448,22 @@ def _lint_group(items, config, options, rules, settings) -> Result:
                 pass  # an entry of another shape: recompute and overwrite it
     project = project_of(sources, config)
     result = Result(diagnostics=[], messages=[])
-    originals = {p: s.text for p, s in project.sources.items()}
+    originals = {p: s.raw for p, s in project.sources.items()}
     allowed = {Applicability.SAFE} | ({Applicability.UNSAFE} if options.unsafe_fixes else set())
 
     diagnostics = filter_suppressed(project, check_project(project, unreadable, rules), rules)
     if options.fix or options.diff:
+        before_fixes = diagnostics
+        fixed_in: dict[str, int] = {}
         seen_states = {_state(project)}
         for _ in range(MAX_FIX_ROUNDS):
             fixing_codes = sorted({d.code for d in diagnostics if d.fix is not None and d.fix.applicability in allowed})
             applied = apply_fixes(project, diagnostics, allowed)
             if not applied:
                 break
-            result.fixed += applied
+            for path, count in applied.items():
+                fixed_in[path] = fixed_in.get(path, 0) + count
+            result.fixed += sum(applied.values())
             project = rebuild(project)
             diagnostics = filter_suppressed(project, check_project(project, unreadable, rules), rules)
             state = _state(project)
@@ -437,10 +474,20 @@ def _lint_group(items, config, options, rules, settings) -> Result:
         else:
             result.messages.append(f"warning: fixes did not converge after {MAX_FIX_ROUNDS} rounds")
         for path, source in project.sources.items():
-            if source.text != originals.get(path):
-                result.changed[path] = (originals[path], source.text)
+            if source.raw != originals.get(path):
+                result.changed[path] = (originals[path], source.raw)
         if options.fix and not options.diff:
-            result.write_errors = write_changes(project, result.changed)
+            failed = write_changes(project, result.changed, options.write_roots)
+            if failed:
+                # a file left alone still holds what the fixes would have changed: report its findings as they
+                # are on disk, and count none of its fixes
+                diagnostics = ([d for d in diagnostics if d.path not in failed]
+                               + [d for d in before_fixes if d.path in failed])
+                diagnostics.sort(key=Diagnostic.sort_key)
+                for path in failed:
+                    result.fixed -= fixed_in.get(path, 0)
+                    del result.changed[path]
+                result.write_errors = list(failed.values())
     result.diagnostics = diagnostics
     result.files_checked = len(project.sources)
     result.sources = project.sources
@@ -479,16 +526,19 @@ def _parallel(groups, config, options, rules, settings, workers):
         yield from pool.map(_worker_run, groups, chunksize=chunk)
 
 
-def apply_fixes(project: Project, diagnostics: list[Diagnostic], allowed: set[Applicability]) -> int:
-    """Apply one round of non-overlapping fixes per file; a fix whose result does not parse is dropped."""
+def apply_fixes(project: Project, diagnostics: list[Diagnostic], allowed: set[Applicability]) -> dict[str, int]:
+    """Apply one round of non-overlapping fixes per file; a fix whose result does not parse is dropped. Returns the
+    number of fixes applied per file (files with none left out)."""
     by_path: dict[str, list] = {}
     for diag in diagnostics:
         if diag.fix is not None and diag.fix.applicability in allowed and diag.path in project.sources:
             by_path.setdefault(diag.path, []).append(diag.fix)
-    applied = 0
+    applied = {}
     for path, fixes in by_path.items():
         try:
-            applied += _apply_file_fixes(project.sources[path], fixes)
+            count = _apply_file_fixes(project.sources[path], fixes)
+            if count:
+                applied[path] = count
         except Exception as exc:  # a malformed fix (edit out of range, overlap) drops that file's fixes
             if DEBUG["raise"]:
                 raise
@@ -530,25 +580,31 @@ def rebuild(project: Project) -> Project:
     return new
 
 
-def write_changes(project: Project, changed: dict[str, tuple[str, str]]) -> list[str]:
-    errors = []
-    for path, (old_text, _new) in changed.items():
-        source = project.sources[path]
+def write_changes(project: Project, changed: dict[str, tuple[bytes, bytes]], roots: tuple = ()) -> dict[str, str]:
+    """Write each changed file; the files left alone, each with the reason."""
+    errors = {}
+    for path, (old, new) in changed.items():
         try:
-            atomic_write(path, source.raw, source.mode, expected=source.encode(old_text))
+            atomic_write(path, new, project.sources[path].mode, expected=old, roots=roots)
         except OSError as exc:
-            errors.append(f"{path}: not written: {exc.strerror or exc}")
+            errors[path] = f"{path}: not written: {exc.strerror or exc}"
     return errors
 
 
-def atomic_write(path: str, data: bytes, mode: int | None, expected: bytes | None = None) -> None:
+def atomic_write(path: str, data: bytes, mode: int | None, expected: bytes | None = None, roots: tuple = ()) -> None:
     """Replace the file's content by writing a temporary file beside it and renaming it over the original, so a
-    reader never sees half a file. A symlink is written through (the link stays a link); a file without write
-    permission bits, or one whose bytes changed since they were read (``expected``), is left alone."""
+    reader never sees half a file. The temporary file has an unpredictable name and is created exclusively
+    (mkstemp: O_EXCL, mode 0600), so a planted file or symlink cannot redirect the write. A symlink is written
+    through (the link stays a link) only when its target lies under one of ``roots`` (when given); a file without
+    write permission bits, or one whose bytes changed since they were read (``expected``), is left alone."""
     import tempfile  # only a fixing run writes; tempfile's imports cost start-up time
 
     target = os.path.realpath(path)
+    if roots and not any(target == root or target.startswith(root.rstrip(os.sep) + os.sep) for root in roots):
+        raise PermissionError(1, f"it resolves to {target}, outside the paths being checked")
     st = os.stat(target)
+    if not stat.S_ISREG(st.st_mode):
+        raise PermissionError(1, "not a regular file")
     if not st.st_mode & 0o222 or not os.access(target, os.W_OK):
         raise PermissionError(13, "file is read-only")
     if expected is not None:

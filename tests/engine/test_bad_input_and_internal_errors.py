@@ -143,9 +143,9 @@ def test_file_changed_since_read_is_not_overwritten(tmp_path, shout_rule, monkey
     f.write_text('{"a": "shout"}\n')
     original = runner.write_changes
 
-    def edit_then_write(project, changed):
+    def edit_then_write(project, changed, roots=()):
         f.write_text('{"a": "shout", "b": 2}\n')  # someone saved the file meanwhile
-        return original(project, changed)
+        return original(project, changed, roots)
 
     monkeypatch.setattr(runner, "write_changes", edit_then_write)
     result = run_lint([f], fix=True, extend_select=["F900"])
@@ -176,7 +176,7 @@ def test_cache_returns_the_same_findings_and_sees_every_change(tmp_path, monkeyp
 
     first = run()
     assert first and first == run()
-    results = tmp_path / "cache" / "v1"  # beside it, knowledge/ holds parsed schema files
+    results = tmp_path / "cache" / "v2"  # beside it, knowledge/ holds parsed schema files
     entries = [f for _, _, files in os.walk(results) for f in files]
     assert len(entries) == 1 and entries[0].endswith(".json")
     (repo / "b.json").write_text('{"b": }\n')

@@ -199,7 +199,7 @@ def test_diff_writes_nothing(tmp_path, shout_rule):
     f.write_text('{"a": "shout"}')
     result = run_lint([f], select=["F900"], diff=True)
     assert f.read_text() == '{"a": "shout"}'
-    assert result.changed[str(f)] == ('{"a": "shout"}', '{"a": "quiet"}')
+    assert result.changed[str(f)] == (b'{"a": "shout"}', b'{"a": "quiet"}')
 
 
 def test_read_only_file_is_not_written_even_as_root(tmp_path, shout_rule, monkeypatch):

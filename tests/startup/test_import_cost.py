@@ -63,7 +63,8 @@ NOT_FOR_ONE_SCRIPT = {
     "rlhf_lint.readers.json": "JSON files only",
     "dataclasses": "~8 ms with inspect; value types are rlhf_lint.startup.records",
     "inspect": "~6 ms (ast, dis, tokenize); only rule documentation cleans docstrings with it",
-    "json": "~1.1 ms; knowledge files are read from their marshal cache once parsed (rlhf_lint.schemas)",
+    # json is not listed: under --no-cache the knowledge files are parsed from their JSON (nothing is read from the
+    # cache folder), and a cached run reads its results entry as JSON
 }
 
 

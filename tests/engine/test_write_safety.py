@@ -1,0 +1,119 @@
+"""--fix and --diff against hostile trees: no write outside the paths given, nothing reported as fixed that was not
+written, and patches that ``git apply`` takes byte for byte (BOM, U+2028, no final newline)."""
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from lintutil import run_cli, run_lint
+from rlhf_lint.reporters.diff import unified_diff
+
+DEPRECATED = '{\n  "train_micro_batch_size_per_gpu": 4,\n  "bfloat16": {"enabled": true}\n}'  # D013 renames bfloat16
+
+
+def test_fix_does_not_write_through_a_symlink_leaving_the_folder(tmp_path, shout_rule):
+    outside = tmp_path / "outside.json"
+    outside.write_text('{"a": "shout"}\n')
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "link.json").symlink_to(outside)
+    (repo / "own.json").write_text('{"a": "shout"}\n')
+    result = run_lint([repo], fix=True, extend_select=["F900"])
+    assert outside.read_text() == '{"a": "shout"}\n'
+    assert (repo / "own.json").read_text() == '{"a": "quiet"}\n'
+    assert result.fixed == 1
+    [error] = result.write_errors
+    assert "link.json: not written" in error and "outside the paths being checked" in error
+    # the file left alone is reported as it is on disk: its finding stays, unfixed
+    assert [(os.path.basename(d.path), d.code) for d in result.diagnostics] == [("link.json", "F900")]
+
+
+def test_fix_writes_through_a_symlink_inside_the_folder(tmp_path, shout_rule):
+    repo = tmp_path / "repo"
+    (repo / "conf").mkdir(parents=True)
+    (repo / "conf" / "real.json").write_text('{"a": "shout"}\n')
+    (repo / "link.json").symlink_to("conf/real.json")
+    result = run_lint([repo / "link.json"], fix=True, extend_select=["F900"])
+    assert result.fixed == 1 and not result.write_errors
+    assert (repo / "conf" / "real.json").read_text() == '{"a": "quiet"}\n'
+
+
+def test_a_file_named_through_a_symlink_to_elsewhere_is_left_alone(tmp_path, shout_rule):
+    (tmp_path / "elsewhere").mkdir()
+    target = tmp_path / "elsewhere" / "t.json"
+    target.write_text('{"a": "shout"}\n')
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "l.json").symlink_to(target)
+    result = run_lint([tmp_path / "repo" / "l.json"], fix=True, extend_select=["F900"])
+    assert target.read_text() == '{"a": "shout"}\n' and result.fixed == 0 and result.write_errors
+
+
+def test_a_read_only_file_is_not_counted_as_fixed(tmp_path, shout_rule):
+    f = tmp_path / "ro.json"
+    f.write_text('{"a": "shout", "b": "shout"}\n')
+    os.chmod(f, 0o444)
+    result = run_lint([f], fix=True, extend_select=["F900"])
+    assert result.fixed == 0 and not result.changed
+    assert [d.code for d in result.diagnostics] == ["F900", "F900"]
+
+
+def test_json_report_of_an_unwritable_fix_keeps_the_findings(tmp_path):
+    f = tmp_path / "ds_config.json"
+    f.write_text(DEPRECATED + "\n")
+    os.chmod(f, 0o444)
+    proc = run_cli(f, "--fix", "--format", "json", "--select", "D013", "--no-cache")
+    import json
+
+    report = json.loads(proc.stdout)
+    assert report["summary"]["fixed"] == 0
+    assert [d["code"] for d in report["diagnostics"]] == ["D013"]
+    assert proc.returncode == 1 and "not written" in proc.stderr
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git to apply the patch")
+@pytest.mark.parametrize("name, before", [
+    ("bom.json", "\ufeff" + DEPRECATED + "\n"),
+    ("no_final_newline.json", DEPRECATED),
+    ("line_separator.json", DEPRECATED.replace('"train_micro', '"note": "a\u2028b\u2029c\x85d",\n  "train_micro') + "\n"),
+    ("crlf.json", DEPRECATED.replace("\n", "\r\n") + "\r\n"),
+])
+def test_diff_applies_with_git(tmp_path, name, before):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / name).write_bytes(before.encode("utf-8"))
+    (repo / "second.json").write_text(DEPRECATED)  # a second file after the first: headers must not glue
+    proc = subprocess.run([sys.executable, "-m", "rlhf_lint", "--diff", "--select", "D013", "--no-cache", name,
+                           "second.json"], cwd=repo, capture_output=True, timeout=120)  # bytes: CR-LF kept
+    assert proc.returncode == 1, proc.stderr
+    patch = tmp_path / "p.patch"
+    patch.write_bytes(proc.stdout)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    applied = subprocess.run(["git", "apply", "--unsafe-paths", "-v", str(patch)], cwd=repo, capture_output=True,
+                             text=True)
+    assert applied.returncode == 0, applied.stderr
+    fixed = proc_fix(tmp_path, name, before)
+    assert (repo / name).read_bytes() == fixed
+    assert b'"bf16"' in (repo / "second.json").read_bytes()
+
+
+def proc_fix(tmp_path, name, before):
+    """The bytes --fix writes for the same file: the patch must produce exactly those."""
+    other = tmp_path / "fixrun"
+    other.mkdir()
+    (other / name).write_bytes(before.encode("utf-8"))
+    run_cli("--fix", "--select", "D013", "--no-cache", name, cwd=other)
+    return (other / name).read_bytes()
+
+
+def test_diff_marks_a_missing_final_newline():
+    patch = unified_diff({"x.json": (b'{"a": 1}', b'{"a": 2}')})
+    assert patch.endswith(b'+{"a": 2}\n\\ No newline at end of file\n')
+    assert b'-{"a": 1}\n\\ No newline at end of file\n' in patch
+
+
+def test_diff_keeps_a_line_separator_inside_its_line():
+    old = '{"a": "x\u2028y", "b": 1}\n'.encode()
+    patch = unified_diff({"x.json": (old, old.replace(b"1", b"2"))})
+    assert patch.count(b"\n-") == 1 and "x\u2028y".encode() in patch
