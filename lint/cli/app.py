@@ -119,3 +119,4 @@ def rule_cmd(code):
         click.echo(f"rlhf-lint: no rule {code!r} (see `rlhf-lint rules`)", err=True)
         sys.exit(EXIT_ERROR)
     click.echo(r.markdown())
+    click.echo(f"Page: {r.url}")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from rlhf_lint.model import Applicability, Severity
 from rlhf_lint.reporters.escape import ESCAPES, visible
+from rlhf_lint.reporters.positions import related_range
 
 _COLORS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
 
@@ -27,6 +28,16 @@ def _caret(diag) -> str:
     return f"    {line}\n    {' ' * before}{'^' * under}"
 
 
+def rule_pages(diagnostics) -> list[str]:
+    """The page of each code reported: docs/rules.md on the repository and the rule's anchor (a full URL per code
+    would pass 100 characters; `rlhf-lint rule CODE` prints it)."""
+    from rlhf_lint.engine.registry import REGISTRY, RULES_PAGE_URL
+
+    anchors = [f"  {code} #{rule.anchor}" for code in sorted({d.code for d in diagnostics})
+               if (rule := REGISTRY.get(code)) is not None]
+    return ["", f"Rule pages: {RULES_PAGE_URL}", *anchors] if anchors else []
+
+
 def render_text(result, *, show_fixes: bool = False, quiet: bool = False, fixing: bool = False,
                 color: bool = False, dry_run: bool = False) -> str:
     out: list[str] = []
@@ -44,10 +55,13 @@ def render_text(result, *, show_fixes: bool = False, quiet: bool = False, fixing
             if caret:
                 out.append(caret)
             for rel in d.related:
-                out.append(f"    note: {visible(rel.path)}: {visible(rel.message)}")
+                got = related_range(result, rel)
+                at = f"{visible(rel.path)}:{got[0].line}:{got[0].column}" if got else visible(rel.path)
+                out.append(f"    note: {at}: {visible(rel.message)}")
             if d.fix is not None and (show_fixes or d.fix.applicability == Applicability.DISPLAY):
                 out.append(f"    {'fix' if d.fix.applicability != Applicability.DISPLAY else 'suggestion'}: {visible(d.fix.message)}")
     if not quiet:
+        out += rule_pages(result.diagnostics)
         counts = {s: sum(1 for d in result.diagnostics if d.severity == s) for s in Severity}
         parts = [f"{counts[s]} {s.label}{'s' if counts[s] != 1 else ''}" for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)]
         summary = f"Checked {result.files_checked} file{'s' if result.files_checked != 1 else ''}: {', '.join(parts)}."
