@@ -60,7 +60,7 @@ def main() -> None:
 @click.option("--extend-select", multiple=True, help="Rules to enable in addition to the selection.")
 @click.option("--ignore", multiple=True, help="Rules to disable: codes, prefixes or names.")
 @click.option("--exclude", multiple=True, help="Glob of paths to skip (adds to the configuration's exclude).")
-@click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif", "github", "gitlab"]), default="text",
               show_default=True)
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default=None,
               help="Lowest severity that makes the exit code 1 (default: warning).")

@@ -20,7 +20,7 @@ VALUES = {"--gpu": "gpu", "--gpu-memory": "gpu_memory", "--host-memory": "host_m
           "--container-memory": "container_memory", "--openrlhf-version": "openrlhf_version",
           "--deepspeed-version": "deepspeed_version"}
 INTS = {"--gpus-per-node": "gpus_per_node", "--nodes": "nodes", "--world-size": "world_size"}
-CHOICES = {"--format": ("output_format", ("text", "json", "sarif", "github")),
+CHOICES = {"--format": ("output_format", ("text", "json", "sarif", "github", "gitlab")),
            "--fail-on": ("fail_on", ("error", "warning", "info"))}
 FILES = {"--config": "config_path", "--output": "output", "-o": "output"}  # click.Path(dir_okay=False)
 

@@ -16,6 +16,10 @@ def render(fmt: str, result, *, show_fixes: bool = False, quiet: bool = False, f
         from rlhf_lint.reporters.github import render_github
 
         return render_github(result)
+    if fmt == "gitlab":
+        from rlhf_lint.reporters.gitlab import render_gitlab
+
+        return render_gitlab(result)
     from rlhf_lint.reporters.text import render_text
 
     return render_text(result, show_fixes=show_fixes, quiet=quiet, fixing=fixing, color=color, dry_run=dry_run)

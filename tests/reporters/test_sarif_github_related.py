@@ -111,3 +111,18 @@ def test_github_annotations_drop_columns_on_multiline_ranges():
     assert "line=2,col=5,endLine=2,endColumn=9," in one
     # the message is workflow-command data: %, CR and LF escaped; ':' and ',' only in properties
     assert one.rstrip("\n").endswith("::D001 a, b: c%0A100%25")
+
+
+def test_gitlab_code_quality_report(repo):
+    proc = run_cli("--format", "gitlab", "--no-cache", ".", cwd=repo)
+    assert proc.returncode == 1
+    issues = json.loads(proc.stdout)
+    by_code = {i["check_name"].split()[0]: i for i in issues}
+    assert set(by_code) == {"D001", "D012"}
+    d012 = by_code["D012"]
+    assert d012["location"] == {"path": "my configs/ds_config#1.json", "lines": {"begin": 4, "end": 4}}
+    assert d012["severity"] == "critical" and d012["description"].startswith("D012 ")
+    assert all(i["severity"] in {"info", "minor", "major", "critical", "blocker"} for i in issues)
+    assert len({i["fingerprint"] for i in issues}) == len(issues)
+    # the fast entry and click accept the same format name
+    assert run_cli("check", "--format", "gitlab", "--no-cache", ".", cwd=repo).stdout == proc.stdout
