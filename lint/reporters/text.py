@@ -38,8 +38,19 @@ def rule_pages(diagnostics) -> list[str]:
     return ["", f"Rule pages: {RULES_PAGE_URL}", *anchors] if anchors else []
 
 
+def wrap_header(head: str, message: str, width: int | None) -> list[str]:
+    """``head message`` as one line, or on a terminal of ``width`` columns, wrapped with the rest indented."""
+    line = f"{head} {message}"
+    if width is None or len(line) <= width:
+        return [line]
+    import textwrap  # only long messages on a terminal
+
+    return textwrap.wrap(line, width=width, subsequent_indent="    ", break_long_words=False,
+                         break_on_hyphens=False) or [line]
+
+
 def render_text(result, *, show_fixes: bool = False, quiet: bool = False, fixing: bool = False,
-                color: bool = False, dry_run: bool = False) -> str:
+                color: bool = False, dry_run: bool = False, width: int | None = None) -> str:
     out: list[str] = []
     fixable = 0
     for d in result.diagnostics:
@@ -49,7 +60,13 @@ def render_text(result, *, show_fixes: bool = False, quiet: bool = False, fixing
         if d.fix is not None and d.fix.applicability != Applicability.DISPLAY:
             fixable += 1
             mark = " [*]" if d.fix.applicability == Applicability.SAFE else " [unsafe fix]"
-        out.append(f"{where} {_paint(d.code, '1', color)} {sev} {visible(d.message)}{mark}")
+        # wrapped before painting, so colour codes do not count as columns
+        prefix = f"{visible(d.path)}:{d.start.line}:{d.start.column}: {d.code} {d.severity.label}"
+        plain = wrap_header(prefix, f"{visible(d.message)}{mark}", width)
+        if not plain[0].startswith(prefix + " "):  # a path wider than the terminal: leave the line whole
+            plain = [f"{prefix} {visible(d.message)}{mark}"]
+        out.append(f"{where} {_paint(d.code, '1', color)} {sev}" + plain[0][len(prefix):])
+        out.extend(plain[1:])
         if not quiet:
             caret = _caret(d)
             if caret:
