@@ -99,6 +99,12 @@ def test_language_server_over_stdio(tmp_path):
         client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
                                                  "contentChanges": [{"text": fixed_text}]})
         assert client.diagnostics(uri) == []
+        # on save too: the editor's text (not the file on disk) is what is linted
+        client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 3},
+                                                 "contentChanges": [{"text": BAD}]})
+        assert [d["code"] for d in client.diagnostics(uri)] == ["D001"]
+        client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+        assert [d["code"] for d in client.diagnostics(uri)] == ["D001"]
 
         assert client.request("shutdown", None)["result"] is None
         client.notify("exit", None)
