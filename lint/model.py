@@ -134,6 +134,13 @@ class Diagnostic:
         return (self.path, self.start.line, self.start.column, self.code)
 
 
+def paths_with_positions(diagnostics) -> set[str]:
+    """The files whose line index the reports need once parse trees are dropped: fix edits, related spans."""
+    wanted = {d.path for d in diagnostics if d.fix is not None}
+    wanted.update(r.path for d in diagnostics for r in d.related if r.span is not None)
+    return wanted
+
+
 @record(frozen=True, slots=True)
 class Setting:
     """One configured value in the common vocabulary, wherever and however it was written.

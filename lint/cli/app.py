@@ -15,6 +15,7 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 LAZY_COMMANDS = {
     "estimate": "rlhf_lint.cli.estimate:estimate",
     "env": "rlhf_lint.cli.env:env",
+    "server": "rlhf_lint.cli.server:server",
 }
 
 
@@ -60,7 +61,7 @@ def main() -> None:
 @click.option("--extend-select", multiple=True, help="Rules to enable in addition to the selection.")
 @click.option("--ignore", multiple=True, help="Rules to disable: codes, prefixes or names.")
 @click.option("--exclude", multiple=True, help="Glob of paths to skip (adds to the configuration's exclude).")
-@click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif", "github", "gitlab"]), default="text",
               show_default=True)
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default=None,
               help="Lowest severity that makes the exit code 1 (default: warning).")
@@ -119,3 +120,4 @@ def rule_cmd(code):
         click.echo(f"rlhf-lint: no rule {code!r} (see `rlhf-lint rules`)", err=True)
         sys.exit(EXIT_ERROR)
     click.echo(r.markdown())
+    click.echo(f"Page: {r.url}")

@@ -82,7 +82,7 @@ def run_check(paths, fix=False, unsafe_fixes=False, diff=False, show_fixes=False
         # report on stderr, as ruff does
         report_to = sys.stderr if diff else (stream or sys.stdout)
         text = render(output_format, result, show_fixes=show_fixes, quiet=quiet, fixing=options.fix and not diff,
-                      color=_use_color(stream, report_to), dry_run=diff)
+                      color=_use_color(stream, report_to), dry_run=diff, width=_terminal_width(stream, report_to))
         if diff:
             from rlhf_lint.reporters.diff import unified_diff
 
@@ -121,6 +121,19 @@ def _config_error(exc) -> int:
     for line in str(exc).splitlines():
         _err(f"rlhf-lint: error: {line}")
     return EXIT_ERROR
+
+
+def _terminal_width(stream, target) -> int | None:
+    """Columns to wrap long messages at on a terminal; None (one line per diagnostic) for files and pipes, which
+    grep and problem matchers read."""
+    try:
+        if (stream is not None and target is stream) or not target.isatty():
+            return None
+    except (AttributeError, ValueError):
+        return None
+    import shutil
+
+    return max(60, shutil.get_terminal_size().columns)
 
 
 def _use_color(stream, target) -> bool:

@@ -11,7 +11,7 @@ import os
 import sys
 
 # subcommands of the click group (a first argument with one of these names is not a path)
-SUBCOMMANDS = frozenset({"check", "rules", "rule", "estimate", "env"})
+SUBCOMMANDS = frozenset({"check", "rules", "rule", "estimate", "env", "server"})
 
 FLAGS = {"--fix": "fix", "--unsafe-fixes": "unsafe_fixes", "--diff": "diff", "--show-fixes": "show_fixes",
          "--quiet": "quiet", "-q": "quiet", "--debug": "debug", "--no-cache": "no_cache"}
@@ -20,7 +20,7 @@ VALUES = {"--gpu": "gpu", "--gpu-memory": "gpu_memory", "--host-memory": "host_m
           "--container-memory": "container_memory", "--openrlhf-version": "openrlhf_version",
           "--deepspeed-version": "deepspeed_version"}
 INTS = {"--gpus-per-node": "gpus_per_node", "--nodes": "nodes", "--world-size": "world_size"}
-CHOICES = {"--format": ("output_format", ("text", "json", "sarif", "github")),
+CHOICES = {"--format": ("output_format", ("text", "json", "sarif", "github", "gitlab")),
            "--fail-on": ("fail_on", ("error", "warning", "info"))}
 FILES = {"--config": "config_path", "--output": "output", "-o": "output"}  # click.Path(dir_okay=False)
 

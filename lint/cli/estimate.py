@@ -70,7 +70,27 @@ def _bar(value: int, scale: int) -> str:
     return "#" * min(n, BAR_WIDTH) + ("!" if value > scale else "")
 
 
-def render_text(title: str, est) -> str:
+def _fit(lines: list[str], width: int) -> list[str]:
+    """Lines wrapped to ``width`` columns: a term's formula goes under its bar, other text continues indented."""
+    import textwrap
+
+    out = []
+    for line in lines:
+        if len(line) <= width:
+            out.append(line)
+            continue
+        bar_end = line.find("  ", 4 + 26 + 1 + 11 + 2 + BAR_WIDTH)  # term rows: name, size, bar, then the formula
+        if line.startswith("    ") and bar_end != -1 and line[4:5] != " ":
+            out.append(line[:bar_end].rstrip())
+            out.extend(textwrap.wrap(line[bar_end:].strip(), width, initial_indent=" " * 8,
+                                     subsequent_indent=" " * 8, break_on_hyphens=False))
+            continue
+        lead = " " * (len(line) - len(line.lstrip(" ")))
+        out.extend(textwrap.wrap(line, width, subsequent_indent=lead + "    ", break_on_hyphens=False))
+    return out
+
+
+def render_text(title: str, est, width: int = 100) -> str:
     lines = [title]
     scale = est.gpu_memory or max((g.peak for g in est.groups), default=1)
     gpu = est.gpu.name if est.gpu is not None else "GPU"
@@ -108,7 +128,7 @@ def render_text(title: str, est) -> str:
         lines.append("")
         lines.append("Assumptions:")
         lines.extend(f"  - {a}" for a in est.assumptions)
-    return "\n".join(lines)
+    return "\n".join(_fit(lines, width))
 
 
 @click.command()
@@ -185,4 +205,7 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
         payload = [dict(job=name, **est.as_dict()) for name, est in results]
         click.echo(json.dumps(payload[0] if len(payload) == 1 else payload, indent=2))
     else:
-        click.echo("\n\n".join(render_text(name, est) for name, est in results))
+        import shutil
+
+        width = max(60, shutil.get_terminal_size((100, 24)).columns)  # COLUMNS, the terminal, else 100
+        click.echo("\n\n".join(render_text(name, est, width) for name, est in results))

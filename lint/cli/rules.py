@@ -11,7 +11,7 @@ def rules_reference() -> str:
     rules = REGISTRY.all()
     out += ["| Code | Name | Severity | Fix | Summary |", "|---|---|---|---|---|"]
     for r in rules:
-        out.append(f"| [{r.code}](#{r.code.lower()}-{r.name}) | {r.name} | {r.severity.label} | "
+        out.append(f"| [{r.code}](#{r.anchor}) | {r.name} | {r.severity.label} | "
                    f"{'yes' if r.fixable else ''} | {r.summary} |")
     family = None
     for r in rules:

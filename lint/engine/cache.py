@@ -120,7 +120,9 @@ def diagnostic_from_json(data: dict):
 
 
 def result_to_json(result) -> dict:
-    wanted = {d.path for d in result.diagnostics if d.fix is not None}
+    from rlhf_lint.model import paths_with_positions
+
+    wanted = paths_with_positions(result.diagnostics)
     lines = {}
     for path, source in result.sources.items():
         if path in wanted:

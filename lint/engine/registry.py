@@ -32,6 +32,10 @@ FAMILIES = {
 
 RULES_PACKAGE = "rlhf_lint.rules"
 
+# every rule's page is its section of docs/rules.md on the project's repository page (SARIF helpUri, the text
+# report, `rlhf-lint rule CODE`); a fork that publishes elsewhere changes this one constant
+RULES_PAGE_URL = "https://github.com/rlhf-lint/rlhf-lint/blob/main/docs/rules.md"
+
 # what a rule may declare it needs (@rule(when=...)), per scope; Project.has answers them
 FACTS = {
     "file": ("parse error",),
@@ -77,6 +81,15 @@ class Rule:
     @property
     def family(self) -> str:
         return self.code[0]
+
+    @property
+    def anchor(self) -> str:
+        """The anchor GitHub gives the rule's heading `### CODE name` in docs/rules.md."""
+        return f"{self.code.lower()}-{self.name}"
+
+    @property
+    def url(self) -> str:
+        return f"{RULES_PAGE_URL}#{self.anchor}"
 
     @property
     def doc(self) -> str:

@@ -420,7 +420,9 @@ def lint_group(items: list[tuple[str, bool]], config: Config, options: Options, 
         result = _lint_group(items, config, options, rules, settings)
         # parse trees are dropped with the group (memory stays flat in the number of files): reporters need only
         # positions, for the fix edits of the JSON report
-        wanted = {d.path for d in result.diagnostics if d.fix is not None}
+        from rlhf_lint.model import paths_with_positions
+
+        wanted = paths_with_positions(result.diagnostics)
         result.sources = {p: LineIndex.of(s) for p, s in result.sources.items() if p in wanted}
         return result
     except Exception as exc:

@@ -35,8 +35,20 @@ class Suppressions:
     def scan(cls, source: Source) -> "Suppressions":
         if source.kind not in COMMENT_KINDS or "rlhf-lint:" not in source.text:
             return cls([])
+        from bisect import bisect_right
+
+        from rlhf_lint.readers.comments import comment_ranges
+
+        ranges = None
         found = []
         for m in DIRECTIVE.finditer(source.text):
+            # a directive counts only inside a comment: not in a Python string, a quoted shell word or YAML scalar
+            if ranges is None:
+                ranges = comment_ranges(source.text, source.kind)
+                starts = [a for a, _ in ranges]
+            k = bisect_right(starts, m.start()) - 1
+            if k < 0 or m.start() >= ranges[k][1]:
+                continue
             codes = tuple(c.strip() for c in (m.group(2) or "").split(",") if c.strip())
             found.append(Directive(source.position(m.start()).line, Span(m.start(), m.end()),
                                    m.group(1) == "ignore-file", codes))

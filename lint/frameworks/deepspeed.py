@@ -71,7 +71,7 @@ def version_at_least(config, release: str) -> bool:
 def assumed_version_note(config) -> str:
     version, origin = ds_version_origin(config)
     if origin == "assumed":
-        return f"DeepSpeed {version} assumed (set deepspeed-version to change)"
+        return f"DeepSpeed {version} assumed; set deepspeed-version to change"
     if origin == "configured":
         return f"DeepSpeed {version}"
     return f"DeepSpeed {version}, {origin}"

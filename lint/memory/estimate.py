@@ -530,7 +530,7 @@ def _fsdp_micro_tokens(inp: _Inputs, role: str, seq: int, training: bool) -> tup
     tokens = -(-b * seq // sp)
     how = f"micro batch {b} x {seq} tokens" + (f" / SP {sp}" if sp > 1 else "")
     if unpadded:
-        how += " if every sequence reaches the length bound (padding removed)"
+        how += " if every sequence reaches the length bound, padding removed"
     else:
         how += " (padded to the maximum lengths)"
     return tokens, how, unpadded

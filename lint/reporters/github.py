@@ -20,7 +20,11 @@ def _escape_property(text: str) -> str:
 def render_github(result) -> str:
     lines = []
     for d in result.diagnostics:
-        props = (f"file={_escape_property(d.path)},line={d.start.line},col={d.start.column},"
-                 f"endLine={d.end.line},endColumn={d.end.column},title={_escape_property(f'{d.code} {d.name}')}")
+        where = f"file={_escape_property(d.path)},line={d.start.line}"
+        if d.end.line == d.start.line:
+            where += f",col={d.start.column},endLine={d.end.line},endColumn={d.end.column}"
+        else:  # the annotation format takes columns only within one line
+            where += f",endLine={d.end.line}"
+        props = f"{where},title={_escape_property(f'{d.code} {d.name}')}"
         lines.append(f"::{_LEVEL[d.severity.label]} {props}::{_escape_data(f'{d.code} {d.message}')}")
     return "\n".join(lines) + ("\n" if lines else "")

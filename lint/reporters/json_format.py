@@ -8,7 +8,17 @@ def _pos(p) -> dict:
     return {"line": p.line, "column": p.column}
 
 
-def diagnostic_dict(d, source=None) -> dict:
+def _related(r, result) -> dict:
+    from rlhf_lint.reporters.positions import related_range
+
+    out = {"path": r.path, "message": r.message}
+    got = related_range(result, r) if result is not None else None
+    if got is not None:
+        out["start"], out["end"] = _pos(got[0]), _pos(got[1])
+    return out
+
+
+def diagnostic_dict(d, source=None, result=None) -> dict:
     fix = None
     if d.fix is not None:
         edits = []
@@ -28,7 +38,7 @@ def diagnostic_dict(d, source=None) -> dict:
         "start": _pos(d.start),
         "end": _pos(d.end),
         "fix": fix,
-        "related": [{"path": r.path, "message": r.message} for r in d.related],
+        "related": [_related(r, result) for r in d.related],
     }
 
 
@@ -36,7 +46,7 @@ def render_json(result) -> str:
     sources = getattr(result, "sources", {}) or {}
     payload = {
         "version": 1,
-        "diagnostics": [diagnostic_dict(d, sources.get(d.path)) for d in result.diagnostics],
+        "diagnostics": [diagnostic_dict(d, sources.get(d.path), result) for d in result.diagnostics],
         "summary": {"files": result.files_checked, "fixed": result.fixed},
     }
     return json.dumps(payload, indent=2) + "\n"

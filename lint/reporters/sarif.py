@@ -1,71 +1,123 @@
-"""SARIF 2.1.0 for GitHub code scanning: every rule that ran is described, every diagnostic is a result."""
+"""SARIF 2.1.0 for GitHub code scanning: every rule that ran is described, every diagnostic is a result.
+
+Paths inside the working folder are relative URIs against ``%SRCROOT%`` (percent-encoded), so the log means the
+same on any checkout; ``partialFingerprints`` hash the code, the path and the flagged line's text (not its number),
+so code scanning follows a finding across commits that move it."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+from urllib.parse import quote
 
 from rlhf_lint import __version__
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 INFO_URI = "https://pypi.org/project/rlhf-lint/"
+SRCROOT = "%SRCROOT%"
+FINGERPRINT = "rlhfLint/v1"
 
 
-def _uri(path: str) -> str:
-    rel = os.path.relpath(os.path.abspath(path)) if os.path.isabs(path) else path
-    if rel.startswith(".."):
-        rel = os.path.abspath(path)
-        return "file://" + rel.replace(os.sep, "/")
-    return rel.replace(os.sep, "/").removeprefix("./")
+def _file_uri(absolute: str) -> str:
+    path = absolute.replace(os.sep, "/")
+    return "file://" + quote(path if path.startswith("/") else "/" + path, safe="/:")
+
+
+def _location(path: str) -> dict:
+    """An artifactLocation: relative to %SRCROOT% (the working folder) when inside it, else an absolute file URI."""
+    rel = os.path.relpath(os.path.abspath(path))
+    if rel == ".." or rel.startswith(".." + os.sep) or os.path.isabs(rel):
+        return {"uri": _file_uri(os.path.abspath(path))}
+    return {"uri": quote(rel.replace(os.sep, "/"), safe="/"), "uriBaseId": SRCROOT}
+
+
+def _region(start, end, empty: bool = False) -> dict:
+    end_column = end.column if end.line > start.line else max(end.column, start.column)
+    if empty:
+        end_column = start.column
+    return {"startLine": start.line, "startColumn": start.column, "endLine": end.line, "endColumn": end_column}
 
 
 def _rule_descriptor(rule) -> dict:
-    refs = rule.references()
-    descriptor = {
+    return {
         "id": rule.code,
         "name": rule.name,
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": rule.sections().get("What it does", rule.summary) or rule.summary},
         "help": {"text": rule.markdown(), "markdown": rule.markdown()},
+        "helpUri": rule.url,
         "defaultConfiguration": {"level": _LEVEL[rule.severity.label]},
         "properties": {"tags": [rule.family], "fixable": rule.fixable},
     }
-    if refs:
-        descriptor["helpUri"] = refs[0]
-    return descriptor
+
+
+def fingerprint(d, uri: str, seen: dict) -> str:
+    """code + URI + the flagged line with its whitespace collapsed; ``:n`` numbers identical ones in a file."""
+    excerpt = " ".join((d.source_line or "").split()) or d.message
+    digest = hashlib.sha256("\0".join((d.code, uri, excerpt)).encode("utf-8")).hexdigest()
+    seen[digest] = seen.get(digest, 0) + 1
+    return f"{digest[:32]}:{seen[digest]}"
+
+
+def _fixes(d, sources) -> list:
+    index = sources.get(d.path)
+    if d.fix is None or index is None or d.fix.applicability.value == "display":
+        return []
+    replacements = []
+    for e in d.fix.edits:
+        start, end = index.position(e.start), index.position(e.end)
+        replacement = {"deletedRegion": _region(start, end, empty=e.start == e.end)}
+        if e.content:
+            replacement["insertedContent"] = {"text": e.content}
+        replacements.append(replacement)
+    return [{"description": {"text": d.fix.message},
+             "artifactChanges": [{"artifactLocation": _location(d.path), "replacements": replacements}],
+             "properties": {"applicability": d.fix.applicability.value}}]
 
 
 def render_sarif(result) -> str:
     from rlhf_lint.engine.registry import REGISTRY
+    from rlhf_lint.reporters.positions import related_range
 
+    sources = getattr(result, "sources", None) or {}
     codes = sorted({d.code for d in result.diagnostics})
     rules = [REGISTRY.get(c) for c in codes]
     index = {c: i for i, c in enumerate(codes)}
+    seen: dict = {}
     results = []
     for d in result.diagnostics:
-        region = {"startLine": d.start.line, "startColumn": d.start.column,
-                  "endLine": d.end.line, "endColumn": max(d.end.column, d.start.column if d.end.line == d.start.line else 1)}
-        if d.span is not None and d.span.start == d.span.end:
-            region["endColumn"] = region["startColumn"]
+        location = _location(d.path)
         res = {
             "ruleId": d.code,
             "ruleIndex": index[d.code],
             "level": _LEVEL[d.severity.label],
             "message": {"text": d.message},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(d.path)}, "region": region}}],
+            "locations": [{"physicalLocation": {
+                "artifactLocation": location,
+                "region": _region(d.start, d.end, empty=d.span is not None and d.span.start == d.span.end)}}],
+            "partialFingerprints": {FINGERPRINT: fingerprint(d, location["uri"], seen)},
         }
         if d.related:
-            res["relatedLocations"] = [
-                {"id": i, "message": {"text": r.message},
-                 "physicalLocation": {"artifactLocation": {"uri": _uri(r.path)}}}
-                for i, r in enumerate(d.related)
-            ]
+            related = []
+            for i, r in enumerate(d.related):
+                physical = {"artifactLocation": _location(r.path)}
+                got = related_range(result, r)
+                if got is not None:
+                    physical["region"] = _region(*got, empty=r.span.start == r.span.end)
+                related.append({"id": i, "message": {"text": r.message}, "physicalLocation": physical})
+            res["relatedLocations"] = related
+        fixes = _fixes(d, sources)
+        if fixes:
+            res["fixes"] = fixes
         results.append(res)
+    root = os.path.abspath(os.getcwd())
     log = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": {"name": "rlhf-lint", "version": __version__, "informationUri": INFO_URI,
                                 "rules": [_rule_descriptor(r) for r in rules if r is not None]}},
+            "originalUriBaseIds": {SRCROOT: {"uri": _file_uri(root).rstrip("/") + "/"}},
             "columnKind": "unicodeCodePoints",
             "results": results,
         }],

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from rlhf_lint.model import Applicability, Severity
 from rlhf_lint.reporters.escape import ESCAPES, visible
+from rlhf_lint.reporters.positions import related_range
 
 _COLORS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
 
@@ -27,8 +28,29 @@ def _caret(diag) -> str:
     return f"    {line}\n    {' ' * before}{'^' * under}"
 
 
+def rule_pages(diagnostics) -> list[str]:
+    """The page of each code reported: docs/rules.md on the repository and the rule's anchor (a full URL per code
+    would pass 100 characters; `rlhf-lint rule CODE` prints it)."""
+    from rlhf_lint.engine.registry import REGISTRY, RULES_PAGE_URL
+
+    anchors = [f"  {code} #{rule.anchor}" for code in sorted({d.code for d in diagnostics})
+               if (rule := REGISTRY.get(code)) is not None]
+    return ["", f"Rule pages: {RULES_PAGE_URL}", *anchors] if anchors else []
+
+
+def wrap_header(head: str, message: str, width: int | None) -> list[str]:
+    """``head message`` as one line, or on a terminal of ``width`` columns, wrapped with the rest indented."""
+    line = f"{head} {message}"
+    if width is None or len(line) <= width:
+        return [line]
+    import textwrap  # only long messages on a terminal
+
+    return textwrap.wrap(line, width=width, subsequent_indent="    ", break_long_words=False,
+                         break_on_hyphens=False) or [line]
+
+
 def render_text(result, *, show_fixes: bool = False, quiet: bool = False, fixing: bool = False,
-                color: bool = False, dry_run: bool = False) -> str:
+                color: bool = False, dry_run: bool = False, width: int | None = None) -> str:
     out: list[str] = []
     fixable = 0
     for d in result.diagnostics:
@@ -38,16 +60,25 @@ def render_text(result, *, show_fixes: bool = False, quiet: bool = False, fixing
         if d.fix is not None and d.fix.applicability != Applicability.DISPLAY:
             fixable += 1
             mark = " [*]" if d.fix.applicability == Applicability.SAFE else " [unsafe fix]"
-        out.append(f"{where} {_paint(d.code, '1', color)} {sev} {visible(d.message)}{mark}")
+        # wrapped before painting, so colour codes do not count as columns
+        prefix = f"{visible(d.path)}:{d.start.line}:{d.start.column}: {d.code} {d.severity.label}"
+        plain = wrap_header(prefix, f"{visible(d.message)}{mark}", width)
+        if not plain[0].startswith(prefix + " "):  # a path wider than the terminal: leave the line whole
+            plain = [f"{prefix} {visible(d.message)}{mark}"]
+        out.append(f"{where} {_paint(d.code, '1', color)} {sev}" + plain[0][len(prefix):])
+        out.extend(plain[1:])
         if not quiet:
             caret = _caret(d)
             if caret:
                 out.append(caret)
             for rel in d.related:
-                out.append(f"    note: {visible(rel.path)}: {visible(rel.message)}")
+                got = related_range(result, rel)
+                at = f"{visible(rel.path)}:{got[0].line}:{got[0].column}" if got else visible(rel.path)
+                out.append(f"    note: {at}: {visible(rel.message)}")
             if d.fix is not None and (show_fixes or d.fix.applicability == Applicability.DISPLAY):
                 out.append(f"    {'fix' if d.fix.applicability != Applicability.DISPLAY else 'suggestion'}: {visible(d.fix.message)}")
     if not quiet:
+        out += rule_pages(result.diagnostics)
         counts = {s: sum(1 for d in result.diagnostics if d.severity == s) for s in Severity}
         parts = [f"{counts[s]} {s.label}{'s' if counts[s] != 1 else ''}" for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)]
         summary = f"Checked {result.files_checked} file{'s' if result.files_checked != 1 else ''}: {', '.join(parts)}."

@@ -17,7 +17,7 @@ from __future__ import annotations
 from rlhf_lint.frameworks.deepspeed import assumed_version_note, ds_keys, version_at_least
 from rlhf_lint.fixers import json as jfix
 from rlhf_lint.readers.json import JMember, JObject, JSONDocument, JValue
-from rlhf_lint.model import Applicability, Finding, Fix
+from rlhf_lint.model import Applicability, Finding, Fix, Severity
 
 
 KINDS = {"ds_config"}
@@ -49,7 +49,35 @@ def _lookup_member(doc: JSONDocument, dotted: str) -> JMember | None:
     return _member(obj, name)
 
 
+def _section_era(path: str, config) -> tuple[dict | None, bool]:
+    """(the era of a section whose meaning changed across releases, whether the DeepSpeed version is known): the
+    era of that version, or with the version assumed, of the table's version (schemas/ds_config_section_eras.json)."""
+    from rlhf_lint.frameworks.deepspeed import ds_version, version_tuple
+    from rlhf_lint.schemas import load
+
+    eras = load("ds_config_section_eras.json").get(path)
+    if not eras:
+        return None, True
+    version, known = ds_version(config)
+    at = version_tuple(version)
+    for era in eras:
+        if version_tuple(era["from"]) <= at and (era["until"] is None or at < version_tuple(era["until"])):
+            return era, known
+    return None, known
+
+
+def _older_era_keys(path: str) -> dict[str, dict]:
+    """key -> the strict era that accepted it, for keys of a section that an older release validated."""
+    from rlhf_lint.schemas import load
+
+    return {k: era for era in load("ds_config_section_eras.json").get(path, []) if era["mode"] == "strict"
+            for k in era["keys"] or ()}
+
+
 def _section_mode(path: str, config) -> str:
+    era, known = _section_era(path, config) if path == "compile" else (None, True)
+    if era is not None and known and era["mode"] == "ignored":
+        return "open"  # the release reads nothing of it: no key can be wrong
     sec = ds_keys()["sections"].get(path)
     if sec is None:
         return "open"
@@ -157,9 +185,19 @@ def _unknown_keys(ctx, strict: bool):
         if mode == "open" or (mode == "strict") != strict:
             continue
         present = set(obj.keys())
+        era, known = _section_era(section, ctx) if section == "compile" else (None, True)
+        era_keys = era["keys"] if era is not None and known and era["keys"] is not None else None
+        older = _older_era_keys(section) if era is not None and not known else {}
         for m in obj.members:
             path = f"{section}.{m.key}" if section else m.key
-            if _known(path):
+            if (m.key in era_keys) if era_keys is not None else _known(path):
+                continue
+            if m.key in older and strict:
+                # valid on an older release, rejected on the one assumed: without the version it is not certain
+                accepted = older[m.key]
+                yield Finding(m.key_span, f"key {m.key!r} in {section!r}: DeepSpeed {era['from']} and later reject "
+                              f"it (ValidationError), releases {accepted['from']} to before {accepted['until']} "
+                              f"accepted it; {assumed_version_note(ctx)}", severity=Severity.WARNING)
                 continue
             if not strict and _is_comment_key(m.key):
                 continue  # `"_comment": "..."` is how JSON files carry comments; ignoring it is the intent
@@ -167,7 +205,7 @@ def _unknown_keys(ctx, strict: bool):
             rejected = data["rejected"].get(path)
             suggestion = rejected["suggest"] if rejected else None
             if suggestion is None and not rejected:
-                suggestion = _closest(m.key, _children(section))
+                suggestion = _closest(m.key, set(era_keys) if era_keys is not None else _children(section))
             if strict:
                 message = f"unknown key {m.key!r} {where}: DeepSpeed rejects it at start-up (ValidationError)"
             else:

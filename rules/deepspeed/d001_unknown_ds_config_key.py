@@ -15,7 +15,9 @@ def unknown_ds_config_key(ctx):
     (`zero_optimization` and its offload blocks, `fp16`/`bf16` since DeepSpeed 0.17.1, `tensorboard`, `wandb`,
     `compile`, `hybrid_engine`, `tensor_parallel`, ...) against the key table of DeepSpeed 0.19.6. Aliases
     (`stage3_prefetch_bucket_size` / `prefetch_bucket_size`) count as known. Keys DeepSpeed's own docs list but its
-    code rejects (`grad_hooks`, `bf16.check_overflow`) are named as such.
+    code rejects (`grad_hooks`, `bf16.check_overflow`) are named as such. The `compile` section follows the
+    DeepSpeed release: `enabled`/`backend`/`kwargs` in 0.13.2 to 0.14.3, not read in 0.14.4 to 0.16.5, DeepCompile
+    keys since 0.16.6; with the release unknown, a key only an older release accepted is a warning.
 
     ## Why it matters
     `deepspeed.initialize()` raises `ValidationError ... Extra inputs are not permitted` after the model has been

@@ -45,10 +45,17 @@ def _gib(n: float) -> str:
 PHASE_NOTES = {"weight-sync": "vLLM woken while the policy sends it its weights, at start-up and after every update"}
 
 
+def _need(names) -> str:
+    """`actor needs`, `actor + critic need`: the verb agrees with the list of roles."""
+    return f"{' + '.join(names)} {'needs' if len(names) == 1 else 'need'}"
+
+
 def _breakdown(group) -> str:
     parts: dict[str, int] = {}
     for role, term in group.phases[group.peak_phase]:
-        label = term.name if len(group.roles) == 1 else f"{role} {term.name}"
+        # a term already named after its role (vllm_reservation) is not prefixed twice
+        prefixed = len(group.roles) > 1 and not term.name.startswith(f"{role}_")
+        label = f"{role} {term.name}" if prefixed else term.name
         parts[label] = parts.get(label, 0) + term.bytes
     top = sorted(((v, k) for k, v in parts.items() if v), reverse=True)[:5]
     return ", ".join(f"{k.replace('_', ' ')} {_gib(v)}" for v, k in top)

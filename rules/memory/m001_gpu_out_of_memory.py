@@ -4,7 +4,7 @@ from __future__ import annotations
 from rlhf_lint.model import Finding, Severity
 from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.memory._common import (
-    PHASE_NOTES, _assumed, _best_utilization, _breakdown, _checkpointing_off, _estimate, _gib, _no_verdict,
+    PHASE_NOTES, _assumed, _best_utilization, _breakdown, _checkpointing_off, _estimate, _gib, _need, _no_verdict,
     _what_if,
 )
 
@@ -103,7 +103,6 @@ def gpu_out_of_memory(ctx):
     for group in est.groups:
         if group.fits is not False or not group.certain_overflow:
             continue  # fits, or overflows only at the length bound of unpadded micro batches (M009)
-        who = " + ".join(group.names)
         changes = _ranked_changes(ctx, est, group)
         fitting = [f"{label} (-{_gib(saved)})" for label, saved, fits in changes if fits]
         partial = [f"{label} (-{_gib(saved)})" for label, saved, fits in changes if not fits]
@@ -114,5 +113,5 @@ def gpu_out_of_memory(ctx):
             advice = "; no single change fits; largest savings: " + ", ".join(partial[:4])
         gpu = est.gpu.name if est.gpu is not None else "the GPU"
         yield Finding(ctx.job.span,
-                      f"{who} need {_gib(group.peak)} per GPU in the {_phase(group.peak_phase)}, {gpu} has "
+                      f"{_need(group.names)} {_gib(group.peak)} per GPU in the {_phase(group.peak_phase)}, {gpu} has "
                       f"{_gib(group.gpu_memory)}: {_breakdown(group)}{advice}{_assumed(est)}")

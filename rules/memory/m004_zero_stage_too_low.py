@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from rlhf_lint.model import Applicability, Finding, Severity
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.memory._common import _estimate, _gib, _no_verdict, _span_of, _what_if
+from rlhf_lint.rules.memory._common import _estimate, _gib, _need, _no_verdict, _span_of, _what_if
 
 
 @rule("M004", "zero-stage-too-low", Severity.ERROR, scope="job", when="gpu", fixable=True)
@@ -42,7 +42,7 @@ def zero_stage_too_low(ctx):
         from rlhf_lint.memory.fixes import setting_fix
 
         span = _span_of(ctx, "zero.stage")
-        yield Finding(span, f"ZeRO-{stage}: {' + '.join(group.names)} need {_gib(group.peak)} per GPU, "
+        yield Finding(span, f"ZeRO-{stage}: {_need(group.names)} {_gib(group.peak)} per GPU, "
                             f"{_gib(group.gpu_memory)} available; with ZeRO-3 {_gib(new.peak)}",
                       fix=setting_fix(ctx.project, ctx.job, {"zero.stage": 3}, "use ZeRO stage 3",
                                       Applicability.UNSAFE))

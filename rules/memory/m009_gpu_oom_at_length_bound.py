@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from rlhf_lint.model import Finding, Severity
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.memory._common import _assumed, _breakdown, _estimate, _gib, _no_verdict, _what_if
+from rlhf_lint.rules.memory._common import _assumed, _breakdown, _estimate, _gib, _need, _no_verdict, _what_if
 
 
 _BUDGET_KEYS = ("batch.max_tokens_per_gpu", "batch.actor.forward_max_tokens_per_gpu",
@@ -88,7 +88,7 @@ def gpu_oom_at_length_bound(ctx):
                   f"log-prob and critic budgets at {budget})" if budget else
                   f"; no token budget of at least one {one}-token sequence fits")
         yield Finding(ctx.job.span,
-                      f"{' + '.join(group.names)} need {_gib(group.peak)} per GPU in the {phase} phase when "
+                      f"{_need(group.names)} {_gib(group.peak)} per GPU in the {phase} phase when "
                       f"micro batches reach their bound ({'; '.join(hows)}), {_gib(group.floor_total(phase))} "
                       f"without the length-dependent activations and logits; "
                       f"{est.gpu.name if est.gpu else 'the GPU'} has "

@@ -82,7 +82,8 @@ def _rename_for(inv, flag, valid, k):
             words = row["new"]
             if words and not all(w in valid for w in words if w.startswith("--")):
                 continue
-            return words, row["applicability"], f"renamed after {row['last_old']} ({row['note']})"
+            # a comma, not parentheses: notes hold parentheses of their own
+            return words, row["applicability"], f"renamed after {row['last_old']}, {row['note']}"
     reverse = k.reverse_rename(inv.cli, flag)
     if reverse is not None and inv.tag <= k.index(reverse["last_old"]) and reverse["old"] in valid:
         return [reverse["old"]], "safe", (f"`{flag}` only exists from v0.10.2; releases up to "

@@ -28,13 +28,33 @@ def _node_type_at(script, char_offset: int) -> str:
     return ",".join(types)
 
 
+def _crlf_continuations(ctx, script, text: str, to_lf: tuple):
+    for m in re.finditer(r"\\\r(?=\n)", text) if to_lf else ():
+        start = m.start()
+        backslashes = len(text[:start + 1]) - len(text[:start + 1].rstrip("\\"))
+        line = ctx.source.position(start).line
+        if backslashes % 2 == 0 or ctx.source.line_text(line).lstrip().startswith("#"):
+            continue
+        types = _node_type_at(script, start).split(",")
+        if any(t in types for t in ("comment", "raw_string", "string", "heredoc_body")):
+            continue
+        nxt = ctx.source.line_text(line + 1).strip() if line < ctx.source.line_count() else ""
+        if not nxt or nxt.startswith("#"):
+            continue
+        yield Finding(Span(start, start + 1),
+                      "the line ends in CR-LF: bash reads `\\` + CR as an escaped carriage return, not a line "
+                      "continuation (shellcheck SC1017), so the command ends here",
+                      fix=Fix("convert the script to LF line endings", to_lf, Applicability.SAFE))
+
+
 @rule("S001", "broken-line-continuation", Severity.ERROR, kinds={"shell"}, fixable=True)
 def broken_line_continuation(ctx):
     """A `\\` that does not continue the line, so the rest of the command runs as a separate command.
 
     ## What it does
     Finds a backslash followed by spaces before the end of a line (the backslash then escapes a space, and the
-    newline ends the command), and lines that start with a flag after a line that did not end with `\\` (the
+    newline ends the command), a backslash before a CR-LF line end (bash escapes the carriage return, not the
+    newline: shellcheck SC1017), and lines that start with a flag after a line that did not end with `\\` (the
     flag runs as a command of its own).
 
     ## Why it matters
@@ -50,17 +70,23 @@ def broken_line_continuation(ctx):
     ```
 
     ## Fix
-    Trailing blanks after the backslash are removed (safe). A missing backslash is added at the end of the line
+    Trailing blanks after the backslash are removed (safe). A script with CR-LF line endings is converted to LF
+    (safe: no line of a bash script means its trailing CR). A missing backslash is added at the end of the line
     before the orphaned flag (unsafe: the command gains arguments it did not have).
 
     ## References
     - https://www.gnu.org/software/bash/manual/bash.html#Escape-Character
+    - https://www.shellcheck.net/wiki/SC1017
     - https://github.com/OpenRLHF/OpenRLHF/blob/v0.11.0/examples/scripts/train_sft_mixtral_lora.sh
     """
     script = script_of(ctx.source, ctx.project)
     if script is None:
         return
     text = ctx.source.text
+    # CR-LF: bash keeps the CR as a character, so `\` + CR-LF escapes the CR and the newline ends the command
+    # (shellcheck SC1017); every fix of such a file also converts it to LF, or the break stays
+    to_lf = tuple(Edit(m.start(), m.end(), "") for m in re.finditer(r"\r(?=\n)", text)) if "\r\n" in text else ()
+    yield from _crlf_continuations(ctx, script, text, to_lf)
     # the patterns below need a backslash followed by a blank: most scripts have none
     spaced = "\\ " in text or "\\\t" in text
     for m in re.finditer(r"\\([ \t]+)(?=\r?\n)", text) if spaced else ():
@@ -80,9 +106,12 @@ def broken_line_continuation(ctx):
         in_heredoc = "heredoc_body" in types
         what = ("inside the heredoc the backslash stays in the text and becomes a stray `\\` argument"
                 if in_heredoc else "the backslash escapes the blank instead of the newline, so the command ends here")
-        yield Finding(Span(start, m.end()), f"whitespace after the line-continuation backslash: {what}",
-                      fix=Fix("remove the whitespace after the backslash", (Edit(m.start(1), m.end(1), ""),),
-                              Applicability.SAFE))
+        blank = Edit(m.start(1), m.end(1), "")
+        fix = Fix("remove the whitespace after the backslash", (blank,), Applicability.SAFE)
+        if to_lf:
+            fix = Fix("remove the whitespace after the backslash and convert the script to LF line endings",
+                      (blank, *to_lf), Applicability.SAFE)
+        yield Finding(Span(start, m.end()), f"whitespace after the line-continuation backslash: {what}", fix=fix)
     commented = set()  # lines whose break the comment check below already reports
     for m in _BACKSLASH_COMMENT.finditer(text) if spaced else ():
         start = m.start()

@@ -61,7 +61,7 @@ def _gpus(cfg, nodes, per_node) -> str:
     """How the GPU count was known, naming defaults the reader may not have meant."""
     defaults = [k for k in ("trainer.nnodes", "trainer.n_gpus_per_node") if cfg.where(k) is None]
     note = f" ({', '.join(defaults)} at verl's default)" if defaults else ""
-    return f"{nodes * per_node} GPUs ({nodes} node(s) x {per_node}){note}"
+    return f"{nodes * per_node} GPUs ({nodes} node{'s' if nodes != 1 else ''} x {per_node}){note}"
 
 
 def _fsdp(cfg) -> bool:

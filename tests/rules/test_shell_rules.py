@@ -66,3 +66,23 @@ def test_syntax_error_is_reported_by_f003(tmp_path):
     target.write_text("#!/bin/bash\nOPENRLHF_PATH=<ROOT_PATH>\n")
     result = lint([str(target)], Config(), Options())
     assert [(d.code, d.start.line, d.start.column) for d in result.diagnostics] == [("F003", 2, 15)]
+
+
+def test_s001_crlf_continuation_runs_as_one_command_only_after_the_fix(tmp_path):
+    """bash itself shows the bug and the fix: with CR-LF the launch gets one argument and `--lr` runs as a command
+    (shellcheck SC1017); after S001's fix (whitespace removal included) it gets all of its arguments."""
+    import subprocess
+
+    from lintutil import fix_copy
+
+    stub = "deepspeed() { echo \"ARGS $#\"; }\n"  # LF: a CR after `}` would be a syntax error of its own
+    script = tmp_path / "launch.sh"
+    script.write_bytes(("#!/bin/bash\r\n" + stub + "deepspeed train.py \\\r\n   --lr 1e-5 \\  \r\n"
+                        "   --zero_stage 3\r\n").encode())
+    before = subprocess.run(["bash", str(script)], capture_output=True, text=True)
+    assert "ARGS 2" in before.stdout and "command not found" in before.stderr  # train.py and a CR
+    (tmp_path / "fixed").mkdir()
+    text, result = fix_copy(script, tmp_path / "fixed", ["S001"])
+    assert "\r" not in text and [d.code for d in result.diagnostics] == []
+    after = subprocess.run(["bash", str(tmp_path / "fixed" / "launch.sh")], capture_output=True, text=True)
+    assert after.stdout.strip() == "ARGS 5" and after.stderr == ""

@@ -1,0 +1,34 @@
+"""GitLab code quality report (artifacts:reports:codequality): a JSON array of issues with description, check_name,
+fingerprint (the SARIF one: code, path, flagged line's text), severity and location.path/lines.begin/end."""
+from __future__ import annotations
+
+import json
+import os
+
+from rlhf_lint.reporters.sarif import fingerprint
+
+# an error is a launch that fails or runs out of memory: critical; blocker is left for nothing we can know
+_SEVERITY = {"error": "critical", "warning": "minor", "info": "info"}
+
+
+def _path(path: str) -> str:
+    # GitLab matches location.path against the repository's files: relative, with forward slashes
+    rel = os.path.relpath(os.path.abspath(path))
+    return (path if rel.startswith("..") else rel).replace(os.sep, "/")
+
+
+def render_gitlab(result) -> str:
+    seen: dict = {}
+    issues = []
+    for d in result.diagnostics:
+        path = _path(d.path)
+        issues.append({
+            "type": "issue",
+            "description": f"{d.code} {d.message}",
+            "check_name": f"{d.code} {d.name}",
+            "fingerprint": fingerprint(d, path, seen),
+            "severity": _SEVERITY[d.severity.label],
+            "categories": ["Bug Risk"],
+            "location": {"path": path, "lines": {"begin": d.start.line, "end": d.end.line}},
+        })
+    return json.dumps(issues, indent=2) + "\n"
