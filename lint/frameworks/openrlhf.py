@@ -298,6 +298,20 @@ class Invocation:
     stray: list = field(default_factory=list)  # positional words argparse does not accept
     values: dict[str, Value] = field(default_factory=dict)  # canonical name -> value (given or default)
     job_type: str = ""
+    declared: str = ""  # the version configured or pinned, as written ("" when inferred)
+
+    @property
+    def past_edge(self) -> bool:
+        """Whether the declared release is newer than every release the flag tables cover."""
+        from rlhf_lint.frameworks.edge import is_past, newest_known
+
+        return bool(self.declared) and is_past(self.declared, newest_known(FRAMEWORK))
+
+    @property
+    def edge_note(self) -> str:
+        from rlhf_lint.frameworks.edge import edge_note
+
+        return edge_note(FRAMEWORK, self.declared, self.version_reason.split(";", 1)[0])
 
     @property
     def version(self) -> str:
@@ -586,7 +600,7 @@ def _analyze(command, source, project) -> Invocation:
         command=command, path=command.path, cli=cli, entry=entry_text,
         entry_span=command.entry.span if command.entry is not None else None, module_ok=module_ok,
         module_lifetime=k.describe_ranges(lifetime), tag=tag, version_reason=reason, version_source=how,
-        job_type=row["job_type"] if row else "",
+        job_type=row["job_type"] if row else "", declared=declared[0] if declared is not None else "",
     )
     if cli is None:
         return inv

@@ -246,6 +246,13 @@ class VerlConfig:
     yaml_path: str | None = None
     overrides: list[Override] = field(default_factory=list)
     partial: bool = False  # composed from a YAML that was not read: keys and values beyond ours are unknown
+    target: Any = None  # edge.Target: the release configured or pinned (None: unknown)
+    past_edge: bool = False  # the target is newer than every release the key table covers
+
+    @property
+    def about_version(self) -> str:
+        """``verl 0.4.1, pinned in requirements.txt:3`` / ``verl version unknown``."""
+        return self.target.phrase if self.target is not None else "verl version unknown"
 
     def where(self, key: str):
         """The Override, YamlEntry or None (release default) that sets ``key`` last."""
@@ -438,9 +445,14 @@ def make_job(cfg: VerlConfig, name: str, path: str, span: Span | None) -> VerlJo
 
 
 def new_config(project, config_name: str = "ppo_trainer") -> VerlConfig:
-    version = project.config.version("verl") if project is not None else None
+    from rlhf_lint.frameworks.edge import is_past, newest_known, target_version
+
+    target = target_version(project, "verl") if project is not None else None  # configuration > pin
+    version = target.version if target is not None else None
     release, keys, exact = schema_keys(version, config_name)
-    return VerlConfig(release=release, defaults=keys, exact=exact, config_name=config_name)
+    past = target is not None and is_past(version, newest_known("verl"))
+    return VerlConfig(release=release, defaults=keys, exact=exact, config_name=config_name, target=target,
+                      past_edge=past)
 
 
 def interpret(command, source, project) -> list[Job]:

@@ -152,6 +152,7 @@ def _unknown_keys(ctx, strict: bool):
     if doc is None:
         return
     data = ds_keys()
+    edge = _past_edge(ctx)
     for section, obj in _sections(doc):
         mode = _section_mode(section, ctx)
         if mode == "open" or (mode == "strict") != strict:
@@ -175,15 +176,54 @@ def _unknown_keys(ctx, strict: bool):
             if rejected:
                 message += f"; {rejected['message']}"
             fix = None
+            if edge is not None:  # the key may be new in a release the table lacks: say so, rewrite nothing
+                yield _past_edge_finding(m, where, strict, edge, suggestion)
+                continue
             if suggestion:
                 message += f"; did you mean {suggestion!r}?"
                 if suggestion not in present:
                     fix = Fix(f"rename {m.key!r} to {suggestion!r}", (jfix.rename_key(m, suggestion),),
                               Applicability.SAFE if strict else Applicability.UNSAFE)
             if strict:
-                message += f" ({assumed_version_note(ctx)}"
+                message += f" ({assumed_version_note(ctx)}{_table_note(ctx)}"
                 message += "; strict since 0.17.1)" if section in ("fp16", "bf16", "bfloat16") else ")"
             yield Finding(m.key_span, message, fix=fix)
+
+
+def _table_version() -> str:
+    return ds_keys()["deepspeed"]["version"]
+
+
+def _table_note(ctx) -> str:
+    """Names the table a key was checked against when it is not the targeted release's own."""
+    from rlhf_lint.frameworks.deepspeed import ds_version
+
+    version = ds_version(ctx)[0]
+    return "" if version == _table_version() else f"; checked against the key table of DeepSpeed {_table_version()}"
+
+
+def _past_edge(ctx):
+    """(version, origin) when the targeted DeepSpeed is newer than the key table, else None."""
+    from rlhf_lint.frameworks.deepspeed import ds_version_origin
+    from rlhf_lint.frameworks.edge import is_past, newest_known
+
+    version, origin = ds_version_origin(ctx)
+    if origin != "assumed" and is_past(version, newest_known("deepspeed")):
+        return version, "set by deepspeed-version" if origin == "configured" else origin
+    return None
+
+
+def _past_edge_finding(member, where: str, strict: bool, edge, suggestion) -> Finding:
+    from rlhf_lint.frameworks.edge import edge_note
+    from rlhf_lint.model import Severity
+
+    version, origin = edge
+    effect = "may accept it" if strict else "may read it"
+    message = (f"key {member.key!r} {where} is not in the key table of DeepSpeed {_table_version()}, but "
+               f"{edge_note('deepspeed', version, origin)}: that release {effect}")
+    if suggestion:
+        message += f"; did you mean {suggestion!r}?"
+    return Finding(member.key_span, message, severity=Severity.WARNING)
 
 
 def _is_comment_key(key: str) -> bool:
