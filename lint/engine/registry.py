@@ -36,7 +36,7 @@ RULES_PACKAGE = "rlhf_lint.rules"
 FACTS = {
     "file": ("parse error",),
     "job": ("gpu", "host memory"),
-    "project": ("pins", "unreadable files"),
+    "project": ("pins", "unreadable files", "pin files", "versions"),
 }
 
 CODE_RE = lazy_compile(r"^[A-Z][0-9]{3}$")

@@ -17,6 +17,8 @@ LABELS = {"openrlhf": "OpenRLHF", "deepspeed": "DeepSpeed", "verl": "verl", "acc
           "orz": "Open-Reasoner-Zero", "trl": "TRL", "vllm": "vLLM", "transformers": "transformers", "torch": "torch"}
 # frameworks whose key or flag tables findings rest on; the P rule about the edge looks at these
 TABLE_FRAMEWORKS = ("openrlhf", "deepspeed", "verl", "accelerate", "orz")
+# packages whose own requirements (schemas/pins/requires.tsv) the pins rules follow
+REQUIRES_PACKAGES = ("openrlhf", "verl", "trl", "deepspeed", "vllm")
 
 
 def label(framework: str) -> str:
@@ -56,15 +58,15 @@ def _listed(data: dict) -> str | None:
 
 # -- the newest release each table covers: one reader per framework, so refreshed tables plug in -----------------
 def _openrlhf() -> str | None:
-    from rlhf_lint.frameworks.openrlhf import knowledge
+    from rlhf_lint.schemas import load
 
-    return _newest(knowledge().tags)
+    return _newest(load("openrlhf/openrlhf.json")["tags"])
 
 
 def _deepspeed() -> str | None:
-    from rlhf_lint.frameworks.deepspeed import ds_keys
+    from rlhf_lint.schemas import load
 
-    data = ds_keys()
+    data = load("ds_config_keys.json")
     return _listed(data) or _listed(data.get("deepspeed", {}))
 
 
@@ -93,6 +95,16 @@ def newest_known(framework: str) -> str | None:
     """The newest release the framework's table covers, or None when the table names no release."""
     reader = _NEWEST.get(framework)
     return reader() if reader is not None else None
+
+
+def newest_requirements(package: str) -> str | None:
+    """The newest release whose own requirements schemas/pins/requires.tsv holds (an ``==`` row, or the ``<=``
+    bound of a range; an open range says nothing about where the facts end)."""
+    from rlhf_lint.frameworks.versions import requires_table
+
+    found = [spec.version for row in requires_table().get(package, []) for spec in row.versions
+             if spec.operator in ("==", "<=") and "*" not in spec.version]
+    return _newest(found)
 
 
 def is_past(version: str | None, newest: str | None) -> bool:
@@ -161,3 +173,127 @@ def past_edge(project, framework: str) -> Target | None:
     if target is not None and is_past(target.version, newest_known(framework)):
         return target
     return None
+
+
+@record(frozen=True)
+class Stale:
+    target: Target
+    what: str  # "flag table", "key table", "requirement facts"
+    newest: str
+
+
+def stale_knowledge(project) -> list[Stale]:
+    """Every targeted release newer than the table that judges it, once per package (tables before requirements)."""
+    out: list[Stale] = []
+    seen: set[str] = set()
+    for package in TABLE_FRAMEWORKS:
+        target = target_version(project, package)
+        newest = newest_known(package)
+        if target is not None and is_past(target.version, newest):
+            what = "flag table" if package == "openrlhf" else "key table"
+            out.append(Stale(target, what, newest))
+            seen.add(package)
+    for package in REQUIRES_PACKAGES:
+        if package in seen:
+            continue
+        target = target_version(project, package)
+        if target is None or target.how != "pin":
+            continue
+        newest = newest_requirements(package)
+        if is_past(target.version, newest):
+            out.append(Stale(target, "requirement facts", newest))
+    return out
+
+
+# -- pins whose version cannot be known here (issue 14, item 5) ---------------------------------------------------
+@record(frozen=True)
+class Unresolvable:
+    path: str
+    span: Span
+    text: str  # the requirement as written
+    name: str  # the distribution, "" when the line does not say
+    why: str
+
+
+def _why(target: str) -> str | None:
+    """Why the release a requirement installs cannot be read from it; None when it can (or is no URL/path)."""
+    import re
+
+    url = target.split(";", 1)[0].strip()
+    if "@" in url and not re.match(r"^[a-z][a-z0-9+.-]*://", url, re.IGNORECASE) and not url.startswith("git+"):
+        url = url.split("@", 1)[1].strip()  # ``name @ url``
+    lowered = url.lower()
+    if lowered.startswith(("git+", "hg+", "svn+", "bzr+")) or lowered.endswith(".git"):
+        ref = re.search(r"\.git@([^#]+)|@([0-9a-f]{7,40})(?:#|$)|@([^/#@]+)(?:#|$)", url.split("://", 1)[-1])
+        name = next((g for g in ref.groups() if g), "") if ref else ""
+        if re.fullmatch(r"[0-9a-f]{7,40}", name):
+            return f"a git URL at commit {name}: which release that commit is cannot be known without fetching it"
+        if name:
+            return (f"a git URL at {name!r}: a tag or branch name is not a version rlhf-lint can trust (a branch "
+                    "moves)")
+        return "a git URL without a commit: each install takes the head of the default branch"
+    if re.match(r"^(?:file:|\.{1,2}(?:/|$)|/|~)", url) or url in (".", ".."):
+        if lowered.endswith(".whl"):
+            return None  # a wheel's name carries its version
+        return "a local path: it installs whatever that checkout holds, whose version is not written here"
+    if re.match(r"^[a-z][a-z0-9+.-]*://", url, re.IGNORECASE):
+        if lowered.split("#", 1)[0].split("?", 1)[0].endswith(".whl"):
+            return None
+        return "a URL archive: its version is not in the requirement"
+    return None
+
+
+def unresolvable_pins(project) -> list[Unresolvable]:
+    """Requirements installed from a git URL, a local path (``-e .``) or a URL archive: rlhf-lint cannot know the
+    release they install, so no version rule reads them (a pin of the same package elsewhere still counts)."""
+    from rlhf_lint.readers.kinds import may_declare_pins
+    from rlhf_lint.readers.pins import pins_of
+
+    out: list[Unresolvable] = []
+    seen: set[tuple[str, int]] = set()
+    for source in project.sources.values():
+        if not may_declare_pins(source):
+            continue
+        if source.kind == "requirements":
+            out.extend(_requirement_lines(source, seen))
+        try:
+            pins = pins_of(source).pins
+        except Exception:  # another module's reader: a file it chokes on is reported by the F rules
+            continue
+        for pin in pins:
+            if pin.url is None or pin.version is not None or (pin.path, pin.span.start) in seen:
+                continue
+            why = _why(pin.url)
+            if why is not None:
+                seen.add((pin.path, pin.span.start))
+                out.append(Unresolvable(pin.path, pin.span, pin.text, pin.name, why))
+    return out
+
+
+def _requirement_lines(source, seen: set) -> list[Unresolvable]:
+    """Lines of a requirements file the pins reader keeps no version for, ``-e .`` and bare git URLs included."""
+    import re
+
+    from rlhf_lint.readers.pins import _logical_lines, _strip_comment
+
+    out = []
+    for start, line in _logical_lines(source.text):
+        body = _strip_comment(line).rstrip("\r").rstrip()
+        stripped = body.strip()
+        if not stripped:
+            continue
+        lead = len(body) - len(body.lstrip())
+        m = re.match(r"^(?:-e|--editable)(?:\s+|=)(\S.*)$", stripped)
+        target = m.group(1).strip() if m else stripped
+        if stripped.startswith("-") and not m:
+            continue  # index options, includes: they install nothing by themselves
+        why = _why(target)
+        if why is None:
+            continue
+        offset = start + lead + (stripped.find(target) if m else 0)
+        egg = re.search(r"[#&]egg=([A-Za-z0-9_.\-]+)", target)
+        named = re.match(r"^([A-Za-z0-9][\w.-]*)\s*(?:\[[^\]]*\])?\s*@", target)
+        name = (named.group(1) if named else egg.group(1) if egg else "").lower()
+        seen.add((source.path, offset))
+        out.append(Unresolvable(source.path, Span(offset, offset + len(target)), stripped, name, why))
+    return out
