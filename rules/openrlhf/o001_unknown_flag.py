@@ -38,8 +38,8 @@ def unknown_flag(ctx):
     - https://github.com/OpenRLHF/OpenRLHF/compare/v0.8.9.post1...v0.8.10
     - https://github.com/OpenRLHF/OpenRLHF/compare/v0.9.1.post1...v0.9.2
     """
-    k = _k()
     for inv in _invocations(ctx):
+        k = inv.k or _k()  # a fork's own flags for openrlhf-source
         valid = k.flags_at(inv.cli, inv.tag)
         for use in inv.uses:
             if use.match != "unknown":

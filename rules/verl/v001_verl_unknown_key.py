@@ -59,6 +59,8 @@ def verl_unknown_key(ctx):
             message += ("; the verl version is unknown (set verl-version or pin verl): Hydra refuses it in every "
                         "release rlhf-lint knows")
             severity = Severity.WARNING
+        elif cfg.fork is not None:
+            message = message[:-1] + ", set by verl-source): Hydra refuses it"
         else:
             message = message[:-1] + (f", {cfg.target.origin})" if cfg.target.version == cfg.release
                                        else f"; {cfg.about_version})") + ": Hydra refuses it"
