@@ -58,6 +58,26 @@ def ds_version_origin(config, project=None) -> tuple[str, str]:
     return ds_keys()["deepspeed"]["version"], "assumed"
 
 
+def fork_source(config) -> str | None:
+    """The checkout named by ``deepspeed-source`` (``config`` may be a rule Context)."""
+    config = getattr(config, "config", config)
+    return (getattr(config, "sources", None) or {}).get("deepspeed")
+
+
+def fork_knows(config, section: str, key: str) -> bool:
+    """Whether the deepspeed-source checkout declares ``key`` in the module its section is read by (the module
+    the key table names for that section), as a pydantic field or an alias."""
+    root = fork_source(config)
+    source = ds_keys()["sections"].get(section, {}).get("source", "")
+    marker = "/deepspeed/"
+    if not root or marker not in source:
+        return False
+    from rlhf_lint.frameworks.forks import deepspeed_fields
+
+    relpath = "deepspeed/" + source.split(marker, 1)[1].split("#", 1)[0].split(")", 1)[0]
+    return key in deepspeed_fields(root, relpath)
+
+
 def version_tuple(text: str) -> tuple[int, ...]:
     import re
 
@@ -69,6 +89,8 @@ def version_at_least(config, release: str) -> bool:
 
 
 def assumed_version_note(config) -> str:
+    if fork_source(config):
+        return "DeepSpeed checkout named by deepspeed-source"
     version, origin = ds_version_origin(config)
     if origin == "assumed":
         return f"DeepSpeed {version} assumed (set deepspeed-version to change)"

@@ -217,3 +217,36 @@ def _flatten(data: dict, prefix: str, out: dict) -> None:
             _flatten(value, dotted, out)
         else:
             out[dotted] = value
+
+
+# -- DeepSpeed: the fields and aliases a config module declares ----------------------------------------------------
+def deepspeed_fields(root: str, relpath: str) -> frozenset[str]:
+    """Names a DeepSpeed config module of a checkout declares: annotated class fields (pydantic models) and
+    ``alias="..."`` strings; empty when the file is missing."""
+    path = os.path.normpath(os.path.join(root, relpath))
+    if not path.startswith(os.path.normpath(root) + os.sep):
+        return frozenset()
+    return _deepspeed_fields(_signature([path]))
+
+
+@functools.lru_cache(maxsize=64)
+def _deepspeed_fields(signature: tuple) -> frozenset[str]:
+    import ast
+
+    if not signature:
+        return frozenset()
+    text = _read(signature[0][0])
+    try:
+        tree = ast.parse(text or "")
+    except (SyntaxError, ValueError, RecursionError):
+        return frozenset()
+    names: set[str] = set()
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        for stmt in cls.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                names.add(stmt.target.id)
+        for node in ast.walk(cls):
+            if isinstance(node, ast.keyword) and node.arg == "alias" and isinstance(node.value, ast.Constant) \
+                    and isinstance(node.value.value, str):
+                names.add(node.value.value)
+    return frozenset(names)

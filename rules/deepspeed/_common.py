@@ -14,7 +14,7 @@ Helpers shared by the rules of this family (each rule is a module of this folder
 """
 from __future__ import annotations
 
-from rlhf_lint.frameworks.deepspeed import assumed_version_note, ds_keys, version_at_least
+from rlhf_lint.frameworks.deepspeed import assumed_version_note, ds_keys, fork_knows, version_at_least
 from rlhf_lint.fixers import json as jfix
 from rlhf_lint.readers.json import JMember, JObject, JSONDocument, JValue
 from rlhf_lint.model import Applicability, Finding, Fix
@@ -160,7 +160,7 @@ def _unknown_keys(ctx, strict: bool):
         present = set(obj.keys())
         for m in obj.members:
             path = f"{section}.{m.key}" if section else m.key
-            if _known(path):
+            if _known(path) or fork_knows(ctx, section, m.key):
                 continue
             if not strict and _is_comment_key(m.key):
                 continue  # `"_comment": "..."` is how JSON files carry comments; ignoring it is the intent
@@ -198,7 +198,11 @@ def _table_note(ctx) -> str:
     """Names the table a key was checked against when it is not the targeted release's own."""
     from rlhf_lint.frameworks.deepspeed import ds_version
 
+    from rlhf_lint.frameworks.deepspeed import fork_source
+
     version = ds_version(ctx)[0]
+    if fork_source(ctx):
+        return f"; keys of DeepSpeed {_table_version()} and those the checkout's config modules declare"
     return "" if version == _table_version() else f"; checked against the key table of DeepSpeed {_table_version()}"
 
 
@@ -207,6 +211,10 @@ def _past_edge(ctx):
     from rlhf_lint.frameworks.deepspeed import ds_version_origin
     from rlhf_lint.frameworks.edge import is_past, newest_known
 
+    from rlhf_lint.frameworks.deepspeed import fork_source
+
+    if fork_source(ctx):
+        return None  # the checkout's own modules are read instead
     version, origin = ds_version_origin(ctx)
     if origin != "assumed" and is_past(version, newest_known("deepspeed")):
         return version, "set by deepspeed-version" if origin == "configured" else origin

@@ -132,3 +132,39 @@ def test_verl_hydra_defaults_list_is_composed(tmp_path):
     assert keys["actor_rollout_ref.rollout.name"] == "vllm"
     assert keys["actor_rollout_ref.rollout.temperature"] == 1.0
     assert keys["actor_rollout_ref"] == {} and keys["trainer.nnodes"] == 1
+
+
+DS_ZERO_CONFIG = '''from pydantic import Field
+
+
+class DeepSpeedZeroConfig(DeepSpeedConfigModel):
+    stage: int = 0
+    fork_bucket_size: int = Field(1, alias="fork_bucket")
+'''
+
+
+def test_deepspeed_fork_fields_count_as_known(tmp_path):
+    zero = tmp_path / "ds_fork" / "deepspeed" / "runtime" / "zero"
+    zero.mkdir(parents=True)
+    (zero / "config.py").write_text(DS_ZERO_CONFIG)
+    (tmp_path / "ds_config.json").write_text(
+        '{"train_micro_batch_size_per_gpu": 1,\n "zero_optimization": {"stage": 3, "fork_bucket_size": 5,\n'
+        '  "fork_bucket": 5, "overlap_com": true}}\n')
+    config = config_from_mapping({"deepspeed-source": "ds_fork"}, str(tmp_path / "pyproject.toml"))
+    result = run([tmp_path / "ds_config.json"], ["D001"], config)
+    found = [(d.start.line, d.severity.name.lower(), d.message) for d in result.diagnostics]
+    assert [(line, sev) for line, sev, _ in found] == [(3, "error")]
+    assert "'overlap_com'" in found[0][2] and "deepspeed-source" in found[0][2]
+    # without the checkout, the fork's fields are unknown keys
+    plain = run([tmp_path / "ds_config.json"], ["D001"], config_from_mapping({}))
+    assert len([d for d in plain.diagnostics if d.code == "D001"]) == 3
+
+
+def test_cli_exits_2_on_a_missing_checkout(tmp_path):
+    from lintutil import run_cli
+
+    (tmp_path / "pyproject.toml").write_text('[tool.rlhf-lint]\nopenrlhf-source = "third_party/OpenRLHF"\n')
+    (tmp_path / "train.sh").write_text(FORK_SCRIPT)
+    proc = run_cli("train.sh", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "openrlhf-source" in proc.stderr and "no such folder" in proc.stderr
