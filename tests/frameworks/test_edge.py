@@ -104,3 +104,18 @@ def test_one_info_per_repository(tmp_path):
     assert "python -m rlhf_lint.schemas.build --all" in infos[0].message
     assert {d.severity.name for d in result.diagnostics if d.code == "D001"} == {"WARNING"}
     assert all(d.fix is None for d in result.diagnostics if d.code == "D001")
+
+
+@pytest.mark.parametrize("name, text", [
+    ("requirements.txt", "verl==0.4.1\n"),
+    ("pyproject.toml", '[project]\nname = "x"\ndependencies = ["verl==0.4.1"]\n'),
+    ("setup.py", 'from setuptools import setup\nsetup(name="x", install_requires=["verl==0.4.1"])\n'),
+    ("Dockerfile", "FROM python:3.10\nRUN pip install verl==0.4.1\n"),
+])
+def test_every_pin_file_gives_the_version(tmp_path, name, text):
+    from rlhf_lint.engine.runner import build_project
+
+    _write(tmp_path, {name: text})
+    project, _ = build_project([str(tmp_path)], config_from_mapping({}, str(tmp_path / "rlhf-lint.toml")))
+    target = edge.target_version(project, "verl")
+    assert target is not None and target.version == "0.4.1" and target.origin.startswith(f"pinned in {name}:")
