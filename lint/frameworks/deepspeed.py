@@ -54,7 +54,11 @@ def ds_version_origin(config, project=None) -> tuple[str, str]:
         except Exception:  # a pin file the pin reader cannot use must not break DeepSpeed checks
             pinned = None
         if pinned is not None:
-            return pinned[0], pinned[1].origin or "pinned"
+            origin, setting = pinned[1].origin or "pinned", pinned[1]
+            source = project.sources.get(setting.path) if setting.path else None
+            if origin.startswith("pinned in") and source is not None and setting.span is not None:
+                origin += f":{source.position(setting.span.start).line}"  # the finding names the exact line
+            return pinned[0], origin
     return ds_keys()["deepspeed"]["version"], "assumed"
 
 
