@@ -232,7 +232,7 @@ def _why(target: str) -> str | None:
             return (f"a git URL at {name!r}: a tag or branch name is not a version rlhf-lint can trust (a branch "
                     "moves)")
         return "a git URL without a commit: each install takes the head of the default branch"
-    if re.match(r"^(?:file:|\.{1,2}(?:/|$)|/|~)", url) or url in (".", ".."):
+    if re.match(r"^(?:file:|\.{1,2}(?:/|$|\[)|/|~)", url):
         if lowered.endswith(".whl"):
             return None  # a wheel's name carries its version
         return "a local path: it installs whatever that checkout holds, whose version is not written here"

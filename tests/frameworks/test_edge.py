@@ -50,6 +50,8 @@ def test_configuration_wins_over_a_pin(tmp_path):
     ("verl @ git+https://github.com/volcengine/verl.git@v0.4.1", "at 'v0.4.1'"),
     ("git+https://github.com/huggingface/trl.git", "without a commit"),
     (".", "a local path"),
+    (".[dev]", "a local path"),
+    ("..", "a local path"),
     ("./third_party/OpenRLHF", "a local path"),
     ("file:///opt/src/deepspeed", "a local path"),
     ("https://example.com/x/deepspeed-src.tar.gz", "a URL archive"),
