@@ -121,3 +121,14 @@ def test_every_pin_file_gives_the_version(tmp_path, name, text):
     project, _ = build_project([str(tmp_path)], config_from_mapping({}, str(tmp_path / "rlhf-lint.toml")))
     target = edge.target_version(project, "verl")
     assert target is not None and target.version == "0.4.1" and target.origin.startswith(f"pinned in {name}:")
+
+
+def test_one_info_across_groups_of_files(tmp_path):
+    # two folders that name nothing of each other are checked as separate groups; the info is still said once
+    for sub in ("a", "b"):
+        (tmp_path / sub / ".git").mkdir(parents=True)  # two repositories: two groups
+        (tmp_path / sub / "ds_config.json").write_text('{"train_micro_batch_size_per_gpu": 1, '
+                                                       '"zero_optimization": {"stage": 2}}\n')
+    config = config_from_mapping({"deepspeed-version": "0.19.8"}, str(tmp_path / "pyproject.toml"))
+    result = run([tmp_path / "a", tmp_path / "b"], ["P006"], config)
+    assert [d.code for d in result.diagnostics] == ["P006"]
