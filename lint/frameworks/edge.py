@@ -7,6 +7,7 @@ for a release newer than the table is a warning that says so, with no rename or 
 """
 from __future__ import annotations
 
+import functools
 import os
 
 from rlhf_lint.startup.records import record
@@ -57,12 +58,14 @@ def _listed(data: dict) -> str | None:
 
 
 # -- the newest release each table covers: one reader per framework, so refreshed tables plug in -----------------
+@functools.lru_cache(maxsize=1)  # the tables do not change during a run
 def _openrlhf() -> str | None:
     from rlhf_lint.schemas import load
 
     return _newest(load("openrlhf/openrlhf.json")["tags"])
 
 
+@functools.lru_cache(maxsize=1)
 def _deepspeed() -> str | None:
     from rlhf_lint.schemas import load
 
@@ -70,18 +73,21 @@ def _deepspeed() -> str | None:
     return _listed(data) or _listed(data.get("deepspeed", {}))
 
 
+@functools.lru_cache(maxsize=1)
 def _verl() -> str | None:
     from rlhf_lint.schemas import load
 
     return _newest(load("verl/ppo_trainer_defaults.json")["releases"])
 
 
+@functools.lru_cache(maxsize=1)
 def _accelerate() -> str | None:
     from rlhf_lint.schemas import load
 
     return _listed(load("accelerate/deepspeed_keys.json"))  # today the table names a commit only: None
 
 
+@functools.lru_cache(maxsize=1)
 def _orz() -> str | None:
     from rlhf_lint.schemas import load
 
