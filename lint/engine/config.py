@@ -33,7 +33,10 @@ VERSION_KEYS = (
     "accelerate-version",
 )
 LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude")
-KNOWN_KEYS = set(VERSION_KEYS) | set(HARDWARE_KEYS) | set(LIST_KEYS) | {"per-file-ignores", "fail-on", "world-size"}
+# a checkout of a fork or of unreleased code, read statically instead of a release table (frameworks/forks.py)
+SOURCE_KEYS = ("openrlhf-source", "verl-source", "deepspeed-source")
+KNOWN_KEYS = (set(VERSION_KEYS) | set(HARDWARE_KEYS) | set(LIST_KEYS) | set(SOURCE_KEYS)
+              | {"per-file-ignores", "fail-on", "world-size"})
 
 
 class ConfigError(Exception):
@@ -105,6 +108,7 @@ class Config:
     fail_on: Severity = Severity.WARNING
     hardware: Hardware = field(default_factory=Hardware)
     versions: dict[str, str] = field(default_factory=dict)  # "openrlhf" -> "0.9.5"
+    sources: dict[str, str] = field(default_factory=dict)  # "openrlhf" -> absolute path of a checkout
     world_size: int | None = None
     warnings: list[str] = field(default_factory=list)
     hardware_overrides: Hardware = field(default_factory=Hardware)  # given on the command line: they win
@@ -210,9 +214,22 @@ def config_from_mapping(table: dict[str, Any], path: str | None = None) -> Confi
     for key in VERSION_KEYS:
         if key in table:
             cfg.versions[key[: -len("-version")]] = str(table[key]).lstrip("v")
+    for key in SOURCE_KEYS:
+        if key in table:
+            cfg.sources[key[: -len("-source")]] = _source_path(table[key], key, cfg.root)
     if "world-size" in table:
         try:
             cfg.world_size = int(table["world-size"])
         except (TypeError, ValueError):
             raise ConfigError("world-size must be a whole number") from None
     return cfg
+
+
+def _source_path(value: Any, key: str, root: str) -> str:
+    """A checkout named relative to the configuration file; it must exist (a typo would silently use the tables)."""
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{key} must be a path to a checkout (a string)")
+    path = os.path.normpath(os.path.join(root, os.path.expanduser(value)))
+    if not os.path.isdir(path):
+        raise ConfigError(f"{key} = {value!r}: no such folder ({path})")
+    return path

@@ -147,6 +147,10 @@ class Project:
             return source.parse_error is not None
         if fact == "pins":
             return self.declares_pins()
+        if fact == "pin files":  # a file that may pin, even when nothing in it resolves to a version (``-e .``)
+            return any(may_declare_pins(s) for s in self.sources.values())
+        if fact == "versions":  # a framework release is configured or some file pins
+            return bool(self.config.versions) or self.declares_pins()
         if fact == "unreadable files":
             return bool(getattr(self, "unreadable", None))
         if job is not None and fact in ("gpu", "host memory"):

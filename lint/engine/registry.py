@@ -40,7 +40,7 @@ RULES_PAGE_URL = "https://github.com/rlhf-lint/rlhf-lint/blob/main/docs/rules.md
 FACTS = {
     "file": ("parse error",),
     "job": ("gpu", "host memory"),
-    "project": ("pins", "unreadable files"),
+    "project": ("pins", "unreadable files", "pin files", "versions"),
 }
 
 CODE_RE = lazy_compile(r"^[A-Z][0-9]{3}$")

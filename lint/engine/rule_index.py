@@ -82,6 +82,8 @@ RULES = (
     ('P003', 'unpinned-critical', 1, (), 'project', (), False, True, 'rlhf_lint.rules.pins.p003_unpinned_critical', 'pins'),
     ('P004', 'flash-attn-no-prebuilt-wheel', 2, (), 'project', (), True, True, 'rlhf_lint.rules.pins.p004_flash_attn_no_prebuilt_wheel', 'pins'),
     ('P005', 'installed-version-mismatch', 2, (), 'project', (), False, True, 'rlhf_lint.rules.pins.p005_installed_version_mismatch', ''),
+    ('P006', 'knowledge-out-of-date', 1, (), 'project', (), False, True, 'rlhf_lint.rules.pins.p006_knowledge_out_of_date', 'versions'),
+    ('P007', 'unresolvable-pin', 1, (), 'project', (), False, True, 'rlhf_lint.rules.pins.p007_unresolvable_pin', 'pin files'),
     ('S001', 'broken-line-continuation', 3, ('shell',), 'file', (), True, True, 'rlhf_lint.rules.shell.s001_broken_line_continuation', ''),
     ('S002', 'duplicate-flag', 2, ('shell',), 'file', (), False, True, 'rlhf_lint.rules.shell.s002_duplicate_flag', ''),
     ('S003', 'placeholder-value', 3, ('shell',), 'file', (), False, True, 'rlhf_lint.rules.shell.s003_placeholder_value', ''),

@@ -344,8 +344,13 @@ def _lint(paths: list[str], config: Config, options: Options) -> Result:
     else:
         outcomes = _serial(groups, config, options, rules, settings)
     result = Result(diagnostics=[], messages=messages)
+    reported: set[tuple] = set()
     for out in outcomes:
-        result.diagnostics.extend(out.diagnostics)
+        for d in out.diagnostics:  # a repository-wide finding (P006 on the configuration) comes from every group
+            key = (d.code, d.path, d.start, d.end, d.message)
+            if key not in reported:
+                reported.add(key)
+                result.diagnostics.append(d)
         result.fixed += out.fixed
         result.changed.update(out.changed)
         result.write_errors.extend(out.write_errors)

@@ -54,8 +54,32 @@ def ds_version_origin(config, project=None) -> tuple[str, str]:
         except Exception:  # a pin file the pin reader cannot use must not break DeepSpeed checks
             pinned = None
         if pinned is not None:
-            return pinned[0], pinned[1].origin or "pinned"
+            origin, setting = pinned[1].origin or "pinned", pinned[1]
+            source = project.sources.get(setting.path) if setting.path else None
+            if origin.startswith("pinned in") and source is not None and setting.span is not None:
+                origin += f":{source.position(setting.span.start).line}"  # the finding names the exact line
+            return pinned[0], origin
     return ds_keys()["deepspeed"]["version"], "assumed"
+
+
+def fork_source(config) -> str | None:
+    """The checkout named by ``deepspeed-source`` (``config`` may be a rule Context)."""
+    config = getattr(config, "config", config)
+    return (getattr(config, "sources", None) or {}).get("deepspeed")
+
+
+def fork_knows(config, section: str, key: str) -> bool:
+    """Whether the deepspeed-source checkout declares ``key`` in the module its section is read by (the module
+    the key table names for that section), as a pydantic field or an alias."""
+    root = fork_source(config)
+    source = ds_keys()["sections"].get(section, {}).get("source", "")
+    marker = "/deepspeed/"
+    if not root or marker not in source:
+        return False
+    from rlhf_lint.frameworks.forks import deepspeed_fields
+
+    relpath = "deepspeed/" + source.split(marker, 1)[1].split("#", 1)[0].split(")", 1)[0]
+    return key in deepspeed_fields(root, relpath)
 
 
 def version_tuple(text: str) -> tuple[int, ...]:
@@ -69,6 +93,8 @@ def version_at_least(config, release: str) -> bool:
 
 
 def assumed_version_note(config) -> str:
+    if fork_source(config):
+        return "DeepSpeed checkout named by deepspeed-source"
     version, origin = ds_version_origin(config)
     if origin == "assumed":
         return f"DeepSpeed {version} assumed; set deepspeed-version to change"

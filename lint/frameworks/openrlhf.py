@@ -247,6 +247,62 @@ def knowledge() -> Knowledge:
     return Knowledge(load("openrlhf/openrlhf.json"), lambda cli: load(f"openrlhf/clis/{cli}.json"))
 
 
+_FORKS: dict[int, tuple] = {}  # id(flags read from a checkout) -> (those flags, their Knowledge)
+
+
+def knowledge_for(project) -> Knowledge:
+    """The release tables, or for ``openrlhf-source`` a Knowledge whose newest entry (the ``HEAD`` index, where
+    the checks of the newest code apply) holds the checkout's own flags, read statically (frameworks/forks.py)."""
+    source = (getattr(getattr(project, "config", None), "sources", None) or {}).get("openrlhf")
+    if not source:
+        return knowledge()
+    from rlhf_lint.frameworks.forks import openrlhf_flags
+
+    flags = openrlhf_flags(source)  # cached per process by the files' sizes and mtimes
+    if not flags:
+        return knowledge()
+    cached = _FORKS.get(id(flags))
+    if cached is not None and cached[0] is flags:
+        return cached[1]
+    root = getattr(project.config, "root", None) or os.getcwd()
+    k = _fork_knowledge(flags, os.path.relpath(source, root), source)
+    _FORKS[id(flags)] = (flags, k)
+    return k
+
+
+def _fork_knowledge(flags: dict[str, list[list]], shown: str, source: str) -> Knowledge:
+    base = knowledge()
+    head = base.head
+    data = dict(base.data)
+    tags = list(base.tags)
+    tags[head] = f"checkout {shown}"
+    data["tags"] = tags
+    data["cli_names"] = sorted(set(base.cli_names) | set(flags))
+    known_entries = {m["entry"] for m in base.modules}
+    data["modules"] = list(base.modules) + [
+        {"entry": f"openrlhf.cli.{cli}", "kind": "module", "cli": cli, "first": "HEAD", "last": "HEAD",
+         "job_type": "", "source": os.path.join(source, "openrlhf", "cli", cli + ".py")}
+        for cli in sorted(flags) if f"openrlhf.cli.{cli}" not in known_entries]
+
+    def load_cli(cli: str) -> dict:
+        table = base._cli(cli)
+        if cli not in flags:
+            return table
+        rows = []
+        for r in table["flags"]:  # the releases before the newest code keep their rows
+            if r[8] < head:
+                rows.append(r)
+            elif r[7] < head:
+                rows.append(r[:8] + [head - 1])
+        rows.extend(row + [head, head] for row in flags[cli])
+        return {"flags": rows, "renames": table["renames"]}
+
+    k = Knowledge(data, load_cli)
+    k.tag_index["HEAD"] = head  # modules and checks name the newest code "HEAD"
+    k.head = head
+    return k
+
+
 # -- argparse emulation ------------------------------------------------------------------------------------------
 @record(eq=False)
 class FlagUse:
@@ -298,10 +354,25 @@ class Invocation:
     stray: list = field(default_factory=list)  # positional words argparse does not accept
     values: dict[str, Value] = field(default_factory=dict)  # canonical name -> value (given or default)
     job_type: str = ""
+    declared: str = ""  # the version configured or pinned, as written ("" when inferred)
+    k: Any = None  # the Knowledge it was read with (a fork's, for openrlhf-source)
+
+    @property
+    def past_edge(self) -> bool:
+        """Whether the declared release is newer than every release the flag tables cover."""
+        from rlhf_lint.frameworks.edge import is_past, newest_known
+
+        return bool(self.declared) and is_past(self.declared, newest_known(FRAMEWORK))
+
+    @property
+    def edge_note(self) -> str:
+        from rlhf_lint.frameworks.edge import edge_note
+
+        return edge_note(FRAMEWORK, self.declared, self.version_reason.split(";", 1)[0])
 
     @property
     def version(self) -> str:
-        return knowledge().label(self.tag)
+        return (self.k or knowledge()).label(self.tag)
 
     @property
     def about_version(self) -> str:
@@ -327,7 +398,7 @@ class Invocation:
 
     def has_flag(self, name: str) -> bool:
         """Whether the targeted release has a flag for this canonical name at all."""
-        k = knowledge()
+        k = self.k or knowledge()
         return any(name in k.canonical(self.cli, f) for f in k.flags_at(self.cli, self.tag)) if self.cli else False
 
 
@@ -562,15 +633,18 @@ def analyze(command, source=None, project=None) -> Invocation:
 
 
 def _analyze(command, source, project) -> Invocation:
-    k = knowledge()
-    declared = _declared_version(project, None, command.path)
+    k = knowledge_for(project)
+    fork = k is not knowledge()
+    declared = None if fork else _declared_version(project, None, command.path)
     entry_text, rows = _entry_rows(k, command, allow_scripts=True)
     lifetime = _lifetime(k, rows)
     cli = next((r["cli"] for r in rows if r["cli"]), None)
     leading, groups = _tokens(command)
     written = [arg.flag.split("=", 1)[0] for arg, _ in groups]
 
-    if declared is not None:
+    if fork:  # openrlhf-source: the checkout's own flags, at the index of the newest code
+        tag, reason, how = k.head, "set by openrlhf-source", "fork"
+    elif declared is not None:
         tag, note = k.release_of(declared[0])
         reason = declared[1] + (f"; {note}" if note else "")
         how = declared[2]
@@ -586,7 +660,7 @@ def _analyze(command, source, project) -> Invocation:
         command=command, path=command.path, cli=cli, entry=entry_text,
         entry_span=command.entry.span if command.entry is not None else None, module_ok=module_ok,
         module_lifetime=k.describe_ranges(lifetime), tag=tag, version_reason=reason, version_source=how,
-        job_type=row["job_type"] if row else "",
+        job_type=row["job_type"] if row else "", declared=declared[0] if declared is not None else "", k=k,
     )
     if cli is None:
         return inv

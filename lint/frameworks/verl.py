@@ -246,6 +246,16 @@ class VerlConfig:
     yaml_path: str | None = None
     overrides: list[Override] = field(default_factory=list)
     partial: bool = False  # composed from a YAML that was not read: keys and values beyond ours are unknown
+    target: Any = None  # edge.Target: the release configured or pinned (None: unknown)
+    past_edge: bool = False  # the target is newer than every release the key table covers
+    fork: str | None = None  # the checkout named by verl-source, whose keys were read instead of the table
+
+    @property
+    def about_version(self) -> str:
+        """``verl 0.4.1, pinned in requirements.txt:3`` / ``verl version unknown``."""
+        if self.fork is not None:
+            return f"verl checkout {self.fork}, set by verl-source"
+        return self.target.phrase if self.target is not None else "verl version unknown"
 
     def where(self, key: str):
         """The Override, YamlEntry or None (release default) that sets ``key`` last."""
@@ -437,10 +447,29 @@ def make_job(cfg: VerlConfig, name: str, path: str, span: Span | None) -> VerlJo
                    assumptions=assumptions, verl=cfg)
 
 
+def _fork_source(project) -> str | None:
+    sources = getattr(getattr(project, "config", None), "sources", None) or {}
+    return sources.get("verl")
+
+
 def new_config(project, config_name: str = "ppo_trainer") -> VerlConfig:
-    version = project.config.version("verl") if project is not None else None
+    from rlhf_lint.frameworks.edge import is_past, newest_known, target_version
+
+    source = _fork_source(project)
+    if source is not None:  # a checkout named by verl-source: its own keys, read statically
+        from rlhf_lint.frameworks.forks import verl_keys
+
+        keys = verl_keys(source, config_name)
+        if keys is not None:
+            shown = os.path.relpath(source, project.config.root)
+            return VerlConfig(release=f"checkout {shown}", defaults=keys, exact=True, config_name=config_name,
+                              fork=shown)
+    target = target_version(project, "verl") if project is not None else None  # configuration > pin
+    version = target.version if target is not None else None
     release, keys, exact = schema_keys(version, config_name)
-    return VerlConfig(release=release, defaults=keys, exact=exact, config_name=config_name)
+    past = target is not None and is_past(version, newest_known("verl"))
+    return VerlConfig(release=release, defaults=keys, exact=exact, config_name=config_name, target=target,
+                      past_edge=past)
 
 
 def interpret(command, source, project) -> list[Job]:

@@ -39,10 +39,17 @@ def accelerate_unknown_deepspeed_key(ctx):
     cfg = _cfg(ctx)
     if cfg is None:
         return
+    from rlhf_lint.frameworks.edge import edge_note, past_edge
+
     known = deepspeed_keys()["keys"]
+    edge = None
     for key, entry in cfg.deepspeed.items():
         if key in known:
             continue
+        if edge is None:
+            edge = past_edge(ctx.project, "accelerate") or False
         near = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
         hint = f"; did you mean {near[0]}?" if near else ""
+        if edge:  # a key new in a release the table lacks
+            hint = f", but {edge_note('accelerate', edge.version, edge.origin)}: that release may read it" + hint
         yield Finding(node_span(entry.key_node), f"deepspeed_config key {key!r} is not read by accelerate{hint}")

@@ -14,7 +14,7 @@ Helpers shared by the rules of this family (each rule is a module of this folder
 """
 from __future__ import annotations
 
-from rlhf_lint.frameworks.deepspeed import assumed_version_note, ds_keys, version_at_least
+from rlhf_lint.frameworks.deepspeed import assumed_version_note, ds_keys, fork_knows, version_at_least
 from rlhf_lint.fixers import json as jfix
 from rlhf_lint.readers.json import JMember, JObject, JSONDocument, JValue
 from rlhf_lint.model import Applicability, Finding, Fix, Severity
@@ -180,6 +180,7 @@ def _unknown_keys(ctx, strict: bool):
     if doc is None:
         return
     data = ds_keys()
+    edge = _past_edge(ctx)
     for section, obj in _sections(doc):
         mode = _section_mode(section, ctx)
         if mode == "open" or (mode == "strict") != strict:
@@ -190,7 +191,7 @@ def _unknown_keys(ctx, strict: bool):
         older = _older_era_keys(section) if era is not None and not known else {}
         for m in obj.members:
             path = f"{section}.{m.key}" if section else m.key
-            if (m.key in era_keys) if era_keys is not None else _known(path):
+            if ((m.key in era_keys) if era_keys is not None else _known(path)) or fork_knows(ctx, section, m.key):
                 continue
             if m.key in older and strict:
                 # valid on an older release, rejected on the one assumed: without the version it is not certain
@@ -213,15 +214,64 @@ def _unknown_keys(ctx, strict: bool):
             if rejected:
                 message += f"; {rejected['message']}"
             fix = None
+            if edge is not None:  # the key may be new in a release the table lacks: say so, rewrite nothing
+                yield _past_edge_finding(m, where, strict, edge, suggestion)
+                continue
             if suggestion:
                 message += f"; did you mean {suggestion!r}?"
                 if suggestion not in present:
                     fix = Fix(f"rename {m.key!r} to {suggestion!r}", (jfix.rename_key(m, suggestion),),
                               Applicability.SAFE if strict else Applicability.UNSAFE)
             if strict:
-                message += f" ({assumed_version_note(ctx)}"
+                # a section checked by its era's keys (schemas/ds_config_section_eras.json) was checked at the release
+                table = "" if era_keys is not None else _table_note(ctx)
+                message += f" ({assumed_version_note(ctx)}{table}"
                 message += "; strict since 0.17.1)" if section in ("fp16", "bf16", "bfloat16") else ")"
             yield Finding(m.key_span, message, fix=fix)
+
+
+def _table_version() -> str:
+    return ds_keys()["deepspeed"]["version"]
+
+
+def _table_note(ctx) -> str:
+    """Names the table a key was checked against when it is not the targeted release's own."""
+    from rlhf_lint.frameworks.deepspeed import ds_version
+
+    from rlhf_lint.frameworks.deepspeed import fork_source
+
+    version = ds_version(ctx)[0]
+    if fork_source(ctx):
+        return f"; keys of DeepSpeed {_table_version()} and those the checkout's config modules declare"
+    return "" if version == _table_version() else f"; checked against the key table of DeepSpeed {_table_version()}"
+
+
+def _past_edge(ctx):
+    """(version, origin) when the targeted DeepSpeed is newer than the key table, else None."""
+    from rlhf_lint.frameworks.deepspeed import ds_version_origin
+    from rlhf_lint.frameworks.edge import is_past, newest_known
+
+    from rlhf_lint.frameworks.deepspeed import fork_source
+
+    if fork_source(ctx):
+        return None  # the checkout's own modules are read instead
+    version, origin = ds_version_origin(ctx)
+    if origin != "assumed" and is_past(version, newest_known("deepspeed")):
+        return version, "set by deepspeed-version" if origin == "configured" else origin
+    return None
+
+
+def _past_edge_finding(member, where: str, strict: bool, edge, suggestion) -> Finding:
+    from rlhf_lint.frameworks.edge import edge_note
+    from rlhf_lint.model import Severity
+
+    version, origin = edge
+    effect = "may accept it" if strict else "may read it"
+    message = (f"key {member.key!r} {where} is not in the key table of DeepSpeed {_table_version()}, but "
+               f"{edge_note('deepspeed', version, origin)}: that release {effect}")
+    if suggestion:
+        message += f"; did you mean {suggestion!r}?"
+    return Finding(member.key_span, message, severity=Severity.WARNING)
 
 
 def _is_comment_key(key: str) -> bool:

@@ -6,7 +6,7 @@ from rlhf_lint.fixers import json as jfix
 from rlhf_lint.readers.json import JValue
 from rlhf_lint.model import Applicability, Edit, Finding, Fix, Severity
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.deepspeed._common import KINDS, _doc, _lookup_member
+from rlhf_lint.rules.deepspeed._common import KINDS, _doc, _lookup_member, _past_edge
 
 
 @rule("D013", "deprecated-ds-config-key", Severity.WARNING, kinds=KINDS, fixable=True)
@@ -41,6 +41,7 @@ def deprecated_ds_config_key(ctx):
     if doc is None:
         return
     text = ctx.source.text
+    edge = _past_edge(ctx)
     zero = doc.root.get("zero_optimization")
     if isinstance(zero, JValue) and isinstance(zero.value, bool):
         yield Finding(zero.span, f"boolean zero_optimization is deprecated ({'true means stage 1' if zero.value else 'false means stage 0'}): "
@@ -84,4 +85,9 @@ def deprecated_ds_config_key(ctx):
                 fix = Fix(f"delete {member.key!r} (false is the default)", jfix.delete_member(text, parent, member))
         elif info["fix"] == "delete":
             fix = Fix(f"delete {member.key!r}", jfix.delete_member(text, parent, member))
+        if edge is not None:  # a newer release may treat the key otherwise: no rewrite on the table's word
+            from rlhf_lint.frameworks.edge import edge_note
+
+            message += f"; {edge_note('deepspeed', *edge)}"
+            fix, severity = None, None
         yield Finding(member.key_span, message, fix=fix, severity=severity)

@@ -60,7 +60,7 @@ def _on(inv, name) -> bool | None:
 
 def _flag_of(inv, name) -> str:
     """How the targeted release spells the flag of a canonical name (``--zero_stage`` or ``--ds.zero_stage``)."""
-    k = _k()
+    k = inv.k or _k()
     for flag in k.flags_at(inv.cli, inv.tag):
         if name in k.canonical(inv.cli, flag):
             return flag

@@ -38,8 +38,8 @@ def unknown_flag(ctx):
     - https://github.com/OpenRLHF/OpenRLHF/compare/v0.8.9.post1...v0.8.10
     - https://github.com/OpenRLHF/OpenRLHF/compare/v0.9.1.post1...v0.9.2
     """
-    k = _k()
     for inv in _invocations(ctx):
+        k = inv.k or _k()  # a fork's own flags for openrlhf-source
         valid = k.flags_at(inv.cli, inv.tag)
         for use in inv.uses:
             if use.match != "unknown":
@@ -49,6 +49,8 @@ def unknown_flag(ctx):
 
 def _unknown_flag_finding(ctx, inv, use, valid, k):
     flag = use.written
+    if inv.past_edge:
+        return _past_edge_finding(inv, use, valid, k)
     parts = [f"`{flag}` is not a flag of {inv.cli} in {inv.release_phrase}: argparse exits with "
              f"'unrecognized arguments'"]
     fix = None
@@ -73,6 +75,19 @@ def _unknown_flag_finding(ctx, inv, use, valid, k):
     if accepted:
         parts.append(f"`{flag}` was accepted by {k.describe_ranges(accepted)}")
     return Finding(use.flag_span, "; ".join(parts), fix=fix)
+
+
+def _past_edge_finding(inv, use, valid, k):
+    """The flag may be new in a release the tables lack: a warning, no rename (it could point at a removed flag)."""
+    import difflib
+
+    flag = use.written
+    parts = [f"`{flag}` is not a flag of {inv.cli} in OpenRLHF {inv.version}, but {inv.edge_note}: "
+             f"that release may define it"]
+    close = difflib.get_close_matches(flag, list(valid), n=1, cutoff=0.6)
+    if close:
+        parts.append(f"did you mean `{close[0]}`?")
+    return Finding(use.flag_span, "; ".join(parts), severity=Severity.WARNING)
 
 
 def _rename_for(inv, flag, valid, k):

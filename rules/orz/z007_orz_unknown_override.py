@@ -31,5 +31,16 @@ def orz_unknown_override(ctx):
     job = ctx.job
     if job is None or job.framework != "orz":
         return
-    for override, message in getattr(job, "unknown_overrides", ()):
+    unknown = getattr(job, "unknown_overrides", ())
+    if not unknown:
+        return
+    from rlhf_lint.frameworks.edge import edge_note, past_edge
+
+    edge = past_edge(ctx.project, "orz")  # inherited fields come from a table: a newer ORZ may have the field
+    for override, message in unknown:
+        if edge is not None:
+            yield Finding(override.key_span or override.span,
+                          f"{message}; but {edge_note('orz', edge.version, edge.origin)}: that release may have it",
+                          path=override.path, severity=Severity.WARNING)
+            continue
         yield Finding(override.key_span or override.span, message, path=override.path)

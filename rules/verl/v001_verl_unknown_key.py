@@ -12,7 +12,9 @@ def verl_unknown_key(ctx):
 
     ## What it does
     Checks every `key=value` override of a `verl.trainer.main_ppo` command against the keys of verl's trainer config
-    (the release given by `verl-version`, else any release) and the repository's own YAML config.
+    (the release given by `verl-version`, else a `verl==` pin, else any release) and the repository's own YAML config.
+    An error only when the targeted release is within the table; with no release known, or one newer than the
+    newest release the table covers, the finding is a warning that says so and offers no rename.
 
     ## Why it matters
     Hydra stops with "Could not override 'x'. Key 'x' is not in struct" before anything starts; a misspelt key in a
@@ -24,7 +26,8 @@ def verl_unknown_key(ctx):
     ```
 
     ## Fix
-    When one known key is very close, the fix renames the override (unsafe: check that it is the key you meant).
+    When one known key is very close and the targeted release is known to the table, the fix renames the override
+    (unsafe: check that it is the key you meant).
     A key that is meant to be new is written `+key=value`.
 
     ## References
@@ -43,15 +46,30 @@ def verl_unknown_key(ctx):
             message = f"`~{o.key}` deletes a key the config does not have"
             yield Finding(o.key_span or o.span, message, path=o.path)
             continue
-        where = f"verl {cfg.release}" if cfg.exact else "any verl release"
+        where = f"verl {cfg.release}" if cfg.exact else "any verl release rlhf-lint knows"
         near = close_key(o.key, cfg.defaults)
-        fix = None
-        message = f"unknown key `{o.key}` (not in the trainer config of {where}): Hydra refuses it"
+        fix, severity = None, None
+        message = f"unknown key `{o.key}` (not in the trainer config of {where})"
+        if cfg.past_edge:  # the key may be new in a release the table lacks
+            from rlhf_lint.frameworks.edge import edge_note
+
+            message += f", but {edge_note('verl', cfg.target.version, cfg.target.origin)}: that release may define it"
+            severity = Severity.WARNING
+        elif not cfg.exact:  # no release targeted: a newer one may define it
+            message += ("; the verl version is unknown (set verl-version or pin verl): Hydra refuses it in every "
+                        "release rlhf-lint knows")
+            severity = Severity.WARNING
+        elif cfg.fork is not None:
+            message = message[:-1] + ", set by verl-source): Hydra refuses it"
+        else:
+            message = message[:-1] + (f", {cfg.target.origin})" if cfg.target.version == cfg.release
+                                       else f"; {cfg.about_version})") + ": Hydra refuses it"
         if near:
             message += f"; did you mean `{near}`?"
-            if o.key_span is not None:
+            # a rename only on the word of the targeted release's own table: never rewrite a key a newer one may have
+            if o.key_span is not None and severity is None:
                 start = o.key_span.start + len(o.op)
                 fix = Fix(f"rename to {near}", (Edit(start, o.key_span.end, near),), Applicability.UNSAFE)
         else:
             message += "; write `+" + o.key + "=...` to add a new key"
-        yield Finding(o.key_span or o.span, message, fix=fix, path=o.path)
+        yield Finding(o.key_span or o.span, message, fix=fix, path=o.path, severity=severity)

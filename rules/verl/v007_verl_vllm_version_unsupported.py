@@ -11,7 +11,7 @@ def verl_vllm_version_unsupported(ctx):
     """The vLLM version is not one this verl release accepts.
 
     ## What it does
-    With `verl-version` and `vllm-version` configured (or pinned), checks the vLLM version against the allowlist
+    With the verl and vLLM versions known (configured, else pinned: `verl==` and `vllm==` pins count), checks the vLLM version against the allowlist
     that verl releases up to 0.5 apply when the rollout imports vLLM (schemas/verl/vllm_support.json).
 
     ## Why it matters
@@ -30,9 +30,14 @@ def verl_vllm_version_unsupported(ctx):
     cfg = _cfg(ctx)
     if cfg is None:
         return
-    verl_v, vllm_v = ctx.config.version("verl"), ctx.config.version("vllm")
-    if not verl_v or not vllm_v:
+    from rlhf_lint.frameworks.edge import target_version
+
+    if cfg.fork is not None:
+        return  # a checkout's own vLLM checks are not in the table
+    verl_t, vllm_t = cfg.target, target_version(ctx.project, "vllm")  # configuration > pin
+    if verl_t is None or vllm_t is None:
         return
+    verl_v, vllm_v = verl_t.version, vllm_t.version
     # imported only past the early returns: packaging.specifiers costs ~25 ms of a one-file run
     from packaging.specifiers import SpecifierSet
     from packaging.version import InvalidVersion, Version
@@ -50,6 +55,6 @@ def verl_vllm_version_unsupported(ctx):
             return
         if vllm_version >= Version(row["minimum"]):
             return
-        yield Finding(ctx.job.span, f"verl {verl_v} refuses vllm {vllm_v} at rollout start ({row['message']})",
-                      path=ctx.job.path)
+        yield Finding(ctx.job.span, f"verl {verl_v} refuses vllm {vllm_v} at rollout start ({row['message']}; "
+                                    f"verl {verl_t.origin}, vllm {vllm_t.origin})", path=ctx.job.path)
         return

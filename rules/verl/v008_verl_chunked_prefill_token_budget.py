@@ -37,7 +37,7 @@ def verl_chunked_prefill_token_budget(ctx):
     from packaging.version import InvalidVersion, Version
 
     severity = None
-    version = ctx.config.version("verl")
+    version = cfg.target.version if cfg.target is not None else None  # configuration > pin
     if version:
         try:
             if Version(version) >= Version("0.7.0"):
@@ -59,7 +59,7 @@ def verl_chunked_prefill_token_budget(ctx):
     if budget is None or budget >= max_len:
         return
     fix = _value_fix(cfg, f"{ROLLOUT}.max_num_batched_tokens", max_len, f"set max_num_batched_tokens to {max_len}")
-    note = "" if severity is None else " (verl <= 0.6 raises; set verl-version to know)"
+    note = "" if severity is None else " (verl <= 0.6 raises; set verl-version or pin verl to know)"
     yield _finding(ctx, cfg, f"{ROLLOUT}.max_num_batched_tokens",
                    f"chunked prefill with max_num_batched_tokens = {budget} < {what}: verl's vLLM rollout "
                    f"refuses it{note}", fix=fix, severity=severity)

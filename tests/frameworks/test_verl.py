@@ -107,7 +107,7 @@ def test_vllm_allowlist_of_old_releases():
     found = launch("V001_launch_good.sh", config(version="0.2.0", vllm="0.6.4")).diagnostics
     assert [(d.code, d.message) for d in found] == [
         ("V007", "verl 0.2.0 refuses vllm 0.6.4 at rollout start (Currently supported versions are 0.3.1, 0.4.2, "
-                 "0.5.4, 0.6.3 and 0.7.0+)")]
+                 "0.5.4, 0.6.3 and 0.7.0+; verl set by verl-version, vllm set by vllm-version)")]
     for vllm in ("0.6.3", "0.7.3"):
         assert launch("V001_launch_good.sh", config(version="0.2.0", vllm=vllm)).diagnostics == []
     assert launch("V001_launch_good.sh", config(version="0.4.1", vllm="0.6.3.post1")).diagnostics == []
