@@ -34,7 +34,7 @@ def run_check(paths, fix=False, unsafe_fixes=False, diff=False, show_fixes=False
     from rlhf_lint.model import Severity
     from rlhf_lint.engine.runner import Options, env_jobs, lint
 
-    paths = list(paths) or ["."]
+    paths = list(paths) or (["-"] if stdin_filename else ["."])  # as ruff: --stdin-filename alone reads stdin
     if write_baseline and not baseline:
         _err("rlhf-lint: error: --write-baseline needs --baseline FILE (the file to write)")
         return EXIT_ERROR

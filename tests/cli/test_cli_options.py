@@ -26,6 +26,8 @@ def test_stdin_reports_under_the_given_name(tmp_path):
     out = proc.stdout.decode()
     assert out.startswith("configs/ds_config.json:3:37: D001 error")
     assert not (tmp_path / "configs").exists()
+    implied = run_stdin(DS, "--stdin-filename", "configs/ds_config.json", cwd=tmp_path)  # no path: stdin
+    assert implied.stdout == proc.stdout and implied.returncode == 1
 
 
 def test_stdin_kind_comes_from_the_filename(tmp_path):

@@ -126,3 +126,22 @@ def test_launch_naming_a_file_of_another_sub_project_still_resolves(tmp_path):
     d010 = [d for d in json.loads(both.stdout)["diagnostics"] if d["code"] == "D010"]
     assert d010 and d010[0]["path"] == "shared/ds_zero2.json", both.stdout + both.stderr
     assert "world size 2" in d010[0]["message"] and "D010" not in alone.stdout
+
+
+def test_worker_processes_keep_each_files_configuration(mono, monkeypatch):
+    from rlhf_lint.engine.config import Configs
+    from rlhf_lint.engine.runner import Options, lint
+
+    for name in ("alpha", "beta", "gamma"):
+        for i in range(25):  # over the runner's threshold for worker processes
+            (mono / name / "configs" / f"ds_config_{i}.json").write_text(DS_CONFIG)
+    monkeypatch.chdir(mono)
+
+    def run(jobs):
+        configs = Configs()
+        result = lint(["."], configs.for_dir("."), Options(jobs=jobs), configs)
+        return sorted((d.path, d.code, d.start.line, d.message) for d in result.diagnostics)
+
+    serial = run(1)
+    assert {c for p, c, *_ in serial if p.startswith("alpha/")} == {"D001"}
+    assert run(2) == serial
