@@ -326,10 +326,11 @@ def lint(paths: list[str], config: Config, options: Options, configs: Configs | 
     messages = []
     for cfg in [config] + configs.loaded():
         messages.extend(m for m in cfg.warnings if m not in messages)
+    order = {r.code: i for i, r in enumerate(REGISTRY.known())}  # rules run in the registry's order, as before
     groups = []
     for items in partition(discovered, config.root):
         own = {path: config_of[path] for path, _ in items}
-        codes = sorted({r.code for path in own for r in rules_of[id(own[path])]})
+        codes = sorted({r.code for path in own for r in rules_of[id(own[path])]}, key=order.__getitem__)
         groups.append((items, own, codes))
     fixing = options.fix or options.diff
     settings = run_settings(options) if options.cache and not fixing else None
