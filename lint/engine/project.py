@@ -128,8 +128,9 @@ class Context:
 
 class Project:
     def __init__(self, sources: list[Source], config: Config, configs: dict[str, Config] | None = None):
-        self.config = config
+        self._config = config
         self.configs = configs or {}  # path -> its own configuration, where files of one project differ
+        self.focus: str | None = None  # the file whose job is being built or checked (see config)
         self.sources: dict[str, Source] = {}
         self._by_real: dict[str, Source] = {}
         self._jobs: list[Job] | None = None
@@ -142,8 +143,20 @@ class Project:
         self._by_real[os.path.realpath(source.path)] = source
         self._ds_config_users = None
 
+    @property
+    def config(self) -> Config:
+        """The configuration of the file in focus: job builders and rules that read ``project.config`` get their
+        own file's configuration when the files of one project have different ones (per-file configuration)."""
+        if self.focus is None or not self.configs:
+            return self._config
+        return self.configs.get(self.focus, self._config)
+
+    @config.setter
+    def config(self, value: Config) -> None:
+        self._config = value
+
     def config_for(self, path: str | None) -> Config:
-        return self.configs.get(path, self.config) if path is not None else self.config
+        return self.configs.get(path, self._config) if path is not None else self._config
 
     def has(self, fact: str, job: Job | None = None, source: Source | None = None) -> bool:
         """Whether the project (for a job-scope rule: the job; for a file-scope rule: the file) holds what a rule
@@ -198,6 +211,7 @@ class Project:
                         raise
                     source.internal_errors.append(InternalError.of(source.path, "job builders import", exc))
                     continue
+                previous, self.focus = self.focus, source.path
                 for build in builders:
                     try:
                         jobs.extend(build(source, self))
@@ -206,6 +220,7 @@ class Project:
                             raise
                         name = f"{getattr(build, '__module__', '?')}.{getattr(build, '__name__', '?')}"
                         source.internal_errors.append(InternalError.of(source.path, f"job builder {name}", exc))
+                self.focus = previous
             for job in jobs:
                 self._add_ds_config_settings(job)
             self._jobs = jobs

@@ -240,6 +240,8 @@ def check_project(project: Project, unreadable: list[Unreadable], rules: list[Ru
         if rule.code in REPORTED_ELSEWHERE:
             continue
         for ctx in _contexts(rule, project):
+            # code reading project.config sees the configuration of the file checked (per-file configuration)
+            project.focus = ctx.path or (ctx.job.path if ctx.job is not None else None)
             try:
                 for finding in rule.run(ctx):
                     add(_to_diagnostic(rule, finding, project, ctx.path))
@@ -247,6 +249,8 @@ def check_project(project: Project, unreadable: list[Unreadable], rules: list[Ru
                 if DEBUG["raise"]:
                     raise
                 errors.append(InternalError.of(ctx.path, f"rule {rule.code} {rule.name}", exc))
+            finally:
+                project.focus = None
     for source in project.sources.values():
         errors.extend(source.internal_errors)
     errors.extend(getattr(project, "internal_errors", []))

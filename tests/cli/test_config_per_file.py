@@ -145,3 +145,21 @@ def test_worker_processes_keep_each_files_configuration(mono, monkeypatch):
     serial = run(1)
     assert {c for p, c, *_ in serial if p.startswith("alpha/")} == {"D001"}
     assert run(2) == serial
+
+
+def test_one_group_of_two_sub_projects_reads_each_files_framework_version(tmp_path):
+    """Files that name each other are checked as one project; job builders and rules that read the project's
+    configuration still get each file's own (here the OpenRLHF release each sub-project targets)."""
+    launch = ("#!/bin/bash\n# the other project: ../{other}/train.sh\npython3 -m openrlhf.cli.train_ppo_ray "
+              "--pretrain Qwen/Qwen2.5-7B --async_train --colocate_all_models --vllm_num_engines 2\n")
+    for name, other, version in (("a", "b", "0.10.2"), ("b", "a", "0.8.11")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "train.sh").write_text(launch.format(other=other))
+        (tmp_path / name / "rlhf-lint.toml").write_text(f'openrlhf-version = "{version}"\n')
+    together = findings("a", "b", cwd=tmp_path)[1]
+    assert findings("b", "a", cwd=tmp_path)[1] == together
+    assert sorted(findings("a", cwd=tmp_path)[1] + findings("b", cwd=tmp_path)[1]) == together
+    versions = {(p, m.split("(OpenRLHF ")[1].split(",")[0]) for p, c, _l, _c, m in together if c == "O015"}
+    assert versions == {("a/train.sh", "v0.10.2"), ("b/train.sh", "v0.8.11")}
+    assert {c for p, c, *_ in together if p == "a/train.sh"} >= {"O001"}  # v0.10.2 renamed these flags
+    assert "O001" not in {c for p, c, *_ in together if p == "b/train.sh"}
