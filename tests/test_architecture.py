@@ -25,7 +25,7 @@ LAYERS = [
     ("rules", ("rlhf_lint.rules",)),
     ("engine", ("rlhf_lint.engine",)),
     ("reporters", ("rlhf_lint.reporters",)),
-    ("cli", ("rlhf_lint.cli", "rlhf_lint.__main__")),
+    ("cli", ("rlhf_lint.cli", "rlhf_lint.__main__", "rlhf_lint.api")),
 ]
 
 

@@ -61,7 +61,7 @@ def main() -> None:
 @click.option("--extend-select", multiple=True, help="Rules to enable in addition to the selection.")
 @click.option("--ignore", multiple=True, help="Rules to disable: codes, prefixes or names.")
 @click.option("--exclude", multiple=True, help="Glob of paths to skip (adds to the configuration's exclude).")
-@click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif", "github", "gitlab"]), default="text",
+@click.option("--format", "--output-format", "output_format", type=click.Choice(["text", "json", "sarif", "github", "gitlab"]), default="text",
               show_default=True)
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default=None,
               help="Lowest severity that makes the exit code 1 (default: warning).")
@@ -79,6 +79,16 @@ def main() -> None:
 @click.option("--quiet", "-q", is_flag=True, help="Print diagnostics only, no summary.")
 @click.option("--debug", is_flag=True, help="Show internal errors with their traceback.")
 @click.option("--no-cache", is_flag=True, help="Ignore and do not write the cache of results of unchanged files.")
+@click.option("--force-exclude", is_flag=True,
+              help="Skip excluded and gitignored files even when named on the command line (pre-commit).")
+@click.option("--no-respect-gitignore", is_flag=True, help="Check files that .gitignore names too.")
+@click.option("--stdin-filename", help="With PATH '-': the name of the file read from standard input.")
+@click.option("--statistics", is_flag=True, help="Print the number of findings per rule instead of each finding.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings (2 still means an error).")
+@click.option("--add-noqa", is_flag=True,
+              help="Add an inline suppression comment for every finding in files with comments.")
+@click.option("--baseline", help="Baseline file of accepted findings (.rlhf-lint-baseline.json): hide them.")
+@click.option("--write-baseline", is_flag=True, help="With --baseline FILE: record every current finding there.")
 def check(paths, **params):
     """Check files and folders (the default command)."""
     from rlhf_lint.cli.check import run_check

@@ -26,31 +26,45 @@ def run_check(paths, fix=False, unsafe_fixes=False, diff=False, show_fixes=False
               ignore=(), exclude=(), output_format="text", fail_on=None, config_path=None, gpu=None,
               gpu_memory=None, gpus_per_node=None, host_memory=None, container_memory=None, nodes=None,
               world_size=None, openrlhf_version=None, deepspeed_version=None, output=None, quiet=False,
-              debug=False, no_cache=False) -> int:
+              debug=False, no_cache=False, force_exclude=False, no_respect_gitignore=False, stdin_filename=None,
+              statistics=False, exit_zero=False, add_noqa=False, baseline=None, write_baseline=False) -> int:
     """Run a check and return the exit code."""
-    from rlhf_lint.engine.config import ConfigError, Hardware, find_config_file, load_config
+    from rlhf_lint.engine.config import ConfigError, Configs, Hardware, load_config
+    from rlhf_lint.engine.discovery import Exclusions
     from rlhf_lint.model import Severity
-    from rlhf_lint.engine.runner import Options, env_jobs, lint, severity_at_least
+    from rlhf_lint.engine.runner import Options, env_jobs, lint
 
-    paths = list(paths) or ["."]
+    paths = list(paths) or (["-"] if stdin_filename else ["."])  # as ruff: --stdin-filename alone reads stdin
+    if write_baseline and not baseline:
+        _err("rlhf-lint: error: --write-baseline needs --baseline FILE (the file to write)")
+        return EXIT_ERROR
+    if "-" in paths and (len(paths) > 1 or add_noqa or write_baseline):
+        _err("rlhf-lint: error: '-' (standard input) is checked alone, without --add-noqa or --write-baseline")
+        return EXIT_ERROR
     try:
-        if config_path:
-            config = load_config(config_path)
-        else:
-            config = load_config(find_config_file(paths[0]))
         overrides = Hardware.from_mapping({"gpu": gpu, "gpu-memory": gpu_memory, "gpus-per-node": gpus_per_node,
                                            "host-memory": host_memory, "container-memory": container_memory,
                                            "nodes": nodes})
-        config.hardware = config.hardware.merged(overrides)
-        config.hardware_overrides = overrides
-        if fail_on:
-            config.fail_on = Severity.parse(fail_on)
-        if world_size is not None:
-            config.world_size = world_size
-        for package, version in (("openrlhf", openrlhf_version), ("deepspeed", deepspeed_version)):
-            if version:
-                config.versions[package] = version.lstrip("v")
-        config.exclude = config.exclude + list(exclude)
+        fail_level = Severity.parse(fail_on) if fail_on else None
+
+        def finish(config):
+            """The command line's options over one configuration file's (each file has its own, as in ruff)."""
+            config.hardware = config.hardware.merged(overrides)
+            config.hardware_overrides = overrides
+            if fail_level is not None:
+                config.fail_on = fail_level
+            if world_size is not None:
+                config.world_size = world_size
+            for package, version in (("openrlhf", openrlhf_version), ("deepspeed", deepspeed_version)):
+                if version:
+                    config.versions[package] = version.lstrip("v")
+            if force_exclude:
+                config.force_exclude = True
+            return config
+
+        configs = Configs(fixed=finish(load_config(config_path))) if config_path else Configs(finish=finish)
+        config = configs.for_dir(os.getcwd())
+        skip = Exclusions(configs, list(exclude), respect_gitignore=False if no_respect_gitignore else None)
         env_jobs()  # a bad RLHF_LINT_JOBS is the user's configuration error, not an internal one
     except ConfigError as exc:
         return _config_error(exc)
@@ -59,7 +73,10 @@ def run_check(paths, fix=False, unsafe_fixes=False, diff=False, show_fixes=False
                       select=_split(select) if select else None, ignore=_split(ignore),
                       extend_select=_split(extend_select), debug=debug, cache=not no_cache)
     try:
-        result = lint(paths, config, options)
+        if paths == ["-"]:
+            return _check_stdin(stdin_filename, configs, options, output_format, quiet, show_fixes, statistics,
+                                exit_zero)
+        result = lint(paths, config, options, configs, skip)
     except ConfigError as exc:  # a selector matching no rule (checked before any file is read)
         return _config_error(exc)
     except KeyboardInterrupt:
@@ -70,6 +87,30 @@ def run_check(paths, fix=False, unsafe_fixes=False, diff=False, show_fixes=False
         _err(f"rlhf-lint: internal error: {type(exc).__name__}: {exc} (run with --debug for details)")
         return EXIT_ERROR
 
+    if add_noqa:
+        return _add_noqa(result)
+    hidden = 0
+    if baseline:
+        from rlhf_lint.engine import baseline as baselines
+
+        try:
+            if write_baseline:
+                written = baselines.write(baseline, result.diagnostics)
+                _err(f"rlhf-lint: wrote {written} finding(s) to {baseline}; runs with --baseline {baseline} hide them")
+                return EXIT_CLEAN
+            result.diagnostics, hidden = baselines.hide(baseline, result.diagnostics)
+        except (baselines.BaselineError, OSError) as exc:
+            return _config_error(exc)
+    code = _report(result, options, output_format, output, quiet, show_fixes, statistics, diff)
+    if code is not None:
+        return code
+    if hidden and not quiet:
+        _err(f"rlhf-lint: {hidden} finding(s) accepted in {baseline} not shown")
+    return _exit_code(result, configs, diff, exit_zero)
+
+
+def _report(result, options, output_format, output, quiet, show_fixes, statistics, diff) -> int | None:
+    """Print the report; an exit code when it cannot be written, else None."""
     from rlhf_lint.reporters import render
 
     try:
@@ -81,8 +122,14 @@ def run_check(paths, fix=False, unsafe_fixes=False, diff=False, show_fixes=False
         # --diff: the patch alone on stdout (``rlhf-lint --diff . > p.patch && git apply p.patch``), the text
         # report on stderr, as ruff does
         report_to = sys.stderr if diff else (stream or sys.stdout)
-        text = render(output_format, result, show_fixes=show_fixes, quiet=quiet, fixing=options.fix and not diff,
-                      color=_use_color(stream, report_to), dry_run=diff, width=_terminal_width(stream, report_to))
+        if statistics:
+            text = render_statistics(result.diagnostics, output_format)
+        else:
+            text = render(output_format, result, show_fixes=show_fixes, quiet=quiet,
+                          fixing=options.fix and not diff, color=_use_color(stream, report_to), dry_run=diff,
+                          width=_terminal_width(stream, report_to))
+            if show_fixes and result.applied and output_format == "text":
+                text += render_applied(result.applied, dry_run=diff)
         if diff:
             from rlhf_lint.reporters.diff import unified_diff
 
@@ -106,15 +153,112 @@ def run_check(paths, fix=False, unsafe_fixes=False, diff=False, show_fixes=False
         _err(message)
     for message in result.write_errors:
         _err(f"rlhf-lint: {message}")
+    return None
+
+
+def _exit_code(result, configs, diff: bool, exit_zero: bool) -> int:
     if result.internal_errors:
         _err(f"rlhf-lint: {result.internal_errors} internal error(s) (F010): some checks are incomplete; "
              "run with --debug for the traceback")
         return EXIT_ERROR
+    if exit_zero:  # as ruff: findings never fail the run, errors of the tool still do
+        return EXIT_CLEAN
     if diff:  # as ruff: 1 when fixes are pending (the patch is not empty), whatever else was found
         return EXIT_FINDINGS if result.changed else EXIT_CLEAN
     if result.write_errors:
         return EXIT_FINDINGS  # the file on disk still has what the fix would have changed
-    return EXIT_FINDINGS if severity_at_least(result.diagnostics, config.fail_on) else EXIT_CLEAN
+    # each finding against the fail level of its own file's configuration
+    failing = any(d.severity >= configs.for_path(d.path).fail_on for d in result.diagnostics)
+    return EXIT_FINDINGS if failing else EXIT_CLEAN
+
+
+def _check_stdin(filename, configs, options, output_format, quiet, show_fixes, statistics, exit_zero) -> int:
+    """``rlhf-lint - --stdin-filename x.json``: the file's kind and configuration come from the name; with --fix
+    the fixed text goes to stdout and the report to stderr, as ruff does; --diff prints the patch."""
+    from rlhf_lint.engine.runner import lint_stdin
+
+    path = filename or "-"
+    raw = sys.stdin.buffer.read()
+    result, fixed = lint_stdin(path, raw, configs.for_path(os.path.abspath(path)), options)
+    if options.fix and not options.diff:
+        sys.stdout.buffer.write(fixed)
+        sys.stdout.flush()
+        _report_to_stderr(result, output_format, quiet, show_fixes, statistics)
+    else:
+        code = _report(result, options, output_format, None, quiet, show_fixes, statistics, options.diff)
+        if code is not None:
+            return code
+    return _exit_code(result, configs, options.diff, exit_zero)
+
+
+def _report_to_stderr(result, output_format, quiet, show_fixes, statistics) -> None:
+    from rlhf_lint.reporters import render
+
+    if statistics:
+        text = render_statistics(result.diagnostics, output_format)
+    else:
+        text = render(output_format, result, show_fixes=show_fixes, quiet=quiet, fixing=True,
+                      color=_use_color(None, sys.stderr))
+        if show_fixes and result.applied and output_format == "text":
+            text += render_applied(result.applied)
+    sys.stderr.write(text)
+    for message in result.messages:
+        _err(message)
+    return None
+
+
+def render_statistics(diagnostics, output_format: str) -> str:
+    """Counts per code, most frequent first, like ``ruff --statistics``."""
+    counts: dict[str, list] = {}
+    for d in diagnostics:
+        entry = counts.setdefault(d.code, [0, d.name, False])
+        entry[0] += 1
+        entry[2] = entry[2] or (d.fix is not None and d.fix.applicability.value != "display")
+    rows = sorted(counts.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    if output_format == "json":
+        import json
+
+        return json.dumps([{"code": c, "name": n, "count": k, "fixable": f} for c, (k, n, f) in rows], indent=2) + "\n"
+    width = max((len(str(k)) for _, (k, _n, _f) in rows), default=1)
+    return "".join(f"{k:>{width}}\t{c}\t{'[*] ' if f else '    '}{n}\n" for c, (k, n, f) in rows)
+
+
+def render_applied(applied: dict, dry_run: bool = False) -> str:
+    """``--show-fixes``: the fixes applied per file and rule, like ruff's "Fixed N errors" list."""
+    from rlhf_lint.engine.registry import REGISTRY
+    from rlhf_lint.reporters.escape import visible
+
+    total = sum(n for per_code in applied.values() for n in per_code.values())
+    lines = [f"{'Would fix' if dry_run else 'Fixed'} {total} finding{'s' if total != 1 else ''}:"]
+    for path in sorted(applied):
+        lines.append(f"- {visible(path)}:")
+        for code, n in sorted(applied[path].items()):
+            rule = REGISTRY.get(code)
+            lines.append(f"    {n} x {code} ({rule.name if rule else '?'})")
+    return "\n".join(lines) + "\n"
+
+
+def _add_noqa(result) -> int:
+    from rlhf_lint.engine.noqa import NOQA_KINDS, add_noqa
+    from rlhf_lint.engine.runner import read_source
+    from rlhf_lint.readers.source import Source
+
+    kinds = {}
+    for d in result.diagnostics:
+        if d.path not in kinds:
+            got = read_source(d.path, True)
+            kinds[d.path] = got.kind if isinstance(got, Source) else None
+    added, changed, skipped = add_noqa(result.diagnostics, kinds)
+    no_comments = sorted({d.path for d in result.diagnostics if kinds[d.path] not in NOQA_KINDS})
+    print(f"Added {added} suppression comment{'s' if added != 1 else ''} in {len(changed)} "
+          f"file{'s' if len(changed) != 1 else ''}.")
+    for where in skipped:
+        _err(f"rlhf-lint: {where}: no suppression comment added here (no comment possible without changing the "
+             "file's meaning); use --baseline")
+    for path in no_comments:
+        _err(f"rlhf-lint: {path}: this format has no comments; accept its findings with --baseline FILE "
+             "--write-baseline")
+    return EXIT_CLEAN
 
 
 def _config_error(exc) -> int:

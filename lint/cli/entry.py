@@ -14,13 +14,18 @@ import sys
 SUBCOMMANDS = frozenset({"check", "rules", "rule", "estimate", "env", "server"})
 
 FLAGS = {"--fix": "fix", "--unsafe-fixes": "unsafe_fixes", "--diff": "diff", "--show-fixes": "show_fixes",
-         "--quiet": "quiet", "-q": "quiet", "--debug": "debug", "--no-cache": "no_cache"}
+         "--quiet": "quiet", "-q": "quiet", "--debug": "debug", "--no-cache": "no_cache",
+         "--force-exclude": "force_exclude", "--no-respect-gitignore": "no_respect_gitignore",
+         "--statistics": "statistics", "--exit-zero": "exit_zero", "--add-noqa": "add_noqa",
+         "--write-baseline": "write_baseline"}
 MULTIPLE = {"--select": "select", "--extend-select": "extend_select", "--ignore": "ignore", "--exclude": "exclude"}
 VALUES = {"--gpu": "gpu", "--gpu-memory": "gpu_memory", "--host-memory": "host_memory",
           "--container-memory": "container_memory", "--openrlhf-version": "openrlhf_version",
-          "--deepspeed-version": "deepspeed_version"}
+          "--deepspeed-version": "deepspeed_version", "--stdin-filename": "stdin_filename",
+          "--baseline": "baseline"}
 INTS = {"--gpus-per-node": "gpus_per_node", "--nodes": "nodes", "--world-size": "world_size"}
 CHOICES = {"--format": ("output_format", ("text", "json", "sarif", "github", "gitlab")),
+           "--output-format": ("output_format", ("text", "json", "sarif", "github", "gitlab")),  # ruff's name
            "--fail-on": ("fail_on", ("error", "warning", "info"))}
 FILES = {"--config": "config_path", "--output": "output", "-o": "output"}  # click.Path(dir_okay=False)
 
@@ -28,7 +33,9 @@ DEFAULTS = {"fix": False, "unsafe_fixes": False, "diff": False, "show_fixes": Fa
             "extend_select": (), "ignore": (), "exclude": (), "output_format": "text", "fail_on": None,
             "config_path": None, "gpu": None, "gpu_memory": None, "gpus_per_node": None, "host_memory": None,
             "container_memory": None, "nodes": None, "world_size": None, "openrlhf_version": None,
-            "deepspeed_version": None, "output": None, "quiet": False, "debug": False, "no_cache": False}
+            "deepspeed_version": None, "output": None, "quiet": False, "debug": False, "no_cache": False,
+            "force_exclude": False, "no_respect_gitignore": False, "stdin_filename": None, "statistics": False,
+            "exit_zero": False, "add_noqa": False, "baseline": None, "write_baseline": False}
 
 
 def parse_check_args(argv: list[str]) -> tuple[tuple[str, ...], dict] | None:

@@ -35,7 +35,8 @@ VERSION_KEYS = (
 LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude")
 # a checkout of a fork or of unreleased code, read statically instead of a release table (frameworks/forks.py)
 SOURCE_KEYS = ("openrlhf-source", "verl-source", "deepspeed-source")
-KNOWN_KEYS = (set(VERSION_KEYS) | set(HARDWARE_KEYS) | set(LIST_KEYS) | set(SOURCE_KEYS)
+BOOL_KEYS = ("respect-gitignore", "force-exclude")
+KNOWN_KEYS = (set(VERSION_KEYS) | set(HARDWARE_KEYS) | set(LIST_KEYS) | set(SOURCE_KEYS) | set(BOOL_KEYS)
               | {"per-file-ignores", "fail-on", "world-size"})
 
 
@@ -103,7 +104,9 @@ class Config:
     select: list[str] | None = None
     ignore: list[str] = field(default_factory=list)
     extend_select: list[str] = field(default_factory=list)
-    exclude: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)  # globs relative to root
+    respect_gitignore: bool = True
+    force_exclude: bool = False  # explicitly named files are skipped too when excluded or gitignored
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     fail_on: Severity = Severity.WARNING
     hardware: Hardware = field(default_factory=Hardware)
@@ -145,26 +148,44 @@ def _load_toml(path: str) -> dict:
         raise ConfigError(f"cannot read configuration file {path}: {exc.strerror or exc}") from None
 
 
-def find_config_file(start: str) -> str | None:
-    """The nearest rlhf-lint.toml, .rlhf-lint.toml or pyproject.toml with a [tool.rlhf-lint] table."""
+def find_config_file(start: str, memo: dict[str, str | None] | None = None) -> str | None:
+    """The nearest rlhf-lint.toml, .rlhf-lint.toml or pyproject.toml with a [tool.rlhf-lint] table. ``memo``
+    (folder -> answer) saves re-reading the same pyproject.toml for every folder of a walk."""
     current = os.path.abspath(start)
     if os.path.isfile(current):
         current = os.path.dirname(current)
+    memo = {} if memo is None else memo
+    visited = []
+    found = None
     while True:
-        for name in CONFIG_FILES:
-            candidate = os.path.join(current, name)
-            if os.path.isfile(candidate):
-                if name != "pyproject.toml":
-                    return candidate
-                try:
-                    if "rlhf-lint" in _load_toml(candidate).get("tool", {}):
-                        return candidate
-                except (ConfigError, OSError):
-                    continue
+        if current in memo:
+            found = memo[current]
+            break
+        visited.append(current)
+        found = _config_in(current)
+        if found is not None:
+            break
         parent = os.path.dirname(current)
         if parent == current:
-            return None
+            break
         current = parent
+    for folder in visited:
+        memo[folder] = found
+    return found
+
+
+def _config_in(folder: str) -> str | None:
+    for name in CONFIG_FILES:
+        candidate = os.path.join(folder, name)
+        if os.path.isfile(candidate):
+            if name != "pyproject.toml":
+                return candidate
+            try:
+                if "rlhf-lint" in _load_toml(candidate).get("tool", {}):
+                    return candidate
+            except (ConfigError, OSError):
+                continue
+    return None
 
 
 def _as_list(value: Any, key: str) -> list[str]:
@@ -201,6 +222,11 @@ def config_from_mapping(table: dict[str, Any], path: str | None = None) -> Confi
     cfg.ignore = _as_list(table.get("ignore", []), "ignore")
     cfg.extend_select = _as_list(table.get("extend-select", []), "extend-select")
     cfg.exclude = _as_list(table.get("exclude", []), "exclude") + _as_list(table.get("extend-exclude", []), "extend-exclude")
+    for key in BOOL_KEYS:
+        if key in table:
+            if not isinstance(table[key], bool):
+                raise ConfigError(f"{path or 'configuration'}: {key} must be true or false")
+            setattr(cfg, key.replace("-", "_"), table[key])
     pfi = table.get("per-file-ignores", {})
     if not isinstance(pfi, dict):
         raise ConfigError("per-file-ignores must be a table of glob = [codes]")
@@ -233,3 +259,33 @@ def _source_path(value: Any, key: str, root: str) -> str:
     if not os.path.isdir(path):
         raise ConfigError(f"{key} = {value!r}: no such folder ({path})")
     return path
+
+
+class Configs:
+    """The configuration of each file, as ruff resolves it: the nearest configuration file upward from the file
+    itself (not from the first path of the command line), its relative settings read against its own folder; or
+    one configuration for every file (``--config FILE``). ``finish`` applies the command line's overrides to each
+    configuration once, as it is loaded."""
+
+    def __init__(self, fixed: Config | None = None, finish: Any = None):
+        self.fixed = fixed
+        self.finish = finish or (lambda cfg: cfg)
+        self._dir_file: dict[str, str | None] = {}  # folder -> its configuration file (None: none above it)
+        self._loaded: dict[str | None, Config] = {}
+        if fixed is not None:
+            self._loaded[fixed.path] = fixed
+
+    def for_dir(self, directory: str) -> Config:
+        if self.fixed is not None:
+            return self.fixed
+        path = find_config_file(directory, self._dir_file)
+        if path not in self._loaded:
+            self._loaded[path] = self.finish(load_config(path))
+        return self._loaded[path]
+
+    def for_path(self, path: str) -> Config:
+        """The configuration of a file (the folder it is in)."""
+        return self.for_dir(os.path.dirname(os.path.abspath(path)))
+
+    def loaded(self) -> list[Config]:
+        return list(self._loaded.values())

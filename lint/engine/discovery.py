@@ -15,12 +15,19 @@ SKIP_DIRS = {
     "node_modules", ".venv", "venv", ".eggs", ".rlhf-lint-cache", ".hypothesis", "site-packages", ".idea", ".vscode",
 }
 
-def is_excluded(path: str, patterns: list[str]) -> bool:
+def is_excluded(path: str, patterns: list[str], root: str | None = None) -> bool:
+    """Whether a glob of ``patterns`` matches the path, its tail or one of its parts. With ``root`` (a
+    configuration file's folder) the path is taken relative to it, so a configuration's globs mean the same whatever
+    folder the run starts from."""
     if not patterns:
         return False
     import fnmatch  # only runs with exclude patterns need it
 
     norm = path.replace(os.sep, "/")
+    if root is not None:
+        rel = os.path.relpath(os.path.abspath(path), root)
+        if not rel.startswith(".."):
+            norm = rel.replace(os.sep, "/")
     parts = norm.split("/")
     for pattern in patterns:
         pat = pattern.rstrip("/")
@@ -29,15 +36,54 @@ def is_excluded(path: str, patterns: list[str]) -> bool:
     return False
 
 
+class Exclusions:
+    """What discovery skips: each configuration's exclude globs (relative to its file), the command line's
+    ``--exclude`` globs (relative to the working directory) and, unless turned off, what git ignores. An entry is
+    judged by the configuration of the folder that lists it."""
+
+    def __init__(self, configs, cli_exclude: list[str] = (), respect_gitignore: bool | None = None):
+        self.configs = configs  # rlhf_lint.engine.config.Configs
+        self.cli_exclude = list(cli_exclude)
+        self.respect_gitignore = respect_gitignore  # None: each configuration decides
+        self._gitignore = None
+
+    def __call__(self, path: str, is_dir: bool) -> bool:
+        if is_excluded(path, self.cli_exclude):
+            return True
+        config = self.configs.for_dir(os.path.dirname(os.path.abspath(path)))
+        if is_excluded(path, config.exclude, config.root):
+            return True
+        respect = config.respect_gitignore if self.respect_gitignore is None else self.respect_gitignore
+        if respect:
+            if self._gitignore is None:
+                from rlhf_lint.engine.gitignore import GitIgnore
+
+                self._gitignore = GitIgnore()
+            return self._gitignore.ignored(path, is_dir)
+        return False
+
+    def force_exclude(self, path: str) -> bool:
+        return self.configs.for_dir(os.path.dirname(os.path.abspath(path))).force_exclude
+
+
 def _is_virtualenv(path: str) -> bool:
     return os.path.isfile(os.path.join(path, "pyvenv.cfg")) or os.path.isfile(os.path.join(path, "conda-meta", "history"))
 
 
-def discover(paths: list[str], exclude: list[str]) -> Iterator[tuple[str, bool]]:
+def discover(paths: list[str], exclude: list[str], skip=None, force_exclude: bool | None = None
+             ) -> Iterator[tuple[str, bool]]:
     """Yield (path, explicit) for every candidate file. Explicit files are yielded even if their type is unclear,
-    so the user hears why they were not checked. Symlinked directories are not followed (no loops)."""
+    so the user hears why they were not checked, and even if excluded, unless ``force_exclude`` (None: as the
+    file's configuration says) - pre-commit names files one by one. ``skip(path, is_dir)`` decides exclusion
+    (default: the ``exclude`` globs). Symlinked directories are not followed (no loops)."""
+    if skip is None:
+        skip = lambda path, is_dir: is_excluded(path, exclude)  # noqa: E731
     seen: set[str] = set()
     for root in paths:
+        forced = force_exclude if force_exclude is not None else (
+            skip.force_exclude(root) if isinstance(skip, Exclusions) else False)
+        if forced and os.path.exists(root) and skip(root, os.path.isdir(root)):
+            continue
         if os.path.isfile(root) or not os.path.exists(root):
             real = os.path.realpath(root)
             if real not in seen:
@@ -54,16 +100,17 @@ def discover(paths: list[str], exclude: list[str]) -> Iterator[tuple[str, bool]]
                 d for d in dirnames
                 if d not in SKIP_DIRS
                 and not d.endswith(".egg-info")
-                and not is_excluded(os.path.join(dirpath, d), exclude)
+                and not skip(os.path.join(dirpath, d), True)
                 and not _is_virtualenv(os.path.join(dirpath, d))
             )
             for name in sorted(filenames):
                 path = os.path.join(dirpath, name)
                 if path.startswith("./"):
                     path = path[2:]
-                if is_excluded(path, exclude):
+                named = kind_from_name(name) is not None
+                if (not named and "." in name) or skip(path, False):
                     continue
-                if kind_from_name(name) is None and not _maybe_script(path):
+                if not named and not _maybe_script(path):
                     continue
                 real = os.path.realpath(path)
                 if real in seen:

@@ -113,7 +113,9 @@ class Context:
 
     @property
     def config(self) -> Config:
-        return self.project.config
+        """The configuration of the file (or the job's launch file) the rule looks at."""
+        path = self.source.path if self.source is not None else (self.job.path if self.job is not None else None)
+        return self.project.config_for(path)
 
     @property
     def tree(self) -> Any:
@@ -125,8 +127,10 @@ class Context:
 
 
 class Project:
-    def __init__(self, sources: list[Source], config: Config):
-        self.config = config
+    def __init__(self, sources: list[Source], config: Config, configs: dict[str, Config] | None = None):
+        self._config = config
+        self.configs = configs or {}  # path -> its own configuration, where files of one project differ
+        self.focus: str | None = None  # the file whose job is being built or checked (see config)
         self.sources: dict[str, Source] = {}
         self._by_real: dict[str, Source] = {}
         self._jobs: list[Job] | None = None
@@ -138,6 +142,21 @@ class Project:
         self.sources[source.path] = source
         self._by_real[os.path.realpath(source.path)] = source
         self._ds_config_users = None
+
+    @property
+    def config(self) -> Config:
+        """The configuration of the file in focus: job builders and rules that read ``project.config`` get their
+        own file's configuration when the files of one project have different ones (per-file configuration)."""
+        if self.focus is None or not self.configs:
+            return self._config
+        return self.configs.get(self.focus, self._config)
+
+    @config.setter
+    def config(self, value: Config) -> None:
+        self._config = value
+
+    def config_for(self, path: str | None) -> Config:
+        return self.configs.get(path, self._config) if path is not None else self._config
 
     def has(self, fact: str, job: Job | None = None, source: Source | None = None) -> bool:
         """Whether the project (for a job-scope rule: the job; for a file-scope rule: the file) holds what a rule
@@ -154,7 +173,7 @@ class Project:
         if fact == "unreadable files":
             return bool(getattr(self, "unreadable", None))
         if job is not None and fact in ("gpu", "host memory"):
-            hardware = self.config.hardware_for(job.hardware)
+            hardware = self.config_for(job.path).hardware_for(job.hardware)
             if fact == "gpu":  # the memory estimate gives a GPU verdict only with the card's size
                 return bool(hardware.gpu or hardware.gpu_memory)
             return bool(hardware.host_memory or hardware.container_memory)
@@ -176,7 +195,7 @@ class Project:
         """A file named by another file: relative to the referencing file, then to the config root, then the
         working directory (launch scripts are usually run from the repository root). Lint-time only: the file
         must be among the files being checked."""
-        for candidate in reference_candidates(from_path, reference, self.config.root):
+        for candidate in reference_candidates(from_path, reference, self.config_for(from_path).root):
             found = self._by_real.get(os.path.realpath(candidate))
             if found is not None:
                 return found
@@ -196,6 +215,7 @@ class Project:
                         raise
                     source.internal_errors.append(InternalError.of(source.path, "job builders import", exc))
                     continue
+                previous, self.focus = self.focus, source.path
                 for build in builders:
                     try:
                         jobs.extend(build(source, self))
@@ -204,6 +224,7 @@ class Project:
                             raise
                         name = f"{getattr(build, '__module__', '?')}.{getattr(build, '__name__', '?')}"
                         source.internal_errors.append(InternalError.of(source.path, f"job builder {name}", exc))
+                self.focus = previous
             for job in jobs:
                 self._add_ds_config_settings(job)
             self._jobs = jobs

@@ -5,8 +5,8 @@ import os
 import stat
 
 from rlhf_lint.startup.records import field, record
-from rlhf_lint.engine.config import Config, ConfigError
-from rlhf_lint.engine.discovery import discover
+from rlhf_lint.engine.config import Config, ConfigError, Configs
+from rlhf_lint.engine.discovery import Exclusions, discover
 from rlhf_lint.readers.kinds import kind_from_content, kind_from_name
 from rlhf_lint.model import DEBUG, Applicability, Diagnostic, Finding, InternalError, Position, Severity
 from rlhf_lint.startup import restore_gc_threshold
@@ -53,6 +53,7 @@ class Result:
     messages: list[str] = field(default_factory=list)
     sources: dict = field(default_factory=dict)  # path -> Source, for positions of fix edits
     internal_errors: int = 0  # F010 diagnostics: the CLI exits 2 when there are any
+    applied: dict = field(default_factory=dict)  # path -> {code: fixes applied} (--show-fixes)
 
 
 # -- selection ---------------------------------------------------------------------------------------------------
@@ -171,17 +172,17 @@ def read_group(items: list[tuple[str, bool]]) -> tuple[list[Source], list[Unread
     return sources, unreadable, identity
 
 
-def project_of(sources: list[Source], config: Config) -> Project:
+def project_of(sources: list[Source], config: Config, configs: dict[str, Config] | None = None) -> Project:
     for source in sources:
         parse_source(source)
-    project = Project(sources, config)
+    project = Project(sources, config, configs)
     classify(project)
     return project
 
 
 def build_project(paths: list[str], config: Config) -> tuple[Project, list[Unreadable]]:
     """All files under ``paths`` as one project (a run checks each group of rlhf_lint.engine.groups as its own)."""
-    sources, unreadable, _ = read_group(list(discover(paths, config.exclude)))
+    sources, unreadable, _ = read_group(list(discover(paths, config.exclude, Exclusions(Configs(fixed=config)))))
     return project_of(sources, config), unreadable
 
 
@@ -242,6 +243,8 @@ def check_project(project: Project, unreadable: list[Unreadable], rules: list[Ru
         if rule.code in REPORTED_ELSEWHERE:
             continue
         for ctx in _contexts(rule, project):
+            # code reading project.config sees the configuration of the file checked (per-file configuration)
+            project.focus = ctx.path or (ctx.job.path if ctx.job is not None else None)
             try:
                 for finding in rule.run(ctx):
                     add(_to_diagnostic(rule, finding, project, ctx.path))
@@ -249,6 +252,8 @@ def check_project(project: Project, unreadable: list[Unreadable], rules: list[Ru
                 if DEBUG["raise"]:
                     raise
                 errors.append(InternalError.of(ctx.path, f"rule {rule.code} {rule.name}", exc))
+            finally:
+                project.focus = None
     for source in project.sources.values():
         errors.extend(source.internal_errors)
     errors.extend(getattr(project, "internal_errors", []))
@@ -275,13 +280,12 @@ def internal_error_diagnostics(project: Project, errors: list[InternalError]) ->
 
 
 def filter_suppressed(project: Project, diagnostics: list[Diagnostic], rules: list[Rule]) -> list[Diagnostic]:
-    config = project.config
     kept: list[Diagnostic] = []
     suppressions: dict[str, Suppressions] = {p: Suppressions.scan(s) for p, s in project.sources.items()}
     ignored_cache: dict[str, set[str]] = {}
     for diag in diagnostics:
         if diag.path not in ignored_cache:
-            ignored_cache[diag.path] = _per_file_ignored(config, diag.path)
+            ignored_cache[diag.path] = _per_file_ignored(project.config_for(diag.path), diag.path)
         if diag.code in ignored_cache[diag.path]:
             continue
         sup = suppressions.get(diag.path)
@@ -291,7 +295,7 @@ def filter_suppressed(project: Project, diagnostics: list[Diagnostic], rules: li
     unused_rule = REGISTRY.get("F100")
     if unused_rule is not None and unused_rule in rules:
         for path, sup in suppressions.items():
-            if "F100" in _per_file_ignored(config, path):
+            if "F100" in _per_file_ignored(project.config_for(path), path):
                 continue
             for d in sup.directives:
                 if d.used:
@@ -309,40 +313,56 @@ def filter_suppressed(project: Project, diagnostics: list[Diagnostic], rules: li
 PARALLEL_MIN_FILES = 64  # below this, starting worker processes costs more than it saves
 
 
-def lint(paths: list[str], config: Config, options: Options) -> Result:
+def lint(paths: list[str], config: Config, options: Options, configs: Configs | None = None,
+         skip=None) -> Result:
     """Check ``paths``: discover, split into independent groups (rlhf_lint.engine.groups), check each group (in worker
-    processes when there are many files and nothing is being fixed; from the cache when unchanged), merge. A run
-    without the cache (``Options.cache`` off) reads no parsed knowledge from the cache folder either."""
+    processes when there are many files and nothing is being fixed; from the cache when unchanged), merge.
+    ``configs`` gives each file its configuration (default: ``config`` for all); ``skip`` is discovery's
+    exclusion test (default: the configurations' excludes and .gitignore). A run without the cache
+    (``Options.cache`` off) reads no parsed knowledge from the cache folder either."""
     from rlhf_lint import cachedir
 
     enabled = cachedir.set_enabled(options.cache)
     try:
-        return _lint(paths, config, options)
+        return _lint(paths, config, options, configs, skip)
     finally:
         cachedir.set_enabled(enabled)
 
 
-def _lint(paths: list[str], config: Config, options: Options) -> Result:
+def _lint(paths: list[str], config: Config, options: Options, configs: Configs | None, skip) -> Result:
     from rlhf_lint.engine.groups import partition
 
     DEBUG["raise"] = options.debug
     if options.fix and not options.write_roots:
         options.write_roots = write_roots(paths)
-    messages = list(config.warnings)
-    rules = selected_rules(config, options)
-    discovered = list(discover(paths, config.exclude))
-    groups = partition(discovered, config.root)
+    configs = configs or Configs(fixed=config)
+    selected_rules(config, options)  # unknown selectors of the options: refused before any file is read
+    discovered = list(discover(paths, config.exclude, skip or Exclusions(configs)))
+    config_of = {path: configs.for_path(path) for path, _ in discovered}
+    rules_of: dict[int, list[Rule]] = {}
+    for cfg in [config] + list(config_of.values()):
+        if id(cfg) not in rules_of:
+            rules_of[id(cfg)] = selected_rules(cfg, options)
+    messages = []
+    for cfg in [config] + configs.loaded():
+        messages.extend(m for m in cfg.warnings if m not in messages)
+    order = {r.code: i for i, r in enumerate(REGISTRY.known())}  # rules run in the registry's order, as before
+    groups = []
+    for items in partition(discovered, config.root):
+        own = {path: config_of[path] for path, _ in items}
+        codes = sorted({r.code for path in own for r in rules_of[id(own[path])]}, key=order.__getitem__)
+        groups.append((items, own, codes))
     fixing = options.fix or options.diff
-    settings = run_settings(config, options, rules) if options.cache and not fixing else None
+    settings = run_settings(options) if options.cache and not fixing else None
     workers = worker_count(options, len(groups), len(discovered))
     if settings is not None and workers > 1:
         from rlhf_lint import cachedir
 
         cachedir.usable()  # the folder is checked (and its key read) once, before workers fork
     if workers > 1:
-        outcomes = _parallel(groups, config, options, rules, settings, workers)
+        outcomes = _parallel(groups, config, options, settings, workers)
     else:
-        outcomes = _serial(groups, config, options, rules, settings)
+        outcomes = _serial(groups, config, options, settings)
     result = Result(diagnostics=[], messages=messages)
     reported: set[tuple] = set()
     for out in outcomes:
@@ -353,6 +373,7 @@ def _lint(paths: list[str], config: Config, options: Options) -> Result:
                 result.diagnostics.append(d)
         result.fixed += out.fixed
         result.changed.update(out.changed)
+        result.applied.update(out.applied)
         result.write_errors.extend(out.write_errors)
         result.files_checked += out.files_checked
         result.messages.extend(m for m in out.messages if m not in result.messages)
@@ -375,11 +396,11 @@ def write_roots(paths: list[str]) -> tuple:
     return tuple(roots)
 
 
-def _serial(groups, config, options, rules, settings):
-    for index, group in enumerate(groups):
+def _serial(groups, config, options, settings):
+    for index, (items, own, codes) in enumerate(groups):
         if index == 1:
             restore_gc_threshold()  # the console script's start-up setting ends with the first group (see rlhf_lint)
-        yield lint_group(group, config, options, rules, settings)
+        yield lint_group(items, config, options, [REGISTRY.get(c) for c in codes], settings, own)
 
 
 def worker_count(options: Options, groups: int, files: int) -> int:
@@ -413,16 +434,18 @@ def env_jobs() -> int | None:
     return jobs
 
 
-def run_settings(config: Config, options: Options, rules: list[Rule]) -> str:
-    """Everything besides the files themselves that a group's findings depend on, for the cache key."""
-    return repr((os.getcwd(), repr(config), sorted(r.code for r in rules), options.unsafe_fixes))
+def run_settings(options: Options) -> str:
+    """What besides the files and their configurations (added per group) the findings depend on, for the cache
+    key."""
+    return repr((os.getcwd(), options.unsafe_fixes))
 
 
 def lint_group(items: list[tuple[str, bool]], config: Config, options: Options, rules: list[Rule],
-               settings: str | None) -> Result:
-    """Check one group of files as a project of its own; never raises for a bug of ours unless debugging."""
+               settings: str | None, configs: dict[str, Config] | None = None) -> Result:
+    """Check one group of files as a project of its own; never raises for a bug of ours unless debugging.
+    ``configs``: each file's configuration where it is not ``config``."""
     try:
-        result = _lint_group(items, config, options, rules, settings)
+        result = _lint_group(items, config, options, rules, settings, configs or {})
         # parse trees are dropped with the group (memory stays flat in the number of files): reporters need only
         # positions, for the fix edits of the JSON report
         from rlhf_lint.model import paths_with_positions
@@ -440,39 +463,54 @@ def lint_group(items: list[tuple[str, bool]], config: Config, options: Options, 
         return result
 
 
-def _lint_group(items, config, options, rules, settings) -> Result:
+def _lint_group(items, config, options, rules, settings, configs) -> Result:
     sources, unreadable, identity = read_group(items)
+    if configs:  # the group's own configuration: that of its first file
+        config = configs.get(items[0][0], config)
+    return check_sources(sources, unreadable, identity, config, options, rules, settings, configs)
+
+
+def check_sources(sources, unreadable, identity, config, options, rules, settings, configs) -> Result:
+    """Check Sources already read (the files of a group, or standard input) and fix them if asked."""
     key = None
+    distinct = {id(c): c for c in [config, *configs.values()]}
     if settings is not None and not unreadable:
         from rlhf_lint.engine import cache
 
-        key = cache.group_key(identity, settings)
+        # each file's configuration is part of what its findings depend on
+        key = cache.group_key(identity, repr((settings, sorted(r.code for r in rules),
+                                              sorted((p, repr(c)) for p, c in configs.items()), repr(config))))
         hit = cache.load(key)
         if hit is not None:
             try:
                 return Result(**cache.result_fields_from_json(hit))
             except (KeyError, TypeError, ValueError):
                 pass  # an entry of another shape: recompute and overwrite it
-    project = project_of(sources, config)
+    project = project_of(sources, config, configs)
     result = Result(diagnostics=[], messages=[])
     originals = {p: s.raw for p, s in project.sources.items()}
     allowed = {Applicability.SAFE} | ({Applicability.UNSAFE} if options.unsafe_fixes else set())
+    selected = None
+    if len(distinct) > 1:  # files of one group under different configurations: each keeps its own selection
+        codes = {id(c): {r.code for r in selected_rules(c, options)} for c in distinct.values()}
+        selected = lambda path: codes[id(project.config_for(path))]  # noqa: E731
 
-    diagnostics = filter_suppressed(project, check_project(project, unreadable, rules), rules)
+    def checked(project):
+        found = filter_suppressed(project, check_project(project, unreadable, rules), rules)
+        return found if selected is None else [d for d in found if d.code in selected(d.path)]
+
+    diagnostics = checked(project)
     if options.fix or options.diff:
         before_fixes = diagnostics
-        fixed_in: dict[str, int] = {}
         seen_states = {_state(project)}
         for _ in range(MAX_FIX_ROUNDS):
             fixing_codes = sorted({d.code for d in diagnostics if d.fix is not None and d.fix.applicability in allowed})
-            applied = apply_fixes(project, diagnostics, allowed)
+            applied = apply_fixes(project, diagnostics, allowed, result.applied)
             if not applied:
                 break
-            for path, count in applied.items():
-                fixed_in[path] = fixed_in.get(path, 0) + count
-            result.fixed += sum(applied.values())
+            result.fixed += applied
             project = rebuild(project)
-            diagnostics = filter_suppressed(project, check_project(project, unreadable, rules), rules)
+            diagnostics = checked(project)
             state = _state(project)
             if state in seen_states:  # two fixes undo each other: stop at once rather than after every round
                 result.messages.append(f"warning: fixes of {', '.join(fixing_codes)} undo each other; stopped")
@@ -492,7 +530,7 @@ def _lint_group(items, config, options, rules, settings) -> Result:
                                + [d for d in before_fixes if d.path in failed])
                 diagnostics.sort(key=Diagnostic.sort_key)
                 for path in failed:
-                    result.fixed -= fixed_in.get(path, 0)
+                    result.fixed -= sum(result.applied.pop(path, {}).values())
                     del result.changed[path]
                 result.write_errors = list(failed.values())
     result.diagnostics = diagnostics
@@ -511,17 +549,19 @@ def _state(project: Project) -> tuple:
 _WORKER: dict = {}
 
 
-def _worker_init(config: Config, options: Options, codes: list[str], settings: str | None) -> None:
+def _worker_init(config: Config, options: Options, settings: str | None) -> None:
     restore_gc_threshold()  # a forked worker inherits the console script's start-up setting
     DEBUG["raise"] = options.debug
-    _WORKER.update(config=config, options=options, rules=[REGISTRY.get(c) for c in codes], settings=settings)
+    _WORKER.update(config=config, options=options, settings=settings)
 
 
-def _worker_run(items: list[tuple[str, bool]]) -> Result:
-    return lint_group(items, _WORKER["config"], _WORKER["options"], _WORKER["rules"], _WORKER["settings"])
+def _worker_run(group) -> Result:
+    items, own, codes = group
+    return lint_group(items, _WORKER["config"], _WORKER["options"], [REGISTRY.get(c) for c in codes],
+                      _WORKER["settings"], own)
 
 
-def _parallel(groups, config, options, rules, settings, workers):
+def _parallel(groups, config, options, settings, workers):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -529,23 +569,29 @@ def _parallel(groups, config, options, rules, settings, workers):
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
     chunk = max(1, len(groups) // (workers * 8))
     with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_init,
-                             initargs=(config, options, [r.code for r in rules], settings)) as pool:
+                             initargs=(config, options, settings)) as pool:
         yield from pool.map(_worker_run, groups, chunksize=chunk)
 
 
-def apply_fixes(project: Project, diagnostics: list[Diagnostic], allowed: set[Applicability]) -> dict[str, int]:
-    """Apply one round of non-overlapping fixes per file; a fix whose result does not parse is dropped. Returns the
-    number of fixes applied per file (files with none left out)."""
+def apply_fixes(project: Project, diagnostics: list[Diagnostic], allowed: set[Applicability],
+                counts: dict | None = None) -> int:
+    """Apply one round of non-overlapping fixes per file; a fix whose result does not parse is dropped.
+    ``counts`` (path -> {code: n}) is told which rules' fixes were applied."""
     by_path: dict[str, list] = {}
+    code_of: dict[int, str] = {}
     for diag in diagnostics:
         if diag.fix is not None and diag.fix.applicability in allowed and diag.path in project.sources:
             by_path.setdefault(diag.path, []).append(diag.fix)
-    applied = {}
+            code_of[id(diag.fix)] = diag.code
+    applied = 0
     for path, fixes in by_path.items():
         try:
-            count = _apply_file_fixes(project.sources[path], fixes)
-            if count:
-                applied[path] = count
+            done = _apply_file_fixes(project.sources[path], fixes)
+            applied += len(done)
+            if counts is not None:
+                for fix in done:
+                    per_code = counts.setdefault(path, {})
+                    per_code[code_of[id(fix)]] = per_code.get(code_of[id(fix)], 0) + 1
         except Exception as exc:  # a malformed fix (edit out of range, overlap) drops that file's fixes
             if DEBUG["raise"]:
                 raise
@@ -553,7 +599,7 @@ def apply_fixes(project: Project, diagnostics: list[Diagnostic], allowed: set[Ap
     return applied
 
 
-def _apply_file_fixes(source: Source, fixes: list) -> int:
+def _apply_file_fixes(source: Source, fixes: list) -> list:
     from rlhf_lint.fixers.text import apply_edits, compatible_fixes
 
     size = len(source.text)
@@ -573,8 +619,8 @@ def _apply_file_fixes(source: Source, fixes: list) -> int:
         source.tree, source.parse_error = trial.tree, trial.parse_error
         source._line_starts = None
         source._byte_to_char = None
-        return len(batch)
-    return 0
+        return batch
+    return []
 
 
 def rebuild(project: Project) -> Project:
@@ -582,7 +628,7 @@ def rebuild(project: Project) -> Project:
     for s in sources:
         if s.kind == "ds_config":
             s.kind = "json"
-    new = Project(sources, project.config)
+    new = Project(sources, project.config, project.configs)
     classify(new)
     return new
 
@@ -639,3 +685,24 @@ def atomic_write(path: str, data: bytes, mode: int | None, expected: bytes | Non
 
 def severity_at_least(diagnostics: list[Diagnostic], level: Severity) -> bool:
     return any(d.severity >= level for d in diagnostics)
+
+
+def lint_stdin(path: str, raw: bytes, config: Config, options: Options) -> tuple[Result, bytes]:
+    """Check text given on standard input as the file ``path`` (its kind from the name, else the content); the
+    fixed bytes (the input itself when nothing was fixed). Nothing is written."""
+    DEBUG["raise"] = options.debug
+    rules = selected_rules(config, options)
+    sources: list[Source] = []
+    unreadable: list[Unreadable] = []
+    kind = kind_from_name(os.path.basename(path)) or kind_from_content(raw)
+    if kind is None:
+        unreadable.append(Unreadable(path, "unrecognised file type: name it with --stdin-filename", "F001"))
+    else:
+        try:
+            sources.append(Source.from_bytes(path, raw, kind=kind))
+        except DecodeError as exc:
+            unreadable.append(Unreadable(path, f"cannot check: {exc}", "F001"))
+    no_write = Options(**{**options.__dict__, "diff": options.diff or options.fix})
+    result = check_sources(sources, unreadable, [], config, no_write, rules, None, {})
+    # check_sources edits the Source in place as fixes apply
+    return result, sources[0].raw if sources else raw

@@ -23,6 +23,9 @@ def click_params(argv):
     ["--config", "rlhf-lint.toml", "--output=out.sarif", "--format=sarif", "a b.sh"],
     ["--unsafe-fixes", "train.sh"],  # fix stays False: --unsafe-fixes alone must write nothing
     ["--diff", "--unsafe-fixes", "--select", "ZZZ", "--config", "missing.toml", "."],  # run_check refuses these
+    ["--force-exclude", "--no-respect-gitignore", "--statistics", "--exit-zero", "--add-noqa", "a.sh"],
+    ["--output-format", "github", "--baseline", ".rlhf-lint-baseline.json", "--write-baseline", "."],
+    ["--output-format=json", "--stdin-filename", "x.json", "--format", "sarif", "y.sh"],
 ])
 def test_fast_parser_agrees_with_click(argv):
     fast = parse_check_args(argv)

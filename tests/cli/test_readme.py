@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 
 from lintutil import ROOT
 from rlhf_lint.cli.app import main
@@ -46,3 +47,27 @@ def test_every_subcommand_in_readme_exists():
     names = {m for text in readme_code() for m in SUBCOMMAND_RE.findall(text)}
     assert {"rules", "rule", "estimate", "env"} <= names, names
     assert sorted(names - set(main.list_commands(None))) == []
+
+
+def test_pre_commit_local_hook_matches_the_published_hook():
+    import yaml
+
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
+        blocks = re.findall(r"^```yaml\n(.*?)^```", fh.read(), re.DOTALL | re.MULTILINE)
+    local = [yaml.safe_load(b) for b in blocks if "repo: local" in b]
+    assert len(local) == 1
+    hook = local[0]["repos"][0]["hooks"][0]
+    with open(os.path.join(ROOT, ".pre-commit-hooks.yaml"), encoding="utf-8") as fh:
+        published = {h["id"]: h for h in yaml.safe_load(fh)}["rlhf-lint"]
+    assert hook["entry"] == published["entry"] and hook["files"] == published["files"]
+    assert hook["language"] == "system"  # runs the installed rlhf-lint: no URL needed
+
+
+def test_install_lines_do_not_promise_what_does_not_exist():
+    text = "\n".join(readme_code())
+    # not on PyPI: a bare `pip install rlhf-lint` would install nothing (or someone else's package)
+    assert not re.search(r"pip install (-q )?rlhf-lint\b(?![@\w])", text)
+    # no release tag exists: a `rev: vX.Y.Z` would not resolve
+    tags = subprocess.run(["git", "tag"], cwd=ROOT, capture_output=True, text=True).stdout.split()
+    for rev in re.findall(r"^[ \t]*rev:[ \t]*(\S+)", text, re.MULTILINE):
+        assert rev in tags, rev
