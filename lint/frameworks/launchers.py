@@ -517,8 +517,7 @@ def launch_topology(command: Command, source: "Source | None" = None, project=No
             n = len(cvd_ids) if cvd_ids is not None else UNKNOWN
             return _word_setting("topology.gpus_per_node", cvd, n, f"CUDA_VISIBLE_DEVICES ({what})")
         if hw_per_node:
-            return _fill("topology.gpus_per_node", hw_per_node, command,
-                         f"gpus-per-node={hw_per_node} ({what})")
+            return _fill("topology.gpus_per_node", hw_per_node, command, f"gpus-per-node={hw_per_node}: {what}")
         top.notes.append(f"{what}: the GPU count per node is not known (declare gpus-per-node)")
         return None
 
@@ -580,8 +579,8 @@ def launch_topology(command: Command, source: "Source | None" = None, project=No
             # a bare `deepspeed`: every GPU of each node (runner.py fetches the local GPU count)
             if hw_per_node:
                 top.per_node = _fill("topology.gpus_per_node", hw_per_node, command,
-                                     f"gpus-per-node={hw_per_node} (`deepspeed` without --num_gpus/--include "
-                                     "uses every GPU of the node)")
+                                     f"gpus-per-node={hw_per_node}: `deepspeed` without --num_gpus/--include "
+                                     "uses every GPU of the node")
             else:
                 top.notes.append("`deepspeed` without --num_gpus/--include uses every GPU of the node: declare "
                                  "gpus-per-node to know how many")
@@ -638,10 +637,12 @@ def launch_topology(command: Command, source: "Source | None" = None, project=No
             top.nodes = Setting("topology.nodes", 1, command.path, None, "accelerate default --num_machines 1")
     elif _under_srun(command):
         # srun starting the program itself: one process per task
-        ntasks = _count("topology.world_size", _scheduler_value(command, "--ntasks"), "srun --ntasks")
-        top.nodes = _count("topology.nodes", _scheduler_value(command, "--nodes"), "srun --nodes")
+        ntasks = _count("topology.world_size", _scheduler_value(command, "--ntasks"),
+                        "the SLURM allocation (--ntasks)")
+        top.nodes = _count("topology.nodes", _scheduler_value(command, "--nodes"),
+                           "the SLURM allocation (--nodes)")
         top.per_node = _count("topology.gpus_per_node", _scheduler_value(command, "--ntasks-per-node"),
-                              "--ntasks-per-node")
+                              "the SLURM allocation (--ntasks-per-node)")
         top.world = ntasks
     if top.nodes is None and _under_srun(command):
         nodes = _scheduler_value(command, "--nodes")
@@ -651,7 +652,7 @@ def launch_topology(command: Command, source: "Source | None" = None, project=No
         n, p = top.nodes.value, top.per_node.value
         if isinstance(n, int) and isinstance(p, int):
             filled = [s.origin for s in (top.nodes, top.per_node) if s.origin.startswith(FILLED)]
-            origin = "nodes x GPUs per node of the launcher" + (f" ({'; '.join(filled)})" if filled else "")
+            origin = "nodes x GPUs per node of the launcher" + (f"; {'; '.join(filled)}" if filled else "")
             span_of = top.per_node if top.per_node.span is not None else top.nodes
             top.world = Setting("topology.world_size", n * p, span_of.path or command.path, span_of.span, origin)
     return top
