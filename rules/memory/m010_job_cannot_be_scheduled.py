@@ -51,7 +51,6 @@ def job_cannot_be_scheduled(ctx):
     https://github.com/pytorch/pytorch/blob/v2.5.1/torch/distributed/run.py (--nproc_per_node gpu/auto)
     https://github.com/volcengine/verl/blob/v0.4.1/verl/single_controller/ray/base.py (STRICT_PACK per node)
     https://github.com/OpenRLHF/OpenRLHF/blob/v0.8.11/openrlhf/cli/train_ppo_ray.py (placement groups per role)
-    https://github.com/OpenRLHF/OpenRLHF/issues/289
     """
     from rlhf_lint.frameworks.launchers import gpu_demand
 
