@@ -683,6 +683,8 @@ def _topology(command: Command, settings: Settings, assumptions: list[str], sour
     top = launch_topology(command, source, project)
     for s in top.settings():
         settings.add(s)
+        if s.origin.startswith(FILLED):
+            assumptions.append(f"{s.key.rsplit('.', 1)[1].replace('_', ' ')} {s.value} from the {s.origin}")
     assumptions.extend(top.notes)
 
 
