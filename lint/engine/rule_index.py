@@ -100,6 +100,7 @@ RULES = (
     ('V009', 'verl-token-budget-below-sequence', 3, (), 'job', ('verl',), False, True, 'rlhf_lint.rules.verl.v009_verl_token_budget_below_sequence', ''),
     ('V020', 'verl-rollout-parallel-not-dividing-gpus', 3, (), 'job', ('verl',), False, True, 'rlhf_lint.rules.verl.v020_verl_rollout_parallel_not_dividing_gpus', ''),
     ('V021', 'verl-log-prob-micro-batch-unset', 3, (), 'job', ('verl',), False, True, 'rlhf_lint.rules.verl.v021_verl_log_prob_micro_batch_unset', ''),
+    ('V022', 'verl-critic-mini-batch-not-divisible', 3, (), 'job', ('verl',), False, True, 'rlhf_lint.rules.verl.v022_verl_critic_mini_batch_not_divisible', ''),
     ('Z001', 'orz-zero3-without-vllm', 3, ('python',), 'file', (), False, True, 'rlhf_lint.rules.orz.z001_orz_zero3_without_vllm', ''),
     ('Z002', 'orz-packing-max-len-too-small', 3, ('python',), 'file', (), True, True, 'rlhf_lint.rules.orz.z002_orz_packing_max_len_too_small', ''),
     ('Z003', 'orz-packing-micro-batch', 3, ('python',), 'file', (), True, True, 'rlhf_lint.rules.orz.z003_orz_packing_micro_batch', ''),
