@@ -554,7 +554,7 @@ def launch_topology(command: Command, source: "Source | None" = None, project=No
                     ids = _device_ids(hosts[0].partition(":")[2])
                     if ids is not None:
                         top.devices = _word_setting("topology.device_ids", include, ids, "--include")
-        elif cvd is not None and not (exclude is not None or num_gpus is not None or pool is not None
+        elif cvd is not None and not (exclude is not None or num_gpus is not None or hostfile is not None
                                       or (top.nodes is not None and top.nodes.value != 1)):
             # runner.py: CUDA_VISIBLE_DEVICES becomes --include localhost:<it> when no other filter is given
             top.nodes = Setting("topology.nodes", 1, command.path, None,
