@@ -345,14 +345,6 @@ def build_shell_jobs(source: "Source", project) -> list[Job]:
     return jobs
 
 
-def _int_setting(key: str, word: Word | None) -> Setting | None:
-    if word is None:
-        return None
-    value = int(word.text) if word.known and word.text.isascii() and word.text.isdigit() else UNKNOWN
-    return Setting(key, value, path=word.path, span=word.span, origin=word.origin,
-                   raw=None if not word.known else word.text)
-
-
 def _launcher_value(command: Command, *flags: str) -> Word | None:
     aliases = {}
     for spec in launcher_specs().values():
@@ -440,26 +432,6 @@ def _count(key: str, word: Word | None, how: str) -> Setting | None:
     if word.known and isinstance(word.text, str) and word.text.isascii() and word.text.isdigit():
         return _word_setting(key, word, int(word.text), how)
     return _word_setting(key, word, UNKNOWN, how)
-
-
-def _int_setting(key: str, word: Word | None) -> Setting | None:
-    return _count(key, word, "")
-
-
-def _launcher_value(command: Command, *flags: str) -> Word | None:
-    aliases = {}
-    for spec in launcher_specs().values():
-        if isinstance(spec, dict):
-            aliases.update(spec.get("aliases", {}))
-    found = None
-    for arg in command.launcher_args:
-        if arg.flag in flags or aliases.get(arg.flag) in flags:
-            found = arg.value if arg.value is not None else found
-    return found
-
-
-def _has_launcher_flag(command: Command, *flags: str) -> bool:
-    return any(a.flag in flags for a in command.launcher_args)
 
 
 def _scheduler_value(command: Command, *flags: str) -> Word | None:
