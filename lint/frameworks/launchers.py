@@ -494,7 +494,7 @@ def launch_topology(command: Command, source: "Source | None" = None, project=No
         return None
 
     launcher = command.launcher
-    if cvd is not None and launcher != "deepspeed":
+    if cvd is not None and launcher in ("torchrun", "accelerate"):
         if cvd_ids is not None:
             top.devices = _word_setting("topology.device_ids", cvd, cvd_ids, "CUDA_VISIBLE_DEVICES")
         top.visible = _word_setting("topology.visible_gpus", cvd, len(cvd_ids) if cvd_ids is not None else UNKNOWN,
