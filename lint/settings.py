@@ -45,6 +45,11 @@ VOCABULARY = (
      "the models run one after another, so one model's activations are live at a time and the CUDA context counts "
      "once (implied for SFT/DPO/RM policy + ref jobs); a tuple of roles: exactly those share one process per GPU, "
      "vllm included when named (verl's hybrid engine worker holds actor, rollout, ref and critic)"),
+    # -- the launch's demand on the hardware (launchers.launch_topology; M010 compares it with the profile) ------
+    ("topology.device_ids", tuple, "GPU indices the launch names on a node (CUDA_VISIBLE_DEVICES, deepspeed "
+                                   "--include localhost:4,5,6,7, accelerate --gpu_ids): each must exist there"),
+    ("topology.visible_gpus", int, "GPUs CUDA_VISIBLE_DEVICES (or accelerate --gpu_ids) leaves to the processes of "
+                                   "a node: a launcher starting more processes than this fails"),
     # -- vLLM -----------------------------------------------------------------------------------------------------
     ("vllm.num_engines", int, "vLLM engines of the rollout"),
     ("vllm.tensor_parallel_size", int, "GPUs one vLLM engine spans"),

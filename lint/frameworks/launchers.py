@@ -15,6 +15,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~2 ms of
 from rlhf_lint.readers.commands import Arg, Command, Word
 from rlhf_lint.frameworks.jobs import Job, job_builder
 from rlhf_lint.model import UNKNOWN, Setting, Settings, Span
+from rlhf_lint.startup.records import field, record
 from rlhf_lint.startup import import_module
 
 if TYPE_CHECKING:
@@ -175,7 +176,18 @@ def recognise(simple: "SimpleCommand", script: "ShellScript") -> Command | None:
     i = _skip_wrappers(words, 0)
     if i >= len(words):
         return None
-    command = Command(path=simple.path, span=simple.span, words=list(words), hardware=dict(script.hardware))
+    command = Command(path=simple.path, span=simple.span, words=list(words), hardware=dict(script.hardware),
+                      env=dict(simple.launch_env))
+    for word in words[:i]:  # `env CUDA_VISIBLE_DEVICES=0,1 torchrun ...`
+        if word.known and "=" in word.text:
+            name, _, value = word.text.partition("=")
+            if name == "CUDA_VISIBLE_DEVICES":
+                command.env[name] = Word(value, Span(word.span.start + len(name) + 1, word.span.end)
+                                         if word.span.end - word.span.start == len(word.text) else word.span,
+                                         word.path, origin=word.origin)
+    text = script.doc.text if script.doc is not None and script.doc.outer is None else ""
+    if text and "#SBATCH" in text:
+        command.scheduler_args = _sbatch_args(text, script.path)
     if not _launch(command, words, i):
         return None
     # words that came from a heredoc (deepspeed --module $cmd) tell where the body is
@@ -183,10 +195,33 @@ def recognise(simple: "SimpleCommand", script: "ShellScript") -> Command | None:
         w.path == h.path and w.span.start in h.body_span for w in words[i:])), None)
     if heredoc is not None:
         command.heredoc_span = heredoc.body_span
-    text = script.doc.text if script.doc is not None and script.doc.outer is None else ""
     if text:
         command.continuation = _continuation(command, text, script.path)
     return command
+
+
+def _sbatch_args(text: str, path: str) -> list[Arg]:
+    """The `#SBATCH --opt=value` / `#SBATCH -N 2` lines of a batch script, as srun options with their spans (sbatch
+    reads them up to the first command; an srun inside the allocation inherits it)."""
+    aliases = launcher_specs()["srun"]["aliases"]
+    out: list[Arg] = []
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            break
+        if stripped.startswith("#SBATCH"):
+            body_start = offset + line.index("#SBATCH") + len("#SBATCH")
+            body = line[body_start - offset :].split("#", 1)[0].rstrip("\r\n")
+            pos, words = body_start, []
+            for token in body.split():
+                at = text.index(token, pos)
+                words.append(Word(token, Span(at, at + len(token)), path))
+                pos = at + len(token)
+            for arg in group_args(words)[1]:
+                out.append(Arg(aliases.get(arg.flag, arg.flag), arg.flag_span, arg.values, arg.word))
+        offset += len(line)
+    return out
 
 
 def _launch(command: Command, words: list[Word], i: int) -> bool:
@@ -194,7 +229,10 @@ def _launch(command: Command, words: list[Word], i: int) -> bool:
     specs = launcher_specs()
     name = _basename(words[i])
     if name == "srun":
-        _, j = _options(words, i + 1, specs["srun"])
+        opts, j = _options(words, i + 1, specs["srun"])
+        aliases = specs["srun"]["aliases"]
+        command.scheduler_args = command.scheduler_args + [
+            Arg(aliases.get(a.flag, a.flag), a.flag_span, a.values, a.word) for a in opts]
         j = _skip_wrappers(words, j)
         return j < len(words) and _launch(command, words, j)
     if name == "deepspeed":
@@ -307,14 +345,6 @@ def build_shell_jobs(source: "Source", project) -> list[Job]:
     return jobs
 
 
-def _int_setting(key: str, word: Word | None) -> Setting | None:
-    if word is None:
-        return None
-    value = int(word.text) if word.known and word.text.isascii() and word.text.isdigit() else UNKNOWN
-    return Setting(key, value, path=word.path, span=word.span, origin=word.origin,
-                   raw=None if not word.known else word.text)
-
-
 def _launcher_value(command: Command, *flags: str) -> Word | None:
     aliases = {}
     for spec in launcher_specs().values():
@@ -348,81 +378,286 @@ def _parse_include(text: str) -> tuple[int, int] | None:
     return len(hosts), max(counts)
 
 
-def _topology(command: Command, settings: Settings, assumptions: list[str]) -> None:
-    nodes: Setting | None = None
-    per_node: Setting | None = None
-    world: Setting | None = None
-    if command.launcher == "deepspeed":
-        per_node = _int_setting("topology.gpus_per_node", _launcher_value(command, "--num_gpus"))
-        nodes = _int_setting("topology.nodes", _launcher_value(command, "--num_nodes"))
-        include = _launcher_value(command, "--include")
+def _device_ids(text: str) -> tuple[int, ...] | None:
+    """`4,5,6,7` -> (4, 5, 6, 7); None for anything else (GPU UUIDs, `$(...)`)."""
+    items = [t.strip() for t in text.split(",")]
+    if not items or not all(t.isascii() and t.isdigit() for t in items):
+        return None
+    return tuple(int(t) for t in items)
+
+
+def _hostfile_slots(text: str) -> tuple[int, int] | None:
+    """A DeepSpeed hostfile (`worker-1 slots=8` per line, `#` comments) -> (hosts, most slots on one host)."""
+    hosts: list[int] = []
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        _, _, rest = line.partition(" ")
+        key, eq, value = rest.strip().partition("=")
+        if key != "slots" or not eq or not value.strip().isdigit():
+            return None  # DeepSpeed refuses such a line
+        hosts.append(int(value.strip()))
+    return (len(hosts), max(hosts)) if hosts else None
+
+
+@record(eq=False)
+class LaunchTopology:
+    """What one launch asks for: each field a Setting (value, where it was written, and ``origin`` saying how it
+    was known: a flag, CUDA_VISIBLE_DEVICES, a config file, a launcher default, or the hardware profile filling
+    what the launch leaves open) or None when nothing says. ``notes`` are the assumptions to show users."""
+
+    world: Setting | None = None  # topology.world_size: training processes in all
+    nodes: Setting | None = None  # topology.nodes
+    per_node: Setting | None = None  # topology.gpus_per_node: processes (one GPU each) per node
+    devices: Setting | None = None  # topology.device_ids: the GPU indices the launch names on a node
+    visible: Setting | None = None  # topology.visible_gpus: GPUs CUDA_VISIBLE_DEVICES leaves to the processes
+    notes: list = field(default_factory=list)
+
+    def settings(self) -> list[Setting]:
+        return [s for s in (self.nodes, self.per_node, self.devices, self.visible, self.world) if s is not None]
+
+
+FILLED = "hardware profile"  # the start of the origin of every value the hardware profile filled
+
+
+def _word_setting(key: str, word: Word, value, how: str) -> Setting:
+    return Setting(key, value, word.path, word.span, word.origin or how, raw=word.text if word.known else None)
+
+
+def _count(key: str, word: Word | None, how: str) -> Setting | None:
+    """A whole-number launcher value; ``$SLURM_*`` resolved from the script's #SBATCH options; else UNKNOWN."""
+    if word is None:
+        return None
+    if word.known and isinstance(word.text, str) and word.text.isascii() and word.text.isdigit():
+        return _word_setting(key, word, int(word.text), how)
+    return _word_setting(key, word, UNKNOWN, how)
+
+
+def _scheduler_value(command: Command, *flags: str) -> Word | None:
+    found = None
+    for arg in command.scheduler_args:
+        if arg.flag in flags and arg.value is not None:
+            found = arg.value
+    return found
+
+
+def _slurm(command: Command, word: Word | None, source_text: str | None) -> Word | None:
+    """A launcher value written as ``$SLURM_NNODES`` and the like: the #SBATCH / srun option that sets it."""
+    if word is None or word.known or source_text is None or word.path != command.path:
+        return word
+    written = source_text[word.span.start : word.span.end].strip("\"'{}$")
+    flags = launcher_specs()["slurm_env"]["variables"].get(written)
+    if not flags:
+        return word
+    found = _scheduler_value(command, *flags)
+    if found is None or not found.known:
+        return word
+    return Word(found.text, word.span, word.path, origin=f"${written} = {found.text} from `{flags[0]}`")
+
+
+def _under_srun(command: Command) -> bool:
+    """srun starts the launch (once per task); a command of an sbatch script without srun runs once."""
+    start = command.entry.span.start if command.entry is not None else command.span.end
+    return any(w.known and w.text == "srun" and w.span.start < start for w in command.words)
+
+
+def _fill(key: str, value, command: Command, what: str) -> Setting:
+    return Setting(key, value, command.path, None, f"{FILLED} {what}")
+
+
+def launch_topology(command: Command, source: "Source | None" = None, project=None) -> LaunchTopology:
+    """World size, nodes and GPUs per node of one launch, each with where it came from (the one place that reads
+    them: the framework builders and the HF Trainer jobs call it). What the launch says wins; the hardware profile
+    (``project.config.hardware_for``, with the script's own hardware comment) fills only what the launch leaves
+    open, and such a value's origin starts with FILLED. Rules: schemas/launchers.json, docs/launch-model.md."""
+    top = LaunchTopology()
+    hw = project.config.hardware_for(command.hardware) if project is not None and \
+        getattr(project, "config", None) is not None else None
+    hw_per_node = getattr(hw, "gpus_per_node", None)
+    hw_nodes = getattr(hw, "nodes", None)
+    text = source.text if source is not None and source.path == command.path else None
+    cvd = command.env.get("CUDA_VISIBLE_DEVICES")
+    cvd_ids = _device_ids(cvd.text) if cvd is not None and cvd.known else None
+
+    def value(*flags: str) -> Word | None:
+        return _slurm(command, _launcher_value(command, *flags), text)
+
+    def visible_count(what: str) -> Setting | None:
+        """GPUs a process group may use on a node: CUDA_VISIBLE_DEVICES, else all of the node (hardware)."""
+        if cvd is not None:
+            n = len(cvd_ids) if cvd_ids is not None else UNKNOWN
+            return _word_setting("topology.gpus_per_node", cvd, n, f"CUDA_VISIBLE_DEVICES ({what})")
+        if hw_per_node:
+            return _fill("topology.gpus_per_node", hw_per_node, command, f"gpus-per-node={hw_per_node}: {what}")
+        top.notes.append(f"{what}: the GPU count per node is not known (declare gpus-per-node)")
+        return None
+
+    launcher = command.launcher
+    if cvd is not None and launcher in ("torchrun", "accelerate"):
+        if cvd_ids is not None:
+            top.devices = _word_setting("topology.device_ids", cvd, cvd_ids, "CUDA_VISIBLE_DEVICES")
+        top.visible = _word_setting("topology.visible_gpus", cvd, len(cvd_ids) if cvd_ids is not None else UNKNOWN,
+                                    "CUDA_VISIBLE_DEVICES")
+    if launcher == "deepspeed":
+        hostfile = value("--hostfile")
+        include, exclude = value("--include"), value("--exclude")
+        num_gpus, num_nodes = value("--num_gpus"), value("--num_nodes")
+        top.per_node = _count("topology.gpus_per_node", num_gpus, "--num_gpus")
+        top.nodes = _count("topology.nodes", num_nodes, "--num_nodes")
+        pool = None
+        if hostfile is not None:
+            target = project.resolve(command.path, hostfile.text) if project is not None and hostfile.known else None
+            pool = _hostfile_slots(target.text) if target is not None and isinstance(target.text, str) else None
+            if pool is not None:
+                if top.nodes is None:
+                    top.nodes = _word_setting("topology.nodes", hostfile, pool[0], "hosts of the hostfile")
+                if top.per_node is None:
+                    top.per_node = _word_setting("topology.gpus_per_node", hostfile, pool[1], "slots= of the hostfile")
+            else:
+                top.notes.append("the hostfile is not among the checked files: its hosts and slots are not known")
         if include is not None and include.known:
             parsed = _parse_include(include.text)
             if parsed is not None:
-                nodes = Setting("topology.nodes", parsed[0], include.path, include.span, include.origin)
-                per_node = Setting("topology.gpus_per_node", parsed[1], include.path, include.span, include.origin)
-        if nodes is None and not _has_launcher_flag(command, "--hostfile", "-H"):
-            nodes = Setting("topology.nodes", 1, command.path, None, "deepspeed without a hostfile runs on this node")
-    elif command.launcher == "torchrun":
-        per_node = _int_setting("topology.gpus_per_node", _launcher_value(command, "--nproc_per_node"))
-        if per_node is None:
-            per_node = Setting("topology.gpus_per_node", 1, command.path, None, "torchrun default --nproc_per_node 1")
-        nodes = _int_setting("topology.nodes", _launcher_value(command, "--nnodes"))
-        if nodes is None:
-            nodes = Setting("topology.nodes", 1, command.path, None, "torchrun default --nnodes 1")
-    elif command.launcher == "accelerate":
-        world = _int_setting("topology.world_size", _launcher_value(command, "--num_processes"))
-        nodes = _int_setting("topology.nodes", _launcher_value(command, "--num_machines"))
-        if world is not None and nodes is not None and isinstance(world.value, int) and isinstance(nodes.value, int) \
-                and nodes.value > 0 and world.value % nodes.value == 0:
-            per_node = Setting("topology.gpus_per_node", world.value // nodes.value, world.path, world.span,
-                               "--num_processes / --num_machines")
-    for s in (nodes, per_node):
-        if s is not None:
-            settings.add(s)
-    if world is None and nodes is not None and per_node is not None:
-        if isinstance(nodes.value, int) and isinstance(per_node.value, int):
-            world = Setting("topology.world_size", nodes.value * per_node.value, command.path,
-                            per_node.span or nodes.span, "nodes x GPUs per node of the launcher")
-    if world is not None:
-        settings.add(world)
+                top.nodes = _word_setting("topology.nodes", include, parsed[0], "--include")
+                top.per_node = _word_setting("topology.gpus_per_node", include, parsed[1], "--include")
+                hosts = [h for h in include.text.split("@") if h]
+                if len(hosts) == 1:
+                    ids = _device_ids(hosts[0].partition(":")[2])
+                    if ids is not None:
+                        top.devices = _word_setting("topology.device_ids", include, ids, "--include")
+        elif cvd is not None and not (exclude is not None or num_gpus is not None or hostfile is not None
+                                      or (top.nodes is not None and top.nodes.value != 1)):
+            # runner.py: CUDA_VISIBLE_DEVICES becomes --include localhost:<it> when no other filter is given
+            top.nodes = Setting("topology.nodes", 1, command.path, None,
+                                "deepspeed turns CUDA_VISIBLE_DEVICES into --include localhost:...")
+            top.per_node = _word_setting("topology.gpus_per_node", cvd,
+                                         len(cvd_ids) if cvd_ids is not None else UNKNOWN,
+                                         "deepspeed turns CUDA_VISIBLE_DEVICES into --include localhost:...")
+            if cvd_ids is not None:
+                top.devices = _word_setting("topology.device_ids", cvd, cvd_ids, "CUDA_VISIBLE_DEVICES")
+        elif cvd is not None:
+            top.notes.append("deepspeed ignores CUDA_VISIBLE_DEVICES when --include/--exclude/--num_gpus/"
+                             "--num_nodes or a hostfile is given")
+        if top.per_node is None and exclude is not None and exclude.known:
+            parsed = _parse_include(exclude.text)
+            if parsed is not None and parsed[0] == 1 and hw_per_node:
+                top.per_node = _fill("topology.gpus_per_node", max(0, hw_per_node - parsed[1]), command,
+                                     f"gpus-per-node={hw_per_node} less the {parsed[1]} of --exclude")
+        if top.nodes is None and hostfile is None:
+            top.nodes = Setting("topology.nodes", 1, command.path, None,
+                                "deepspeed without a hostfile runs on this node")
+        if top.per_node is None:
+            # a bare `deepspeed`: every GPU of each node (runner.py fetches the local GPU count)
+            if hw_per_node:
+                top.per_node = _fill("topology.gpus_per_node", hw_per_node, command,
+                                     f"gpus-per-node={hw_per_node}: `deepspeed` without --num_gpus/--include "
+                                     "uses every GPU of the node")
+            else:
+                top.notes.append("`deepspeed` without --num_gpus/--include uses every GPU of the node: declare "
+                                 "gpus-per-node to know how many")
+        if top.nodes is None and hw_nodes:
+            top.nodes = _fill("topology.nodes", hw_nodes, command, f"nodes={hw_nodes} (the hostfile's hosts)")
+    elif launcher == "torchrun":
+        nproc = value("--nproc_per_node")
+        if nproc is not None and nproc.known and nproc.text in ("gpu", "auto", "cuda"):
+            # torch/distributed/run.py: "gpu"/"auto" start one process per visible GPU
+            top.per_node = visible_count(f"--nproc_per_node {nproc.text}")
+            if top.per_node is not None and top.per_node.span is None:
+                top.per_node = Setting(top.per_node.key, top.per_node.value, nproc.path, nproc.span,
+                                       top.per_node.origin)
+        else:
+            top.per_node = _count("topology.gpus_per_node", nproc, "--nproc_per_node")
+        if top.per_node is None and nproc is None:
+            top.per_node = Setting("topology.gpus_per_node", 1, command.path, None,
+                                   "torchrun default --nproc_per_node 1")
+        nnodes = value("--nnodes")
+        if nnodes is not None and nnodes.known and ":" in nnodes.text:
+            low, _, high = nnodes.text.partition(":")
+            n = int(low) if low.isdigit() and low == high else UNKNOWN  # elastic: the count is known at run time
+            top.nodes = _word_setting("topology.nodes", nnodes, n, "--nnodes MIN:MAX")
+        else:
+            top.nodes = _count("topology.nodes", nnodes, "--nnodes")
+        if top.nodes is None:
+            top.nodes = Setting("topology.nodes", 1, command.path, None,
+                                "torchrun --standalone" if _has_launcher_flag(command, "--standalone")
+                                else "torchrun default --nnodes 1")
+    elif launcher == "accelerate":
+        top.world = _count("topology.world_size", value("--num_processes"), "--num_processes")
+        top.nodes = _count("topology.nodes", value("--num_machines"), "--num_machines")
+        config = _launcher_value(command, "--config_file")
+        if (top.world is None or top.nodes is None) and config is not None and config.known and project is not None:
+            world, nodes = _accelerate_config_counts(command, config, project)
+            top.world, top.nodes = top.world or world, top.nodes or nodes
+        if top.world is None and (_has_launcher_flag(command, "--multi_gpu") or
+                                  _has_launcher_flag(command, "--use_deepspeed", "--use_fsdp")):
+            # launch.py: --multi_gpu without --num_processes starts one process per visible GPU
+            top.per_node = visible_count("accelerate launch --multi_gpu without --num_processes")
+        gpu_ids = value("--gpu_ids")
+        if gpu_ids is not None and gpu_ids.known and gpu_ids.text != "all":
+            ids = _device_ids(gpu_ids.text)
+            if ids is not None:
+                top.devices = _word_setting("topology.device_ids", gpu_ids, ids, "--gpu_ids")
+                top.visible = _word_setting("topology.visible_gpus", gpu_ids, len(ids), "--gpu_ids")
+        w, n = top.world, top.nodes
+        if top.per_node is None and w is not None and isinstance(w.value, int) and isinstance(getattr(n, "value", 1), int):
+            machines = n.value if n is not None else 1
+            if machines > 0 and w.value % machines == 0:
+                top.per_node = Setting("topology.gpus_per_node", w.value // machines, w.path, w.span,
+                                       f"{w.origin or 'num_processes'} / {n.origin if n else 'one machine'}")
+        if top.nodes is None and top.per_node is not None:
+            top.nodes = Setting("topology.nodes", 1, command.path, None, "accelerate default --num_machines 1")
+    elif _under_srun(command):
+        # srun starting the program itself: one process per task
+        ntasks = _count("topology.world_size", _scheduler_value(command, "--ntasks"),
+                        "the SLURM allocation (--ntasks)")
+        top.nodes = _count("topology.nodes", _scheduler_value(command, "--nodes"),
+                           "the SLURM allocation (--nodes)")
+        top.per_node = _count("topology.gpus_per_node", _scheduler_value(command, "--ntasks-per-node"),
+                              "the SLURM allocation (--ntasks-per-node)")
+        top.world = ntasks
+    if top.nodes is None and _under_srun(command):
+        nodes = _scheduler_value(command, "--nodes")
+        if nodes is not None:
+            top.nodes = _count("topology.nodes", nodes, "the SLURM allocation (--nodes)")
+    if top.world is None and top.nodes is not None and top.per_node is not None:
+        n, p = top.nodes.value, top.per_node.value
+        if isinstance(n, int) and isinstance(p, int):
+            filled = [s.origin for s in (top.nodes, top.per_node) if s.origin.startswith(FILLED)]
+            origin = "nodes x GPUs per node of the launcher" + (f"; {'; '.join(filled)}" if filled else "")
+            span_of = top.per_node if top.per_node.span is not None else top.nodes
+            top.world = Setting("topology.world_size", n * p, span_of.path or command.path, span_of.span, origin)
+    return top
 
 
-def _topology_from_accelerate_config(command: Command, config: Word, settings: Settings, project) -> None:
-    """What the command line leaves to the config file: accelerate reads num_processes (all machines together) and
-    num_machines from ``--config_file`` unless ``--num_processes`` / ``--num_machines`` say otherwise."""
+def _accelerate_config_counts(command: Command, config: Word, project) -> tuple[Setting | None, Setting | None]:
+    """num_processes (all machines together) and num_machines of the accelerate config YAML ``--config_file``
+    names, for what the command line leaves to it."""
     from rlhf_lint.frameworks.accelerate import read
     from rlhf_lint.readers.yaml import node_span
 
-    target = project.resolve(command.path, config.text) if project is not None else None
+    target = project.resolve(command.path, config.text)
     if target is None or target.kind != "yaml" or target.tree is None:
-        return
+        return None, None
     cfg = read(target)
     if cfg is None:
-        return
+        return None, None
     name = os.path.basename(target.path)
-
-    def number(key: str) -> Setting | None:
+    out = []
+    for key, common in (("num_processes", "topology.world_size"), ("num_machines", "topology.nodes")):
         entry = cfg.count(key)
-        if entry is None:
-            return None
-        return Setting(f"topology.{'world_size' if key == 'num_processes' else 'nodes'}", entry.value, target.path,
-                       node_span(entry.value_node), f"{key} in {name}")
+        out.append(None if entry is None else Setting(common, entry.value, target.path, node_span(entry.value_node),
+                                                      f"{key} in {name}"))
+    return out[0], out[1]
 
-    world = settings.get("topology.world_size")
-    nodes = settings.get("topology.nodes")
-    if world is None:
-        world = number("num_processes")
-        if world is not None:
-            settings.add(world)
-    if nodes is None:
-        nodes = number("num_machines")
-        if nodes is not None:
-            settings.add(nodes)
-    if settings.get("topology.gpus_per_node") is None and world is not None and nodes is not None \
-            and isinstance(world.value, int) and isinstance(nodes.value, int) and world.value % nodes.value == 0:
-        settings.add(Setting("topology.gpus_per_node", world.value // nodes.value, world.path, world.span,
-                             "num_processes / num_machines"))
+
+def _topology(command: Command, settings: Settings, assumptions: list[str], source=None, project=None) -> None:
+    top = launch_topology(command, source, project)
+    for s in top.settings():
+        settings.add(s)
+        if s.origin.startswith(FILLED):
+            assumptions.append(f"{s.key.rsplit('.', 1)[1].replace('_', ' ')} {s.value} from the {s.origin}")
+    assumptions.extend(top.notes)
 
 
 def interpret_generic(command: Command, source: "Source", project) -> list[Job]:
@@ -433,7 +668,7 @@ def interpret_generic(command: Command, source: "Source", project) -> list[Job]:
     entry = command.entry
     if entry is not None:
         settings.add(Setting("job.entry", entry.text, entry.path, entry.span, entry.origin))
-    _topology(command, settings, assumptions)
+    _topology(command, settings, assumptions, source, project)
     ds_config_flags = launcher_specs()["program_flags"]["ds_config"]
     for arg in command.args:
         if arg.flag in ds_config_flags and arg.value is not None and arg.value.known \
@@ -451,7 +686,6 @@ def interpret_generic(command: Command, source: "Source", project) -> list[Job]:
         config = _launcher_value(command, "--config_file")
         if config is not None and config.known:
             settings.add(Setting("accelerate.config_path", config.text, config.path, config.span, config.origin))
-            _topology_from_accelerate_config(command, config, settings, project)
         ds = _launcher_value(command, "--deepspeed_config_file")
         if ds is not None and ds.known:
             settings.add(Setting("deepspeed.config_path", ds.text, ds.path, ds.span, ds.origin))
@@ -477,3 +711,85 @@ def interpret_generic(command: Command, source: "Source", project) -> list[Job]:
     return [Job(name=f"{os.path.basename(command.path)}:{line} {label}", path=command.path, span=command.span,
                 framework=framework or command.launcher or "python", settings=settings, assumptions=assumptions,
                 hardware=dict(command.hardware))]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# what a job asks of the cluster (M010 compares it with the hardware profile)
+# ---------------------------------------------------------------------------------------------------------------
+@record(eq=False)
+class Demand:
+    """GPUs a job needs before it can start. ``per_node``: processes that must share one node (a launcher's
+    processes on each node; verl's STRICT_PACK placement group per node), None when the job may spread over nodes
+    (OpenRLHF/ORZ PACK placement groups); ``total``: GPUs held at once; ``parts``: how the total adds up;
+    ``at``: the Setting a finding points at; ``devices``: GPU indices the launch names on a node;
+    ``visible``: GPUs CUDA_VISIBLE_DEVICES leaves to a launcher that starts ``per_node`` processes."""
+
+    per_node: Setting | None = None
+    nodes: Setting | None = None
+    total: int | None = None
+    parts: list = field(default_factory=list)
+    at: Setting | None = None
+    devices: Setting | None = None
+    visible: Setting | None = None
+    ray: bool = False
+
+
+RAY_ROLES = ("actor", "ref", "critic", "reward")
+
+
+def _known_int(setting: Setting | None) -> int | None:
+    v = getattr(setting, "value", None)
+    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None
+
+
+def gpu_demand(job: Job) -> Demand:
+    """The GPUs ``job`` needs at once, from its Settings (launch_topology for plain launches, the role topology of
+    OpenRLHF/ORZ Ray jobs, verl's trainer.nnodes x n_gpus_per_node). Values the hardware profile filled are not a
+    demand (they are the profile itself)."""
+    s = job.settings
+    d = Demand()
+    roles = [r for r in RAY_ROLES if s.get(f"topology.{r}.gpus_per_node") is not None
+             and (not job.roles or r in job.roles)]
+    if roles and job.framework in ("openrlhf", "orz"):
+        d.ray = True
+        groups: list[tuple[list[str], int, Setting]] = []
+        for role in roles:
+            n, p = s.get(f"topology.{role}.nodes"), s.get(f"topology.{role}.gpus_per_node")
+            nodes, per = (_known_int(n) or (1 if n is None else None)), _known_int(p)
+            if nodes is None or per is None:
+                return Demand(ray=True)  # a count the launch leaves unknown: no demand claimed
+            groups.append(([role], nodes * per, p))
+        def merge(a: str, b: str) -> None:
+            ga = next((g for g in groups if a in g[0]), None)
+            gb = next((g for g in groups if b in g[0]), None)
+            if ga is not None and gb is not None and ga is not gb:
+                groups.remove(gb)
+                groups[groups.index(ga)] = (ga[0] + gb[0], max(ga[1], gb[1]), ga[2] if ga[1] >= gb[1] else gb[2])
+        if s.value("topology.colocate_all") is True:
+            for role in roles[1:]:
+                merge(roles[0], role)
+        else:
+            if s.value("topology.colocate_actor_ref") is True:
+                merge("actor", "ref")
+            if s.value("topology.colocate_critic_reward") is True:
+                merge("critic", "reward")
+            engines, tp = s.get("vllm.num_engines"), s.get("vllm.tensor_parallel_size")
+            if _known_int(engines):
+                t = _known_int(tp) or (1 if tp is None else None)
+                if t is None:
+                    return Demand(ray=True)
+                groups.append((["vllm"], engines.value * t, engines))
+        d.total = sum(g[1] for g in groups)
+        d.parts = [f"{' + '.join(g[0])} {g[1]}" for g in groups]
+        d.at = max(groups, key=lambda g: g[1])[2]
+        return d
+    nodes, per = s.get("topology.nodes"), s.get("topology.gpus_per_node")
+    d.devices, d.visible = s.get("topology.device_ids"), s.get("topology.visible_gpus")
+    if per is not None and not per.origin.startswith(FILLED):
+        d.per_node = per
+    if nodes is not None and not nodes.origin.startswith(FILLED):
+        d.nodes = nodes
+    if _known_int(d.per_node) and _known_int(d.nodes):
+        d.total = d.per_node.value * d.nodes.value
+    d.at = d.per_node
+    return d

@@ -380,6 +380,9 @@ def settings_from(cfg: VerlConfig) -> Settings:
             settings.add(setting_for(cfg, row["setting"], key, _CONVERT[row["convert"]]))
     nodes, per_node = cfg.known_int("trainer.nnodes"), cfg.known_int("trainer.n_gpus_per_node")
     if nodes and per_node:
+        # verl's resource pool: one STRICT_PACK placement group of n_gpus_per_node GPUs on each of nnodes nodes
+        settings.add(setting_for(cfg, "topology.nodes", "trainer.nnodes"))
+        settings.add(setting_for(cfg, "topology.gpus_per_node", "trainer.n_gpus_per_node"))
         settings.add(Setting("topology.world_size", nodes * per_node, origin="trainer.nnodes x trainer.n_gpus_per_node"))
     strategy = cfg.get("actor_rollout_ref.actor.strategy")
     # verl's hybrid engine: every role on the same GPUs, in one process per GPU (schemas/verl/placement.json)

@@ -102,6 +102,9 @@ class Command:
     continuation: str = ""  # " \\\n" plus indentation, "" for a one-line command
     heredoc_span: Span | None = None  # body of the heredoc the args came from, if any
     hardware: dict = field(default_factory=dict)  # hardware declared in a comment of the script
+    env: dict[str, Word] = field(default_factory=dict)  # GPU-selecting variables the launch gets (CUDA_VISIBLE_DEVICES)
+    # the SLURM allocation around the launch: the script's `#SBATCH` options, then those of an `srun` wrapping it
+    scheduler_args: list[Arg] = field(default_factory=list)
 
     def find(self, *flags: str) -> list[Arg]:
         return [a for a in self.args if a.flag in flags]

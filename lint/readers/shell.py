@@ -215,6 +215,8 @@ class SimpleCommand:
     span: Span
     words: list[Word]
     env: dict[str, Any] = field(default_factory=dict)  # VAR=x before the command
+    # LAUNCH_ENV variables the command's process gets: its own VAR=x prefix, or an earlier `export`
+    launch_env: dict[str, Word] = field(default_factory=dict)
     heredoc_span: Span | None = None  # when the words came from a heredoc body
     depth: int = 0  # nested bash -c level
 
@@ -249,6 +251,8 @@ class ShellScript:
 _STATEMENT_CONTAINERS = {"program", "compound_statement", "subshell", "list", "pipeline", "do_group",
                          "negated_command", "else_clause", "elif_clause", "case_item"}
 _DECLARATIONS = {"export", "local", "declare", "readonly", "typeset"}
+# variables of the environment that change which GPUs a launch uses (rlhf_lint.frameworks.launchers reads them)
+LAUNCH_ENV = ("CUDA_VISIBLE_DEVICES",)
 
 
 class _Evaluator:
@@ -257,6 +261,7 @@ class _Evaluator:
         self.source = source
         self.resolve = resolve
         self.env: dict[str, Var] = {}
+        self.exported: set[str] = set()  # names an `export` put into the environment of later commands
         self.depth = 0
         self.expanded = 0  # pieces copied out of variables so far (MAX_EXPANDED_PIECES)
         self.source_depth = 0
@@ -367,6 +372,10 @@ class _Evaluator:
     def _declaration(self, doc: _Doc, node) -> None:
         keyword = node.children[0].type if node.children else ""
         for child in node.named_children:
+            if keyword == "export" and child.type in ("variable_assignment", "variable_name"):
+                name_node = child.child_by_field_name("name") if child.type == "variable_assignment" else child
+                if name_node is not None:
+                    self.exported.add(doc.text_of(name_node))
             if child.type == "variable_assignment":
                 self._assign(doc, child)
             elif child.type == "variable_name" and keyword == "local":
@@ -438,6 +447,7 @@ class _Evaluator:
     # -- commands ----------------------------------------------------------------------------------------------
     def _command(self, doc: _Doc, node, heredoc) -> None:
         env_prefix: dict[str, Any] = {}
+        launch_env: dict[str, Word] = {}
         argv: list[Word] = []
         for child in node.named_children:
             f = _field_of(node, child)
@@ -447,6 +457,9 @@ class _Evaluator:
                 frags = self._expand(doc, value, quoted=True) if value is not None else []
                 env_prefix[doc.text_of(name_node) if name_node is not None else ""] = _join(
                     [f.text for f in frags if f is not _BREAK])
+                if name_node is not None and doc.text_of(name_node) in LAUNCH_ENV:
+                    span = _inner_span(doc, value) if value is not None else doc.span(child)
+                    launch_env[doc.text_of(name_node)] = Word(env_prefix[doc.text_of(name_node)], span, doc.path)
             elif f == "name" or f == "argument" or child.type == "command_name":
                 target = child.named_children[0] if child.type == "command_name" and child.named_children else child
                 argv.extend(self._words(doc, target))
@@ -460,8 +473,14 @@ class _Evaluator:
             self._source(argv[1])
             return
         if self.collect:
+            for env_name in LAUNCH_ENV:
+                var = self.env.get(env_name)
+                if env_name not in launch_env and env_name in self.exported and var is not None:
+                    launch_env[env_name] = Word(var.text, var.value_span or doc.span(node), var.path or doc.path,
+                                                origin=f"export {env_name} on line {var.line}" if var.line
+                                                else f"export {env_name}")
             self.script.simple_commands.append(SimpleCommand(
-                path=doc.path, span=doc.span(node), words=argv, env=env_prefix,
+                path=doc.path, span=doc.span(node), words=argv, env=env_prefix, launch_env=launch_env,
                 heredoc_span=heredoc_info.body_span if heredoc_info else None, depth=self.source_depth))
         if name in ("bash", "sh", "zsh") or (name == "srun" and any(w.text == "-c" for w in argv)):
             self._bash_c(doc, node, argv)

@@ -20,7 +20,8 @@ def _world_sizes(ctx):
                 out.append((ws, Related(s.path, s.span, f"world size {ws} of {job.name} comes from this file")))
                 continue
             span = s.span if s is not None and s.path == job.path else None
-            out.append((ws, Related(job.path, span, f"world size {ws} comes from this launch")))
+            how = f" ({s.origin})" if s is not None and "hardware profile" in s.origin else ""
+            out.append((ws, Related(job.path, span, f"world size {ws} comes from this launch{how}")))
     if not out and ctx.config.world_size:
         out.append((ctx.config.world_size, None))
     seen, unique = set(), []

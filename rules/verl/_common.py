@@ -66,3 +66,11 @@ def _gpus(cfg, nodes, per_node) -> str:
 
 def _fsdp(cfg) -> bool:
     return cfg.get(f"{ACTOR}.strategy") in ("fsdp", "fsdp2")
+
+
+def _asserts_of(cfg, check: str):
+    """The row of schemas/verl/startup_asserts.json for ``check`` at the job's release (the newest when unknown)."""
+    from rlhf_lint.schemas import load
+
+    releases = load("verl/startup_asserts.json")[check]["releases"]
+    return releases.get(cfg.release) if cfg.exact else releases.get("main")

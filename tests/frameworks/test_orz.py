@@ -15,6 +15,7 @@ def test_bad_playground_reports_each_start_up_error():
     result = run([FIXTURES / "Z002_playground_bad.py"], ["Z"])
     assert triples(result) == [
         ("Z003", 12, 7),   # micro_forward_batch_size inherited (32): reported at the class name
+        ("Z010", 12, 7),   # colocate_all with actor_num_gpus_per_node = 2 (ORZ asks 1)
         ("Z004", 16, 38),
         ("Z002", 19, 28),  # only the DEBUG_MODE=False branch is too small
         ("Z003", 20, 35),
@@ -34,7 +35,7 @@ def test_fixes_edit_only_the_wrong_branch_and_keep_everything_else(tmp_path):
         "micro_train_batch_size: int = 2", "micro_train_batch_size: int = 1")
     assert fixed == expected
     compile(fixed, "fixed.py", "exec")
-    assert [d.code for d in result.diagnostics] == ["Z003", "Z004", "Z005", "Z006"]
+    assert [d.code for d in result.diagnostics] == ["Z003", "Z010", "Z004", "Z005", "Z006"]
     # a second run changes nothing
     (tmp_path / "again").mkdir()
     again, _ = fix_copy(tmp_path / "Z002_playground_bad.py", tmp_path / "again", ["Z"])

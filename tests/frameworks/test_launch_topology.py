@@ -1,0 +1,177 @@
+"""One test per row of docs/launch-model.md: how each launcher sets world size, nodes and GPUs per node, and what
+the hardware profile fills (rlhf_lint.frameworks.launchers.launch_topology)."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from rlhf_lint.engine.config import Config, Hardware
+from rlhf_lint.engine.project import Project, parse_source
+from rlhf_lint.frameworks.launchers import FILLED, build_shell_jobs, commands_of, gpu_demand, launch_topology
+from rlhf_lint.model import UNKNOWN
+from rlhf_lint.readers.source import Source
+
+
+def _source(text, path="run.sh", kind="shell"):
+    src = Source.from_bytes(path, textwrap.dedent(text).encode(), kind=kind)
+    parse_source(src)
+    return src
+
+
+def _top(text, gpus_per_node=None, nodes=None, others=()):
+    src = _source(text)
+    config = Config()
+    config.hardware = Hardware(gpus_per_node=gpus_per_node, nodes=nodes)
+    project = Project([src, *others], config)
+    return src, [launch_topology(c, src, project) for c in commands_of(src, project)]
+
+
+def _counts(top):
+    return tuple(None if s is None else s.value for s in (top.nodes, top.per_node, top.world))
+
+
+def test_deepspeed_num_gpus_and_num_nodes():
+    src, (top,) = _top("deepspeed --num_nodes 1 --num_gpus 4 train.py\n", gpus_per_node=8)
+    assert _counts(top) == (1, 4, 4)
+    assert src.span_text(top.per_node.span) == "4" and top.per_node.origin == "--num_gpus"
+
+
+def test_deepspeed_include_names_devices():
+    src, (top,) = _top("deepspeed --include localhost:4,5,6,7 train.py\n")
+    assert _counts(top) == (1, 4, 4) and top.devices.value == (4, 5, 6, 7)
+    assert src.span_text(top.devices.span) == "localhost:4,5,6,7"
+
+
+def test_deepspeed_exclude_leaves_the_rest_of_the_profile():
+    _, (top,) = _top("deepspeed --exclude localhost:0,1 train.py\n", gpus_per_node=8)
+    assert _counts(top) == (1, 6, 6) and top.per_node.origin.startswith(FILLED)
+
+
+def test_bare_deepspeed_is_filled_by_the_profile_and_says_so():
+    _, (top,) = _top("deepspeed train.py\n", gpus_per_node=8)
+    assert _counts(top) == (1, 8, 8)
+    assert top.per_node.origin.startswith(FILLED) and "every GPU of the node" in top.per_node.origin
+    assert FILLED in top.world.origin
+    _, (unknown,) = _top("deepspeed train.py\n")
+    assert unknown.per_node is None and unknown.world is None and any("gpus-per-node" in n for n in unknown.notes)
+
+
+def test_deepspeed_hostfile_slots(tmp_path):
+    hosts = Source.from_bytes("hostfile", b"# two workers\nworker-1 slots=8\nworker-2 slots=8\n", kind="text")
+    _, (top,) = _top("deepspeed --hostfile hostfile train.py\n", others=(hosts,))
+    assert _counts(top) == (2, 8, 16) and top.per_node.origin == "slots= of the hostfile"
+
+
+def test_deepspeed_hostfile_not_checked_is_left_to_the_profile():
+    _, (top,) = _top("deepspeed --hostfile /job/hostfile train.py\n", gpus_per_node=8, nodes=2)
+    assert _counts(top) == (2, 8, 16) and top.nodes.origin.startswith(FILLED)
+
+
+@pytest.mark.parametrize("text", [
+    "export CUDA_VISIBLE_DEVICES=4,5\ndeepspeed train.py\n",
+    "CUDA_VISIBLE_DEVICES=4,5\nexport CUDA_VISIBLE_DEVICES\ndeepspeed train.py\n",
+    "CUDA_VISIBLE_DEVICES=4,5 deepspeed train.py\n",
+    "env CUDA_VISIBLE_DEVICES=4,5 deepspeed train.py\n",
+])
+def test_cuda_visible_devices_becomes_deepspeeds_include(text):
+    src, (top,) = _top(text, gpus_per_node=8)
+    assert _counts(top) == (1, 2, 2) and top.devices.value == (4, 5)
+    assert src.span_text(top.per_node.span) == "4,5"
+
+
+def test_a_variable_not_exported_does_not_reach_the_launch():
+    _, (top,) = _top("CUDA_VISIBLE_DEVICES=4,5\ndeepspeed train.py\n", gpus_per_node=8)
+    assert _counts(top) == (1, 8, 8) and top.devices is None
+
+
+def test_deepspeed_ignores_cuda_visible_devices_beside_num_gpus():
+    _, (top,) = _top("CUDA_VISIBLE_DEVICES=0,1 deepspeed --num_gpus 4 train.py\n")
+    assert _counts(top) == (1, 4, 4) and top.devices is None and top.visible is None
+    assert any("ignores CUDA_VISIBLE_DEVICES" in n for n in top.notes)
+
+
+def test_torchrun_nproc_and_nnodes_and_default():
+    _, (top, default, module) = _top("torchrun --nnodes 2 --nproc_per_node 8 t.py\ntorchrun t.py\n"
+                                     "python -m torch.distributed.run --nproc-per-node=4 t.py\n")
+    assert _counts(top) == (2, 8, 16)
+    assert _counts(default) == (1, 1, 1) and default.per_node.origin == "torchrun default --nproc_per_node 1"
+    assert _counts(module) == (1, 4, 4)
+
+
+@pytest.mark.parametrize("nproc", ["gpu", "auto"])
+def test_torchrun_nproc_gpu_counts_visible_gpus(nproc):
+    _, (top,) = _top(f"torchrun --nproc_per_node {nproc} t.py\n", gpus_per_node=8)
+    assert _counts(top) == (1, 8, 8) and top.per_node.origin.startswith(FILLED)
+    _, (cvd,) = _top(f"CUDA_VISIBLE_DEVICES=0,1,2 torchrun --nproc_per_node {nproc} t.py\n", gpus_per_node=8)
+    assert _counts(cvd) == (1, 3, 3) and cvd.visible.value == 3
+
+
+def test_torchrun_elastic_node_range_leaves_world_size_unknown():
+    _, (ranged, fixed) = _top("torchrun --nnodes 1:4 --nproc_per_node 8 t.py\n"
+                              "torchrun --nnodes 2:2 --nproc_per_node 8 t.py\n")
+    assert ranged.nodes.value is UNKNOWN and ranged.world is None
+    assert _counts(fixed) == (2, 8, 16)
+
+
+def test_accelerate_flags_multi_gpu_and_gpu_ids():
+    _, (flags, multi, ids) = _top("accelerate launch --num_processes 16 --num_machines 2 t.py\n"
+                                  "accelerate launch --multi_gpu t.py\n"
+                                  "accelerate launch --num_processes 2 --gpu_ids 6,7 t.py\n", gpus_per_node=8)
+    assert _counts(flags) == (2, 8, 16)
+    assert _counts(multi) == (1, 8, 8) and multi.per_node.origin.startswith(FILLED)
+    assert _counts(ids) == (1, 2, 2) and ids.devices.value == (6, 7) and ids.visible.value == 2
+
+
+def test_accelerate_config_yaml_fills_what_the_flags_leave():
+    acc = _source("num_processes: 8\nnum_machines: 2\ndistributed_type: MULTI_GPU\n", path="acc.yaml", kind="yaml")
+    _, (top, flag) = _top("accelerate launch --config_file acc.yaml t.py\n"
+                          "accelerate launch --config_file acc.yaml --num_processes 4 t.py\n", others=(acc,))
+    assert _counts(top) == (2, 4, 8) and top.world.origin == "num_processes in acc.yaml"
+    assert flag.world.value == 4 and flag.nodes.value == 2
+
+
+def test_srun_tasks_and_sbatch_allocation():
+    src, (plain, wrapped) = _top("#!/bin/bash\n#SBATCH --nodes=4\n#SBATCH --gpus-per-node=8\n"
+                                 "srun --ntasks-per-node 8 python train.py\n"
+                                 "srun torchrun --nnodes $SLURM_NNODES --nproc_per_node 8 train.py\n")
+    assert _counts(plain) == (4, 8, 32) and plain.nodes.origin == "the SLURM allocation (--nodes)"
+    assert _counts(wrapped) == (4, 8, 32) and "$SLURM_NNODES = 4" in wrapped.nodes.origin
+    assert src.span_text(wrapped.nodes.span) == "$SLURM_NNODES"
+
+
+def test_python_in_a_batch_script_without_srun_is_one_process():
+    _, (top,) = _top("#!/bin/bash\n#SBATCH --nodes=4\npython train.py\n")
+    assert _counts(top) == (None, None, None)
+
+
+def _job(text, gpus_per_node=None, nodes=None):
+    src = _source(text)
+    config = Config()
+    config.hardware = Hardware(gpus_per_node=gpus_per_node, nodes=nodes)
+    return build_shell_jobs(src, Project([src], config))
+
+
+RAY = ("ray job submit -- python3 -m openrlhf.cli.train_ppo_ray --pretrain m --reward_pretrain r "
+       "--actor_num_nodes 1 --actor_num_gpus_per_node 4 --ref_num_nodes 1 --ref_num_gpus_per_node 4 "
+       "--critic_num_nodes 1 --critic_num_gpus_per_node 2 --reward_num_nodes 1 --reward_num_gpus_per_node 2 "
+       "--vllm_num_engines 2 --vllm_tensor_parallel_size 2 {extra}\n")
+
+
+@pytest.mark.parametrize("extra, total", [
+    ("", 4 + 4 + 2 + 2 + 4),
+    ("--colocate_actor_ref", 4 + 2 + 2 + 4),
+    ("--colocate_actor_ref --colocate_critic_reward", 4 + 2 + 4),
+    ("--colocate_all_models", 4),
+])
+def test_openrlhf_ray_demand_counts_placement_groups(extra, total):
+    (job,) = _job(RAY.format(extra=extra))
+    demand = gpu_demand(job)
+    assert demand.ray and demand.total == total, demand.parts
+
+
+def test_verl_demand_is_per_node():
+    (job,) = _job("python3 -m verl.trainer.main_ppo trainer.nnodes=2 trainer.n_gpus_per_node=8\n")
+    demand = gpu_demand(job)
+    assert not demand.ray and demand.per_node.value == 8 and demand.total == 16
+    assert job.value("topology.world_size") == 16
