@@ -28,8 +28,9 @@ VOCABULARY = (
     ("reward.remote_url", str, "a reward served over HTTP instead of a reward model"),
     # -- HF Trainer / TRL / LLaMA-Factory: TrainingArguments as the launch gives them (rlhf_lint.frameworks.hf) ------
     ("hf.config_path", str, "the recipe YAML a launch names (`--config`, llamafactory-cli's positional YAML)"),
-    ("hf.certain", bool, "the program surely parses TrainingArguments (a TRL CLI or script, LLaMA-Factory); False: a "
-                         "script given TrainingArguments-like flags"),
+    ("hf.certain", bool, "every TrainingArguments source of the launch was read and the program surely parses them "
+                         "(a TRL CLI or script, LLaMA-Factory); False: a script given TrainingArguments-like flags, "
+                         "or a recipe the project does not hold"),
     ("hf.mixed_precision", str, "bf16 | fp16 | no: TrainingArguments bf16 / fp16 as written (absent: neither given)"),
     ("hf.max_grad_norm", float, "TrainingArguments max_grad_norm as written"),
     ("hf.per_device_eval_batch_size", int, "TrainingArguments per_device_eval_batch_size as written"),

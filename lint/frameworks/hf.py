@@ -276,6 +276,8 @@ def enrich(command: "Command", settings: Settings, assumptions: list, project, f
         settings.add(Setting("job.type", job_type, command.path, span, "the TRL command or script name"))
     _finetuning(settings, kind, _extra_fields(entries, command, recipe_path or command.path))
     _derive(settings, kind, command.path)
+    if config_word is not None and entries is None:
+        certain = False  # a recipe the project does not hold: its values are unknown
     settings.add(Setting("hf.certain", certain, command.path, None))
     if not certain:
         assumptions.append("TrainingArguments read from the script's flags: the script is taken to parse them with "
