@@ -108,7 +108,7 @@ def hf_trainer_ds_config_mismatch(ctx):
                 message += "; the script is taken to parse TrainingArguments from its flags"
             related = [Related(ref.path, ref.span, f"{job.name} reads this ds_config")] if ref.span else []
             if s is not None and s.span is not None and s.path is not None:
-                related.append(Related(s.path, s.span, f"{field} {hf_value}"))
+                related.append(Related(s.path, s.span, f"TrainingArguments {field}={jfix.dumps(hf_value)} from here"))
             fix = Fix(f"write \"auto\" for {ds_key}: the Trainer fills in its value",
                       (jfix.set_value(node, "auto"),), Applicability.UNSAFE)
             yield Finding(node.span, message, fix=fix, related=tuple(related), severity=severity, path=target.path)
