@@ -62,11 +62,17 @@ def recipe_entries(source: "Source") -> dict | None:
     """{field: (value, key node, value node)} of a YAML's top-level mapping, or None when it is no mapping."""
     import yaml
 
-    from rlhf_lint.frameworks.verl import _scalar
-
     docs = source.tree if isinstance(source.tree, list) else []
     if not docs or not isinstance(docs[0], yaml.MappingNode):
         return None
+    loader = yaml.SafeLoader("")  # one constructor for every scalar of the file (one per scalar costs ~0.2 ms)
+
+    def _scalar(node):
+        try:
+            return loader.construct_object(node, deep=True)
+        except yaml.YAMLError:
+            return UNKNOWN
+
     out = {}
     for k, v in docs[0].value:
         if isinstance(k, yaml.ScalarNode):
@@ -77,6 +83,7 @@ def recipe_entries(source: "Source") -> dict | None:
             else:
                 value = UNKNOWN
             out[k.value] = (value, k, v)
+    loader.dispose()
     return out
 
 
@@ -296,29 +303,64 @@ def interpret(command: "Command", source: "Source", project) -> list[Job]:
         if framework and framework != job.framework:
             job.framework = framework
             job.settings.add(Setting("framework", framework, command.path, command.span))
+            _accelerate_plugin(job, project)
     return jobs
+
+
+def _accelerate_plugin(job: Job, project) -> None:
+    """The ZeRO stage and precision of the accelerate config an HF launch names, where nothing else sets them
+    (accelerate's DeepSpeed plugin: its zero_stage, default 2, unless a ds_config file decides)."""
+    acc = job.settings.get("accelerate.config_path")
+    if acc is None or not isinstance(acc.value, str) or acc.path is None or project is None:
+        return
+    from rlhf_lint.frameworks.accelerate import read
+    from rlhf_lint.frameworks.precision import accelerate_dtype
+    from rlhf_lint.readers.yaml import node_span
+
+    target = project.resolve(acc.path, acc.value)
+    cfg = read(target) if target is not None and target.kind == "yaml" and target.tree is not None else None
+    if cfg is None:
+        return
+    stage = cfg.zero_stage() if cfg.uses_deepspeed else None
+    if type(stage) is int and job.settings.get("zero.stage") is None:
+        entry = cfg.deepspeed.get("zero_stage")
+        job.settings.add(Setting("zero.stage", stage, target.path, node_span(entry.value_node) if entry else None,
+                                 "" if entry else "accelerate's DeepSpeed plugin default"))
+    mp = cfg.top.get("mixed_precision")
+    dtype = accelerate_dtype(mp.value) if mp is not None else None
+    if dtype is not None and job.settings.get("precision.param_dtype") is None:
+        job.settings.add(Setting("precision.param_dtype", dtype, target.path, node_span(mp.value_node),
+                                 "mixed_precision of the accelerate config"))
 
 
 # -- a recipe YAML on its own -------------------------------------------------------------------------------------------
 def _named_by_launch(source: "Source", project) -> bool:
+    return os.path.realpath(source.path) in _named_recipes(project)
+
+
+def _named_recipes(project) -> frozenset:
+    """Real paths of the YAML files the project's launches name (`--config`, a positional YAML): found once per
+    project, not once per YAML (LLaMA-Factory holds a hundred recipes and as many scripts)."""
+    named = getattr(project, "_hf_named_recipes", None)
+    if named is not None:
+        return named
     from rlhf_lint.frameworks.launchers import commands_of
 
-    real = os.path.realpath(source.path)
+    out = set()
     for shell in project.of_kind("shell"):
         try:
             commands = commands_of(shell, project)
-        except Exception:  # a script the launch reader cannot take must not hide the recipe's own job
+        except Exception:  # a script the launch reader cannot take must not hide the recipes' own jobs
             continue
         for command in commands:
             words = [a.value for a in command.args if a.flag == "--config" and a.value is not None]
             words += [w for w in command.positionals if w.known and w.text.endswith((".yaml", ".yml"))]
             for word in words:
-                if not word.known:
-                    continue
-                target = project.resolve(command.path, word.text)
-                if target is not None and os.path.realpath(target.path) == real:
-                    return True
-    return False
+                target = project.resolve(command.path, word.text) if word.known else None
+                if target is not None:
+                    out.add(os.path.realpath(target.path))
+    project._hf_named_recipes = named = frozenset(out)
+    return named
 
 
 @job_builder(kinds={"yaml"})

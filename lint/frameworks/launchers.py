@@ -189,6 +189,13 @@ def recognise(simple: "SimpleCommand", script: "ShellScript") -> Command | None:
     return command
 
 
+def _trl_trainers() -> dict:
+    """`trl <command>` that trains (`trl vllm-serve`, `trl env` do not)."""
+    from rlhf_lint.schemas import load
+
+    return load("hf/training_args.json")["trl_commands"]["types"]
+
+
 def _launch(command: Command, words: list[Word], i: int) -> bool:
     """Fill launcher, launcher_args, entry and args from words[i:]; False if this is not a launch."""
     specs = launcher_specs()
@@ -203,7 +210,7 @@ def _launch(command: Command, words: list[Word], i: int) -> bool:
         return _program(command, "torchrun", words, i + 1, specs["torchrun"])
     if name == "accelerate" and i + 1 < len(words) and words[i + 1].text == "launch":
         return _program(command, "accelerate", words, i + 2, specs["accelerate"])
-    if name == "trl" and i + 1 < len(words) and words[i + 1].known and not words[i + 1].text.startswith("-"):
+    if name == "trl" and i + 1 < len(words) and words[i + 1].known and words[i + 1].text in _trl_trainers():
         # `trl grpo --flags`: the TRL CLI runs its trainer script through accelerate (frameworks/hf.py reads it)
         command.launcher = "trl"
         _entry(command, words[i + 1], "trl", words[i + 2 :])
