@@ -227,7 +227,6 @@ def _type_from_name(name: str) -> str | None:
 def enrich(command: "Command", settings: Settings, assumptions: list, project, framework: str | None):
     """Read an HF Trainer launch into ``settings``; the job's framework ("trl" | "llamafactory" | "hf"), or
     ``framework`` unchanged when the command is no HF Trainer launch."""
-    fields = table()["fields"]
     entry = command.entry.text if command.entry is not None and command.entry.known else ""
     certain = False
     kind = None
@@ -259,11 +258,11 @@ def enrich(command: "Command", settings: Settings, assumptions: list, project, f
             else:
                 recipe_path = target.path
                 kind = kind or recipe
-    flagged = any(_flag_name(a.flag) in fields and _flag_name(a.flag) not in ("deepspeed", "stage")
-                  for a in command.args)
-    if kind is None and (framework == "hf" or (flagged and command.entry is not None)):
+    if kind is None and framework == "hf":
         kind = "hf"
     if kind is None:
+        # TrainingArguments-like flags alone do not make an HF Trainer (`run_glue_no_trainer.py` parses the same
+        # names with argparse): such a launch stays what its launcher says
         return framework
     if config_word is not None and config_word.known and (entries is not None or command.launcher == "llamafactory"):
         settings.add(Setting("hf.config_path", config_word.text, config_word.path, config_word.span,

@@ -71,3 +71,10 @@ def test_unread_recipe_makes_the_job_uncertain(tmp_path):
 def test_plain_python_program_is_not_an_hf_job(tmp_path):
     (job,) = _jobs(tmp_path, {"run.sh": "deepspeed train.py --deepspeed --deepspeed_config ds.json\n"})
     assert job.framework == "deepspeed"
+
+
+def test_trainer_like_flags_alone_do_not_make_an_hf_trainer_job(tmp_path):
+    # HF's *_no_trainer.py examples parse the TrainingArguments names with argparse and accelerate
+    (job,) = _jobs(tmp_path, {"run.sh": "torchrun --nproc_per_node 2 run_glue_no_trainer.py "
+                                        "--model_name_or_path bert-base-uncased --per_device_train_batch_size 32\n"})
+    assert job.framework == "torchrun" and job.value("batch.micro_train") is None
