@@ -116,8 +116,9 @@ VOCABULARY = (
     ("seq.generate_max_len", int, "longest generated response, in tokens"),
     ("seq.max_len", int, "longest sequence (prompt + response), in tokens"),
     # -- training -------------------------------------------------------------------------------------------------
-    ("train.strategy", str, "deepspeed (absent: every non-verl launch) | fsdp | fsdp2 | megatron: which memory model "
-                            "applies (verl: actor_rollout_ref.actor.strategy); megatron gets no estimate"),
+    ("train.strategy", str, "deepspeed (absent: every non-verl launch) | fsdp | fsdp2 | megatron | ddp (an HF Trainer "
+                            "launch without a DeepSpeed config): which memory model applies (verl: "
+                            "actor_rollout_ref.actor.strategy); megatron and ddp get no estimate"),
     ("train.critic.strategy", str, "the critic's strategy, when it differs"),
     ("train.gradient_checkpointing", bool, "activations are recomputed in the backward pass"),
     ("train.<role>.gradient_checkpointing", bool, "a role's own checkpointing (verl's critic)"),

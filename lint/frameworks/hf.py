@@ -108,13 +108,13 @@ def _add_field(settings: Settings, name: str, value, path, span, origin: str = "
     typed = coerce(value, row["type"])
     mapping = row.get("map")
     if mapping is not None and typed is not UNKNOWN:
-        mapped = mapping.get(str(typed).lower())
-        if mapped is None:
-            if row["type"] == "bool" and typed is False:
-                return  # load_in_4bit: false says nothing about the other quantization flags
-            typed = "none" if row["type"] == "int" else UNKNOWN
-        else:
+        mapped = mapping.get(str(typed).lower(), row.get("map_default"))
+        if mapped is not None:
             typed = mapped
+        elif row["type"] == "bool" and typed is False:
+            return  # load_in_4bit: false says nothing about the other quantization flags
+        else:
+            typed = "none" if row["type"] == "int" else UNKNOWN
     if typed == "no" and settings.value(row["key"]) in ("bf16", "fp16"):
         return  # `fp16: false` beside `bf16: true` leaves bf16 on
     if name == "stage" and isinstance(typed, str):
@@ -182,6 +182,9 @@ def _finetuning(settings: Settings, framework: str, fields_given: dict) -> None:
         elif use_peft[0] is True and rank is None:
             settings.add(Setting("train.lora_rank", 16, use_peft[1], use_peft[2], "TRL ModelConfig default lora_r 16"))
     elif framework == "llamafactory":
+        if settings.get("train.gradient_checkpointing") is None:
+            settings.add(Setting("train.gradient_checkpointing", True, None, None,
+                                 "LLaMA-Factory default (disable_gradient_checkpointing: false)"))
         ft = fields_given.get("finetuning_type")
         kind = ft[0] if ft is not None else "lora"
         if kind in ("full", "freeze"):
@@ -299,11 +302,29 @@ def interpret(command: "Command", source: "Source", project) -> list[Job]:
     jobs = interpret_generic(command, source, project)
     for job in jobs:
         framework = enrich(command, job.settings, job.assumptions, project, job.framework)
-        if framework and framework != job.framework:
-            job.framework = framework
-            job.settings.add(Setting("framework", framework, command.path, command.span))
+        if framework in ("hf", "trl", "llamafactory"):
+            if framework != job.framework:
+                job.framework = framework
+                job.settings.add(Setting("framework", framework, command.path, command.span))
             _accelerate_plugin(job, project)
+            _sharding(job.settings, job.path)
+            _defaults(job.settings)
     return jobs
+
+
+def _defaults(settings: Settings) -> None:
+    for key, row in table()["defaults"].items():
+        if key != "note" and settings.get(key) is None:
+            settings.add(Setting(key, row["value"], None, None, row["origin"]))
+
+
+def _sharding(settings: Settings, path: str) -> None:
+    """No ds_config and no accelerate DeepSpeed plugin: DDP or FSDP, decided by a launcher or config the linter
+    does not see; the memory estimate (ZeRO and FSDP only) then gives no verdict rather than a wrong one."""
+    if settings.get("deepspeed.config_path") is None and settings.get("zero.stage") is None \
+            and settings.get("train.strategy") is None:
+        settings.add(Setting("train.strategy", "ddp", path, None,
+                             "no DeepSpeed config: DDP, or FSDP from a launcher config the linter does not see"))
 
 
 def _accelerate_plugin(job: Job, project) -> None:
@@ -380,6 +401,8 @@ def build_recipe_jobs(source: "Source", project) -> list[Job]:
     _derive(settings, kind, source.path)
     settings.add(Setting("hf.certain", kind != "hf", source.path, None))
     settings.add(Setting("framework", kind, source.path, None))
+    _sharding(settings, source.path)
+    _defaults(settings)
     docs = source.tree
     name = f"{os.path.basename(source.path)} ({kind} recipe)"
     return [Job(name=name, path=source.path, span=node_span(docs[0]), framework=kind, settings=settings,
