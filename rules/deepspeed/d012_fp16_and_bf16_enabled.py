@@ -15,7 +15,8 @@ def fp16_and_bf16_enabled(ctx):
     Reads `fp16.enabled` and `bf16.enabled` (or the legacy `bfloat16`) the way the DeepSpeed version in use does:
     before 0.17.1 they are read with `dict.get`, so any non-empty string - `"false"` and `"auto"` included - is
     true; from 0.17.1 pydantic turns `"false"` into false and drops `"auto"`. An `"auto"` is no finding when every
-    launch of the file is an HF Trainer, TRL, LLaMA-Factory or accelerate one: they fill it before DeepSpeed reads it.
+    launch of the file is an HF Trainer, TRL, LLaMA-Factory or accelerate one (or, with no launch known, when the
+    file holds "auto" in other keys only they fill): they fill it before DeepSpeed reads it.
 
     ## Why it matters
     `AssertionError: bfloat16 and fp16 modes cannot be simultaneously enabled` at start-up.
@@ -42,9 +43,20 @@ def fp16_and_bf16_enabled(ctx):
         frameworks, _ = _consumers(ctx)
         if frameworks and frameworks <= hf_frameworks():
             return  # every launch of the file is an HF Trainer / accelerate one: "auto" is filled before DeepSpeed
+        if not frameworks and _written_for_hf(doc):
+            return  # no launch known, and "auto" batch keys say the file is for the HF Trainer / accelerate
     if fp16 and bf16:
         strings = [n for n in (fp16_node, bf16_node) if isinstance(n.value, str)]
         note = f" (string values are truthy before DeepSpeed 0.17.1; {assumed_version_note(ctx)})" if strings else ""
         yield Finding(bf16_node.span, "fp16 and bf16 are both enabled: DeepSpeed asserts they cannot be enabled "
                                       f"together{note}",
                       related=(Related(ctx.source.path, fp16_node.span, "fp16 enabled here"),))
+
+
+def _written_for_hf(doc) -> bool:
+    """The file holds "auto" in a key only the HF Trainer / accelerate fill (besides the precision flags)."""
+    from rlhf_lint.frameworks.deepspeed import ds_keys
+
+    fill = ds_keys()["auto_fill"]
+    keys = (set(fill["hf_trainer"]["keys"]) | set(fill["accelerate"]["keys"])) - {"fp16.enabled", "bf16.enabled"}
+    return any(_is_auto(doc.lookup(k)) for k in keys)
