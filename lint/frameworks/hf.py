@@ -242,6 +242,10 @@ def enrich(command: "Command", settings: Settings, assumptions: list, project, f
     elif entry.startswith("trl.scripts."):
         kind, certain = "trl", True
         job_type = table()["trl_commands"]["types"].get(entry.rpartition(".")[2])
+    elif command.entry_kind == "script" and "/trl/scripts/" in "/" + entry:
+        # TRL's own scripts run from a checkout (`accelerate launch trl/scripts/dpo.py ...`)
+        kind, certain = "trl", True
+        job_type = table()["trl_commands"]["types"].get(os.path.splitext(os.path.basename(entry))[0])
     # the recipe: --config FILE (TrlParser, open-r1), llamafactory-cli's first positional YAML
     config_word = None
     if command.launcher == "llamafactory":

@@ -98,3 +98,9 @@ def test_memory_gets_no_verdict_for_what_it_does_not_model(tmp_path):
     hw = Hardware(gpu="A100-80GB")
     assert "LoRA (rank 8)" in (estimate(lora, hw).unmodelled or "")
     assert estimate(ddp, hw).unmodelled is not None
+
+
+def test_trl_script_from_a_checkout_is_a_trl_job(tmp_path):
+    (job,) = _jobs(tmp_path, {"run.sh": "accelerate launch --num_processes 2 trl/scripts/dpo.py "
+                                        "--model_name_or_path Qwen/Qwen2-0.5B --per_device_train_batch_size 2\n"})
+    assert job.framework == "trl" and job.value("job.type") == "dpo" and job.value("batch.micro_train") == 2
