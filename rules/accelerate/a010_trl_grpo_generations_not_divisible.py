@@ -57,8 +57,8 @@ def trl_grpo_generations_not_divisible(ctx):
     https://github.com/huggingface/trl/blob/v0.23.0/trl/trainer/grpo_config.py
     """
     job = ctx.job
-    if job.value("job.type") != "grpo":
-        return
+    if job.framework != "trl" or job.value("job.type") != "grpo":
+        return  # a script only named like GRPO, without TRL's flags or recipe, may be any GRPO
     world, world_setting, assumed = world_size(ctx)
     if world is None:
         return

@@ -52,6 +52,9 @@ def trl_dpo_precompute_ref_under_zero3(ctx):
         note += f": TRL {fact['since']} to {fact['until']} (exclusive) raise, later releases do not"
     elif not version_tuple(fact["since"]) <= version < version_tuple(fact["until"]):
         return
+    if job.framework != "trl":
+        severity = Severity.WARNING  # a script with TRL's flag, not known to run TRL's DPOTrainer
+        note += "; the script is taken to run TRL's DPOTrainer"
     related = ()
     if stage_s is not None and stage_s.path is not None:
         related = (Related(stage_s.path, stage_s.span, "ZeRO stage 3 here"),)

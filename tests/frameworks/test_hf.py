@@ -104,3 +104,17 @@ def test_trl_script_from_a_checkout_is_a_trl_job(tmp_path):
     (job,) = _jobs(tmp_path, {"run.sh": "accelerate launch --num_processes 2 trl/scripts/dpo.py "
                                         "--model_name_or_path Qwen/Qwen2-0.5B --per_device_train_batch_size 2\n"})
     assert job.framework == "trl" and job.value("job.type") == "dpo" and job.value("batch.micro_train") == 2
+
+
+def test_grpo_check_needs_trl_not_a_script_name(tmp_path):
+    from lintutil import run
+
+    (tmp_path / "run.sh").write_text("torchrun --nproc_per_node 3 my_grpo.py --deepspeed ds.json "
+                                     "--per_device_train_batch_size 4\n")
+    (tmp_path / "ds.json").write_text('{"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2}}\n')
+    result = run([tmp_path], ["A010"])
+    assert [d.code for d in result.diagnostics] == []
+    (tmp_path / "run.sh").write_text("torchrun --nproc_per_node 3 -m trl.scripts.grpo --deepspeed ds.json "
+                                     "--per_device_train_batch_size 4\n")
+    result = run([tmp_path], ["A010"])
+    assert [(d.code, d.severity.name) for d in result.diagnostics] == [("A010", "WARNING")]  # trl not pinned
