@@ -26,6 +26,20 @@ VOCABULARY = (
     ("job.entry", str, "the module or script that runs (``openrlhf.cli.train_ppo_ray``)"),
     ("algo.advantage_estimator", str, "gae | group_norm | reinforce | rloo | ..."),
     ("reward.remote_url", str, "a reward served over HTTP instead of a reward model"),
+    # -- HF Trainer / TRL / LLaMA-Factory: TrainingArguments as the launch gives them (rlhf_lint.frameworks.hf) ------
+    ("hf.config_path", str, "the recipe YAML a launch names (`--config`, llamafactory-cli's positional YAML)"),
+    ("hf.certain", bool, "every TrainingArguments source of the launch was read and the program surely parses them "
+                         "(a TRL CLI or script, LLaMA-Factory); False: a script given TrainingArguments-like flags, "
+                         "or a recipe the project does not hold"),
+    ("hf.mixed_precision", str, "bf16 | fp16 | no: TrainingArguments bf16 / fp16 as written (absent: neither given)"),
+    ("hf.max_grad_norm", float, "TrainingArguments max_grad_norm as written"),
+    ("hf.per_device_eval_batch_size", int, "TrainingArguments per_device_eval_batch_size as written"),
+    ("trl.num_generations", int, "GRPO/RLOO completions per prompt"),
+    ("trl.generation_batch_size", int, "GRPO prompts x completions generated per generation step"),
+    ("trl.steps_per_generation", int, "GRPO optimisation steps per generation batch"),
+    ("trl.use_vllm", bool, "TRL generates with vLLM"),
+    ("trl.vllm_mode", str, "colocate | server: vLLM in the training processes or on its own GPUs"),
+    ("trl.precompute_ref_log_probs", bool, "DPO computes the reference log-probs before training"),
     # -- models ---------------------------------------------------------------------------------------------------
     ("model.<role>.path", str, "hub id, local directory or name the role's model comes from"),
     ("model.<role>.params", (int, str), "the role's parameter count when given directly (int, or a size such as "
@@ -107,8 +121,9 @@ VOCABULARY = (
     ("seq.generate_max_len", int, "longest generated response, in tokens"),
     ("seq.max_len", int, "longest sequence (prompt + response), in tokens"),
     # -- training -------------------------------------------------------------------------------------------------
-    ("train.strategy", str, "deepspeed (absent: every non-verl launch) | fsdp | fsdp2 | megatron: which memory model "
-                            "applies (verl: actor_rollout_ref.actor.strategy); megatron gets no estimate"),
+    ("train.strategy", str, "deepspeed (absent: every non-verl launch) | fsdp | fsdp2 | megatron | ddp (an HF Trainer "
+                            "launch without a DeepSpeed config): which memory model applies (verl: "
+                            "actor_rollout_ref.actor.strategy); megatron and ddp get no estimate"),
     ("train.critic.strategy", str, "the critic's strategy, when it differs"),
     ("train.gradient_checkpointing", bool, "activations are recomputed in the backward pass"),
     ("train.<role>.gradient_checkpointing", bool, "a role's own checkpointing (verl's critic)"),

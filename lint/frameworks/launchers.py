@@ -224,6 +224,13 @@ def _sbatch_args(text: str, path: str) -> list[Arg]:
     return out
 
 
+def _trl_trainers() -> dict:
+    """`trl <command>` that trains (`trl vllm-serve`, `trl env` do not)."""
+    from rlhf_lint.schemas import load
+
+    return load("hf/training_args.json")["trl_commands"]["types"]
+
+
 def _launch(command: Command, words: list[Word], i: int) -> bool:
     """Fill launcher, launcher_args, entry and args from words[i:]; False if this is not a launch."""
     specs = launcher_specs()
@@ -241,6 +248,15 @@ def _launch(command: Command, words: list[Word], i: int) -> bool:
         return _program(command, "torchrun", words, i + 1, specs["torchrun"])
     if name == "accelerate" and i + 1 < len(words) and words[i + 1].text == "launch":
         return _program(command, "accelerate", words, i + 2, specs["accelerate"])
+    if name == "trl" and i + 1 < len(words) and words[i + 1].known and words[i + 1].text in _trl_trainers():
+        # `trl grpo --flags`: the TRL CLI runs its trainer script through accelerate (frameworks/hf.py reads it)
+        command.launcher = "trl"
+        _entry(command, words[i + 1], "trl", words[i + 2 :])
+        return True
+    if name in ("llamafactory-cli", "lmf") and i + 1 < len(words) and words[i + 1].text == "train":
+        command.launcher = "llamafactory"
+        _entry(command, words[i + 1], "llamafactory", words[i + 2 :])
+        return True
     if name == "ray" and [w.text for w in words[i + 1 : i + 3]] == ["job", "submit"]:
         opts, j = _options(words, i + 3, specs["ray_job_submit"])
         command.launcher = "ray"
@@ -306,7 +322,7 @@ INTERPRETERS: list[tuple[str, str]] = [
     ("verl.trainer.main_ppo", "rlhf_lint.frameworks.verl:interpret"),
     ("playground.", "rlhf_lint.frameworks.orz:interpret"),
     ("openrlhf.", "rlhf_lint.frameworks.openrlhf:interpret"),
-    ("", "rlhf_lint.frameworks.launchers:interpret_generic"),
+    ("", "rlhf_lint.frameworks.hf:interpret"),  # interpret_generic, then the HF Trainer's arguments if any
 ]
 
 
@@ -675,9 +691,10 @@ def interpret_generic(command: Command, source: "Source", project) -> list[Job]:
                 and not arg.value.text.startswith("-"):
             settings.add(Setting("deepspeed.config_path", arg.value.text, arg.value.path, arg.value.span,
                                  arg.value.origin or arg.flag))
-            if arg.flag == "--deepspeed" and command.entry_kind == "script":
+            if arg.flag == "--deepspeed":
                 # DeepSpeed's own argument is the switch `--deepspeed` plus `--deepspeed_config FILE`;
-                # `--deepspeed FILE` is Hugging Face TrainingArguments, so the HF Trainer reads the file
+                # `--deepspeed FILE` is Hugging Face TrainingArguments, so the HF Trainer reads the file (a script
+                # or a module: `torchrun -m pkg.train --deepspeed ds.json`)
                 framework = "hf"
                 assumptions.append("`--deepspeed FILE` is the Hugging Face Trainer's flag: the Trainer fills the "
                                    "config's \"auto\" values")

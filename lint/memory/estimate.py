@@ -763,6 +763,13 @@ def estimate(job, hardware, read_config: Callable[[str], str | None] | None = No
     }
 
     ctx["strategy"] = strategy
+    adapters = _unmodelled_inputs(inp)
+    if adapters:
+        # LoRA / quantized base weights shrink gradients and optimizer states by orders of magnitude: figures for
+        # full fine-tuning would be false OOM verdicts (until the estimate models them)
+        reason = f"{adapters} not modelled by the estimate yet"
+        assumptions.append(f"{reason}: no memory estimate, no verdict")
+        return Estimate([], [], [], _dedupe(assumptions), gpu, gpu_memory, hardware_known, {}, reason)
     if strategy not in ("deepspeed", "fsdp", "fsdp2"):
         # Megatron's tensor/pipeline/expert sharding is not modelled: no figures rather than wrong ones
         reason = (f"training strategy {strategy!r} is not modelled (only DeepSpeed ZeRO and FSDP are; Megatron "
@@ -809,6 +816,23 @@ def estimate(job, hardware, read_config: Callable[[str], str | None] | None = No
         assumptions.append("no GPU in the hardware profile: no memory verdict (give --gpu or --gpu-memory, or a "
                            "'# rlhf-lint: hardware gpu=...' comment)")
     return Estimate(roles, groups, nodes, _dedupe(assumptions), gpu, gpu_memory, hardware_known, resolutions)
+
+
+def _unmodelled_inputs(inp: _Inputs) -> str:
+    """LoRA, a quantized base model, an 8-bit optimizer or a fused loss, as the HF Trainer / TRL / LLaMA-Factory
+    builders write them; "" if none."""
+    rank, quant = inp.get("train.lora_rank"), inp.get("train.quantization")
+    out = []
+    if isinstance(rank, int) and rank > 0:
+        out.append(f"LoRA (rank {rank})")
+    if quant is UNKNOWN or (isinstance(quant, str) and quant not in ("none", "")):
+        out.append("a quantized base model" if quant is UNKNOWN else f"a {quant} base model")
+    optimizer = inp.get("train.optimizer")
+    if isinstance(optimizer, str) and "8bit" in optimizer:
+        out.append(f"the {optimizer} optimizer")
+    if inp.get("train.fused_loss") is True:
+        out.append("a fused (chunked) loss")
+    return " and ".join(out)
 
 
 def _strategy(job, inp: _Inputs) -> str:

@@ -14,7 +14,7 @@ MAX_NODES = 200_000
 # environments. Other YAML (CI workflows, docs, k8s) is skipped after one regex, before PyYAML's slow composer.
 _RELEVANT_KEYS = lazy_compile(
     r"^(?:actor_rollout_ref|critic|reward_model|algorithm|trainer|data|compute_environment|distributed_type"
-    r"|deepspeed_config|dependencies)\s*:", re.MULTILINE)
+    r"|deepspeed_config|dependencies|model_name_or_path)\s*:", re.MULTILINE)  # model_name_or_path: HF recipes
 _CONDA_NAME = lazy_compile(r"^(?:environment|conda|env)[\w.-]*\.ya?ml$", re.IGNORECASE)
 
 

@@ -17,3 +17,86 @@ def _value_span(entry):
     from rlhf_lint.fixers.yaml import node_span
 
     return node_span(entry.value_node)
+
+
+# -- HF Trainer / TRL / LLaMA-Factory launches (A010-A049): jobs built by rlhf_lint.frameworks.hf ----------------------
+HF_FRAMEWORKS = ("hf", "trl", "llamafactory")
+
+
+def package_version(ctx, package: str) -> tuple[tuple[int, ...] | None, str]:
+    """(release as a tuple, where it came from) of ``package``: configured, else pinned in the repository; (None,
+    "not pinned") when neither says."""
+    from rlhf_lint.frameworks.deepspeed import version_tuple
+
+    given = (getattr(ctx.config, "versions", None) or {}).get(package)
+    if given:
+        return version_tuple(str(given)), f"{package} {given}, configured"
+    if ctx.project.declares_pins():
+        from rlhf_lint.frameworks.versions import pinned_version
+
+        try:
+            pinned = pinned_version(ctx.project, package)
+        except Exception:  # an unreadable pin file must not stop the check: the version stays unknown
+            pinned = None
+        if pinned is not None:
+            return version_tuple(pinned[0]), f"{package} {pinned[0]}, {pinned[1].origin or 'pinned'}"
+    return None, f"{package} not pinned"
+
+
+def ds_config_paths(ctx) -> set[str]:
+    """The ds_config files a job reads (their settings joined the job's where the launch said nothing)."""
+    out = set()
+    for s in ctx.job.settings.all("deepspeed.config_path"):
+        if isinstance(s.value, str) and s.path is not None:
+            target = ctx.project.resolve(s.path, s.value)
+            if target is not None:
+                out.add(target.path)
+    return out
+
+
+def launch_setting(ctx, key: str):
+    """The job's setting ``key`` as the launch or its recipe gives it (not one a ds_config supplied)."""
+    ds = ds_config_paths(ctx)
+    for s in reversed(ctx.job.settings.all(key)):
+        if s.path not in ds:
+            return s
+    return None
+
+
+def here(ctx, setting) -> tuple:
+    """(span, path) of a setting for a Finding: None span when it has no place of its own."""
+    if setting is None or setting.span is None:
+        return ctx.job.span, ctx.job.path
+    return setting.span, setting.path or ctx.job.path
+
+
+def world_size(ctx):
+    """(world size, the setting or None, assumed: bool): the launch's, else the configured one (an assumption)."""
+    s = ctx.job.settings.get("topology.world_size")
+    if s is not None and type(s.value) is int and s.value > 0:
+        return s.value, s, False
+    if ctx.config.world_size:
+        return int(ctx.config.world_size), None, True
+    return None, None, False
+
+
+def zero_stage(ctx):
+    """(stage, setting) the job runs: its ds_config's, else the accelerate config's the launch names."""
+    s = ctx.job.settings.get("zero.stage")
+    if s is not None and type(s.value) is int:
+        return s.value, s
+    acc = ctx.job.settings.get("accelerate.config_path")
+    if acc is not None and isinstance(acc.value, str) and acc.path is not None:
+        from rlhf_lint.frameworks.accelerate import read
+
+        target = ctx.project.resolve(acc.path, acc.value)
+        cfg = read(target) if target is not None and target.kind == "yaml" and target.tree is not None else None
+        if cfg is not None and cfg.uses_deepspeed:
+            stage = cfg.zero_stage()
+            entry = cfg.deepspeed.get("zero_stage")
+            if type(stage) is int:
+                from rlhf_lint.model import Setting
+
+                span = _value_span(entry) if entry is not None else None
+                return stage, Setting("zero.stage", stage, target.path, span, "accelerate config")
+    return None, None

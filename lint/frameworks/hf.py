@@ -1,0 +1,413 @@
+"""Hugging Face Trainer launches: TRL (`trl grpo ...`, `-m trl.scripts.X`, scripts given `--config recipe.yaml`),
+LLaMA-Factory (`llamafactory-cli train x.yaml`), open-r1 recipes and plain `train.py --deepspeed ds.json` scripts.
+
+Their TrainingArguments come from command-line flags and the recipe YAML a launch names (flags win, as in TRL's
+TrlParser and LLaMA-Factory's read_args); each field maps to a common setting (schemas/hf/training_args.json), its
+span kept. A recipe YAML no launch of the project names is a job of its own (its world size left open).
+"""
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from rlhf_lint.readers.commands import Command
+    from rlhf_lint.readers.source import Source
+
+from rlhf_lint.frameworks.jobs import Job, job_builder
+from rlhf_lint.model import UNKNOWN, Setting, Settings
+
+TRUE = {"true", "yes", "1", "on"}
+FALSE = {"false", "no", "0", "off"}
+
+
+def table() -> dict:
+    from rlhf_lint.schemas import load
+
+    return load("hf/training_args.json")
+
+
+def coerce(value, kind: str):
+    """A flag's text or a YAML scalar as the field's type; UNKNOWN when it is not one."""
+    if value is UNKNOWN or value is None:
+        return UNKNOWN
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        return True if text in TRUE else False if text in FALSE else UNKNOWN
+    if kind == "int":
+        if isinstance(value, bool):
+            return UNKNOWN
+        if isinstance(value, int):
+            return value
+        text = str(value).strip()
+        return int(text) if text.isascii() and text.isdigit() else UNKNOWN
+    if kind == "float":
+        if isinstance(value, bool):
+            return UNKNOWN
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            return UNKNOWN
+    if kind == "list":
+        if isinstance(value, (list, tuple)):
+            return tuple(str(v) for v in value)
+        return tuple(p.strip() for p in str(value).split(",") if p.strip())
+    return value if isinstance(value, str) else UNKNOWN
+
+
+# -- recipe YAML ----------------------------------------------------------------------------------------------------
+def recipe_entries(source: "Source") -> dict | None:
+    """{field: (value, key node, value node)} of a YAML's top-level mapping, or None when it is no mapping."""
+    import yaml
+
+    docs = source.tree if isinstance(source.tree, list) else []
+    if not docs or not isinstance(docs[0], yaml.MappingNode):
+        return None
+    loader = yaml.SafeLoader("")  # one constructor for every scalar of the file (one per scalar costs ~0.2 ms)
+
+    def _scalar(node):
+        try:
+            return loader.construct_object(node, deep=True)
+        except yaml.YAMLError:
+            return UNKNOWN
+
+    out = {}
+    for k, v in docs[0].value:
+        if isinstance(k, yaml.ScalarNode):
+            if isinstance(v, yaml.ScalarNode):
+                value = _scalar(v)
+            elif isinstance(v, yaml.SequenceNode):
+                value = [_scalar(i) for i in v.value if isinstance(i, yaml.ScalarNode)]
+            else:
+                value = UNKNOWN
+            out[k.value] = (value, k, v)
+    loader.dispose()
+    return out
+
+
+def recipe_kind(entries: dict | None) -> str | None:
+    """"trl" | "llamafactory" | "hf" when the YAML is a TrainingArguments recipe, else None."""
+    if not entries or "distributed_type" in entries or "compute_environment" in entries:
+        return None
+    sig = table()["recipe_signature"]
+    if not any(k in entries for k in sig["model"]) or not any(k in entries for k in sig["keys"]):
+        return None
+    if any(k in entries for k in sig["llamafactory_only"]):
+        return "llamafactory"
+    if any(k in entries for k in sig["trl_only"]):
+        return "trl"
+    return "hf"
+
+
+def _add_field(settings: Settings, name: str, value, path, span, origin: str = "") -> None:
+    row = table()["fields"].get(name)
+    if row is None:
+        return
+    typed = coerce(value, row["type"])
+    mapping = row.get("map")
+    if mapping is not None and typed is not UNKNOWN:
+        mapped = mapping.get(str(typed).lower(), row.get("map_default"))
+        if mapped is not None:
+            typed = mapped
+        elif row["type"] == "bool" and typed is False:
+            return  # load_in_4bit: false says nothing about the other quantization flags
+        else:
+            typed = "none" if row["type"] == "int" else UNKNOWN
+    if typed == "no" and settings.value(row["key"]) in ("bf16", "fp16"):
+        return  # `fp16: false` beside `bf16: true` leaves bf16 on
+    if name == "stage" and isinstance(typed, str):
+        typed = {"pt": "pretrain"}.get(typed, typed)
+    raw = value if isinstance(value, str) else None
+    settings.add(Setting(row["key"], typed, path, span, origin, raw=raw))
+
+
+def _add_recipe(settings: Settings, entries: dict, path: str) -> None:
+    from rlhf_lint.readers.yaml import node_span
+
+    for name, (value, _key, node) in entries.items():
+        _add_field(settings, name, value, path, node_span(node), f"{name} in {os.path.basename(path)}")
+
+
+def _flag_name(flag: str) -> str:
+    return flag.lstrip("-").replace("-", "_")
+
+
+def _add_flags(settings: Settings, command: "Command") -> set[str]:
+    """Every TrainingArguments flag of the command as a setting; the names given."""
+    fields = table()["fields"]
+    given = set()
+    for arg in command.args:
+        name = _flag_name(arg.flag)
+        negated = name.startswith("no_") and name[3:] in fields and fields[name[3:]]["type"] == "bool"
+        if negated:
+            name = name[3:]
+        if name not in fields:
+            continue
+        given.add(name)
+        word = arg.value
+        if fields[name]["type"] == "bool" and (word is None or (word.known and word.text.lower() not in TRUE | FALSE)):
+            _add_field(settings, name, not negated, command.path, arg.flag_span, arg.flag)
+            continue
+        if word is None:
+            continue
+        _add_field(settings, name, word.text if word.known else UNKNOWN, word.path, word.span, word.origin)
+    # llamafactory-cli train x.yaml key=value (OmegaConf overrides)
+    for word in command.positionals:
+        if word.known and "=" in word.text and not word.text.startswith("="):
+            name, _, value = word.text.partition("=")
+            if name in fields:
+                given.add(name)
+                _add_field(settings, name, value, word.path, word.span, word.origin)
+    return given
+
+
+def _derive(settings: Settings, framework: str, path: str) -> None:
+    """Settings the fields imply: the training dtype, LoRA rank defaults."""
+    mp = settings.get("hf.mixed_precision")
+    if mp is not None and mp.value in ("bf16", "fp16"):
+        settings.add(Setting("precision.param_dtype", mp.value, mp.path, mp.span, mp.value))
+
+
+def _finetuning(settings: Settings, framework: str, fields_given: dict) -> None:
+    """LoRA or full: TRL's use_peft (default false, lora_r 16), LLaMA-Factory's finetuning_type (default lora,
+    lora_rank 8)."""
+    rank = settings.get("train.lora_rank")
+    if framework == "trl":
+        use_peft = fields_given.get("use_peft")
+        if use_peft is None or use_peft[0] is False:
+            settings.add(Setting("train.lora_rank", 0, use_peft[1] if use_peft else None,
+                                 use_peft[2] if use_peft else None, "TRL default use_peft false: full fine-tuning"))
+        elif use_peft[0] is True and rank is None:
+            settings.add(Setting("train.lora_rank", 16, use_peft[1], use_peft[2], "TRL ModelConfig default lora_r 16"))
+    elif framework == "llamafactory":
+        if settings.get("train.gradient_checkpointing") is None:
+            settings.add(Setting("train.gradient_checkpointing", True, None, None,
+                                 "LLaMA-Factory default (disable_gradient_checkpointing: false)"))
+        ft = fields_given.get("finetuning_type")
+        kind = ft[0] if ft is not None else "lora"
+        if kind in ("full", "freeze"):
+            settings.add(Setting("train.lora_rank", 0, ft[1], ft[2], f"finetuning_type {kind}"))
+        elif kind == "lora" and rank is None:
+            settings.add(Setting("train.lora_rank", 8, ft[1] if ft else None, ft[2] if ft else None,
+                                 "LLaMA-Factory default lora_rank 8"))
+
+
+def _extra_fields(entries: dict | None, command: "Command | None", path: str) -> dict:
+    """use_peft / finetuning_type (not settings themselves): name -> (value, path, span)."""
+    from rlhf_lint.readers.yaml import node_span
+
+    out = {}
+    for name in ("use_peft", "finetuning_type"):
+        kind = "bool" if name == "use_peft" else "str"
+        if entries and name in entries:
+            value, _k, node = entries[name]
+            out[name] = (coerce(value, kind), path, node_span(node))
+        if command is not None:
+            for arg in command.args:
+                if _flag_name(arg.flag) == name:
+                    word = arg.value
+                    if kind == "bool" and (word is None or not word.known or word.text.lower() not in TRUE | FALSE):
+                        out[name] = (True, command.path, arg.flag_span)
+                    elif word is not None:
+                        out[name] = (coerce(word.text if word.known else UNKNOWN, kind), word.path, word.span)
+    return out
+
+
+def _type_from_name(name: str) -> str | None:
+    types = table()["trl_commands"]["types"]
+    base = os.path.splitext(os.path.basename(name))[0].lower()
+    if base in types:
+        return types[base]
+    for part in base.replace("-", "_").split("_"):
+        if part in ("grpo", "dpo", "sft", "kto", "rloo", "orpo", "cpo", "ppo"):
+            return part
+    return None
+
+
+# -- a launch ---------------------------------------------------------------------------------------------------------
+def enrich(command: "Command", settings: Settings, assumptions: list, project, framework: str | None):
+    """Read an HF Trainer launch into ``settings``; the job's framework ("trl" | "llamafactory" | "hf"), or
+    ``framework`` unchanged when the command is no HF Trainer launch."""
+    entry = command.entry.text if command.entry is not None and command.entry.known else ""
+    certain = False
+    kind = None
+    job_type = None
+    if command.launcher == "trl":
+        kind, certain = "trl", True
+        job_type = table()["trl_commands"]["types"].get(entry)
+    elif command.launcher == "llamafactory":
+        kind, certain = "llamafactory", True
+    elif entry.startswith("trl.scripts."):
+        kind, certain = "trl", True
+        job_type = table()["trl_commands"]["types"].get(entry.rpartition(".")[2])
+    elif command.entry_kind == "script" and "/trl/scripts/" in "/" + entry:
+        # TRL's own scripts run from a checkout (`accelerate launch trl/scripts/dpo.py ...`)
+        kind, certain = "trl", True
+        job_type = table()["trl_commands"]["types"].get(os.path.splitext(os.path.basename(entry))[0])
+    # the recipe: --config FILE (TrlParser, open-r1), llamafactory-cli's first positional YAML
+    config_word = None
+    if command.launcher == "llamafactory":
+        config_word = next((w for w in command.positionals if w.known and w.text.endswith((".yaml", ".yml", ".json"))
+                            and "=" not in w.text), None)
+    if config_word is None:
+        arg = command.last("--config")
+        config_word = arg.value if arg is not None else None
+    entries = recipe_path = None
+    if config_word is not None and config_word.known and project is not None:
+        target = project.resolve(command.path, config_word.text)
+        if target is not None and target.kind == "yaml":
+            entries = recipe_entries(target)
+            recipe = recipe_kind(entries)
+            if recipe is None and kind is None:
+                entries = None
+            else:
+                recipe_path = target.path
+                kind = kind or recipe
+    if kind is None and framework == "hf":
+        kind = "hf"
+    if kind is None:
+        # TrainingArguments-like flags alone do not make an HF Trainer (`run_glue_no_trainer.py` parses the same
+        # names with argparse): such a launch stays what its launcher says
+        return framework
+    if config_word is not None and config_word.known and (entries is not None or command.launcher == "llamafactory"):
+        settings.add(Setting("hf.config_path", config_word.text, config_word.path, config_word.span,
+                             config_word.origin))
+    if entries is not None:
+        _add_recipe(settings, entries, recipe_path)
+    _add_flags(settings, command)
+    if kind == "hf" and entries is None and settings.get("trl.num_generations") is not None:
+        kind = "trl"
+    if job_type is None and settings.get("job.type") is None:
+        if kind == "llamafactory":
+            job_type = "sft"  # LLaMA-Factory's default stage
+        elif kind in ("trl", "hf") and entry:
+            job_type = _type_from_name(entry)
+    if job_type is not None and settings.get("job.type") is None:
+        span = command.entry.span if command.entry is not None else None
+        settings.add(Setting("job.type", job_type, command.path, span, "the TRL command or script name"))
+    _finetuning(settings, kind, _extra_fields(entries, command, recipe_path or command.path))
+    _derive(settings, kind, command.path)
+    if config_word is not None and entries is None:
+        certain = False  # a recipe the project does not hold: its values are unknown
+    settings.add(Setting("hf.certain", certain, command.path, None))
+    if not certain:
+        assumptions.append("TrainingArguments read from the script's flags: the script is taken to parse them with "
+                           "HfArgumentParser")
+    return kind
+
+
+def interpret(command: "Command", source: "Source", project) -> list[Job]:
+    """Any launch no framework interpreter claims: the launcher's topology and config files
+    (launchers.interpret_generic), then the HF Trainer's arguments when the program is one."""
+    from rlhf_lint.frameworks.launchers import interpret_generic
+
+    jobs = interpret_generic(command, source, project)
+    for job in jobs:
+        framework = enrich(command, job.settings, job.assumptions, project, job.framework)
+        if framework in ("hf", "trl", "llamafactory"):
+            if framework != job.framework:
+                job.framework = framework
+                job.settings.add(Setting("framework", framework, command.path, command.span))
+            _accelerate_plugin(job, project)
+            _sharding(job.settings, job.path)
+            _defaults(job.settings)
+    return jobs
+
+
+def _defaults(settings: Settings) -> None:
+    for key, row in table()["defaults"].items():
+        if key != "note" and settings.get(key) is None:
+            settings.add(Setting(key, row["value"], None, None, row["origin"]))
+
+
+def _sharding(settings: Settings, path: str) -> None:
+    """No ds_config and no accelerate DeepSpeed plugin: DDP or FSDP, decided by a launcher or config the linter
+    does not see; the memory estimate (ZeRO and FSDP only) then gives no verdict rather than a wrong one."""
+    if settings.get("deepspeed.config_path") is None and settings.get("zero.stage") is None \
+            and settings.get("train.strategy") is None:
+        settings.add(Setting("train.strategy", "ddp", path, None,
+                             "no DeepSpeed config: DDP, or FSDP from a launcher config the linter does not see"))
+
+
+def _accelerate_plugin(job: Job, project) -> None:
+    """The ZeRO stage and precision of the accelerate config an HF launch names, where nothing else sets them
+    (accelerate's DeepSpeed plugin: its zero_stage, default 2, unless a ds_config file decides)."""
+    acc = job.settings.get("accelerate.config_path")
+    if acc is None or not isinstance(acc.value, str) or acc.path is None or project is None:
+        return
+    from rlhf_lint.frameworks.accelerate import read
+    from rlhf_lint.frameworks.precision import accelerate_dtype
+    from rlhf_lint.readers.yaml import node_span
+
+    target = project.resolve(acc.path, acc.value)
+    cfg = read(target) if target is not None and target.kind == "yaml" and target.tree is not None else None
+    if cfg is None:
+        return
+    stage = cfg.zero_stage() if cfg.uses_deepspeed else None
+    if type(stage) is int and job.settings.get("zero.stage") is None:
+        entry = cfg.deepspeed.get("zero_stage")
+        job.settings.add(Setting("zero.stage", stage, target.path, node_span(entry.value_node) if entry else None,
+                                 "" if entry else "accelerate's DeepSpeed plugin default"))
+    mp = cfg.top.get("mixed_precision")
+    dtype = accelerate_dtype(mp.value) if mp is not None else None
+    if dtype is not None and job.settings.get("precision.param_dtype") is None:
+        job.settings.add(Setting("precision.param_dtype", dtype, target.path, node_span(mp.value_node),
+                                 "mixed_precision of the accelerate config"))
+
+
+# -- a recipe YAML on its own -------------------------------------------------------------------------------------------
+def _named_by_launch(source: "Source", project) -> bool:
+    return os.path.realpath(source.path) in _named_recipes(project)
+
+
+def _named_recipes(project) -> frozenset:
+    """Real paths of the YAML files the project's launches name (`--config`, a positional YAML): found once per
+    project, not once per YAML (LLaMA-Factory holds a hundred recipes and as many scripts)."""
+    named = getattr(project, "_hf_named_recipes", None)
+    if named is not None:
+        return named
+    from rlhf_lint.frameworks.launchers import commands_of
+
+    out = set()
+    for shell in project.of_kind("shell"):
+        try:
+            commands = commands_of(shell, project)
+        except Exception:  # a script the launch reader cannot take must not hide the recipes' own jobs
+            continue
+        for command in commands:
+            words = [a.value for a in command.args if a.flag == "--config" and a.value is not None]
+            words += [w for w in command.positionals if w.known and w.text.endswith((".yaml", ".yml"))]
+            for word in words:
+                target = project.resolve(command.path, word.text) if word.known else None
+                if target is not None:
+                    out.add(os.path.realpath(target.path))
+    project._hf_named_recipes = named = frozenset(out)
+    return named
+
+
+@job_builder(kinds={"yaml"})
+def build_recipe_jobs(source: "Source", project) -> list[Job]:
+    """A TRL / open-r1 / LLaMA-Factory recipe YAML as a job, unless a launch of the project names it (that launch's
+    job reads it, with the launch's world size)."""
+    entries = recipe_entries(source)
+    kind = recipe_kind(entries)
+    if kind is None or (project is not None and _named_by_launch(source, project)):
+        return []
+    from rlhf_lint.readers.yaml import node_span
+
+    settings = Settings()
+    _add_recipe(settings, entries, source.path)
+    if kind == "llamafactory" and settings.get("job.type") is None:
+        settings.add(Setting("job.type", "sft", source.path, None, "LLaMA-Factory default stage sft"))
+    _finetuning(settings, kind, _extra_fields(entries, None, source.path))
+    _derive(settings, kind, source.path)
+    settings.add(Setting("hf.certain", kind != "hf", source.path, None))
+    settings.add(Setting("framework", kind, source.path, None))
+    _sharding(settings, source.path)
+    _defaults(settings)
+    docs = source.tree
+    name = f"{os.path.basename(source.path)} ({kind} recipe)"
+    return [Job(name=name, path=source.path, span=node_span(docs[0]), framework=kind, settings=settings,
+                assumptions=["the recipe's world size is not given by any launch of the project"])]

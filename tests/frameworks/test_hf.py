@@ -1,0 +1,120 @@
+"""HF Trainer / TRL / LLaMA-Factory launches read as jobs (rlhf_lint.frameworks.hf)."""
+from __future__ import annotations
+
+from rlhf_lint.engine.config import Config
+from rlhf_lint.engine.runner import build_project
+
+
+def _jobs(tmp_path, files: dict):
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    project, _ = build_project([str(tmp_path / n) for n in files], Config(root=str(tmp_path)))
+    return project.jobs
+
+
+def test_module_launch_with_deepspeed_file_is_an_hf_trainer_job(tmp_path):
+    (job,) = _jobs(tmp_path, {"train.sh": "torchrun --nproc_per_node 4 -m pkg.train --deepspeed ds.json "
+                                          "--per-device-train-batch-size 4 --gradient_accumulation_steps 2 --bf16 "
+                                          "--model_name_or_path Qwen/Qwen2.5-7B --gradient_checkpointing false\n"})
+    assert job.framework == "hf"
+    assert job.value("batch.micro_train") == 4 and job.value("batch.grad_accum") == 2
+    assert job.value("precision.param_dtype") == "bf16" and job.value("model.policy.path") == "Qwen/Qwen2.5-7B"
+    assert job.value("train.gradient_checkpointing") is False and job.value("hf.certain") is False
+    assert job.value("topology.world_size") == 4
+
+
+def test_trl_cli_reads_the_recipe_and_flags_win(tmp_path):
+    jobs = _jobs(tmp_path, {
+        "run.sh": "trl grpo --config recipes/grpo.yaml --num_generations 4 --fp16 false\n",
+        "recipes/grpo.yaml": "model_name_or_path: Qwen/Qwen2.5-1.5B\nper_device_train_batch_size: 2\n"
+                             "num_generations: 16\nbf16: true\nuse_vllm: true\nvllm_mode: colocate\n"
+                             "use_peft: true\nload_in_4bit: true\nuse_liger_loss: true\nmax_completion_length: 512\n",
+    })
+    (job,) = jobs  # the recipe named by a launch is no job of its own
+    assert job.framework == "trl" and job.value("job.type") == "grpo" and job.value("hf.certain") is True
+    assert job.value("trl.num_generations") == 4 and job.settings.get("trl.num_generations").path.endswith("run.sh")
+    assert job.value("precision.param_dtype") == "bf16"  # fp16 false leaves bf16 on
+    assert job.value("trl.use_vllm") is True and job.value("trl.vllm_mode") == "colocate"
+    assert job.value("train.lora_rank") == 16 and job.value("train.quantization") == "4bit"
+    assert job.value("train.fused_loss") is True and job.value("seq.generate_max_len") == 512
+    recipe_span = job.settings.get("batch.micro_train")
+    text = (tmp_path / "recipes/grpo.yaml").read_text()
+    assert text[recipe_span.span.start:recipe_span.span.end] == "2"
+
+
+def test_llamafactory_cli_yaml_and_overrides(tmp_path):
+    jobs = _jobs(tmp_path, {
+        "run.sh": "llamafactory-cli train lf.yaml cutoff_len=4096\n",
+        "lf.yaml": "model_name_or_path: Qwen/Qwen3-4B\nstage: dpo\nfinetuning_type: full\nquantization_bit: 4\n"
+                   "per_device_train_batch_size: 1\ngradient_accumulation_steps: 8\ncutoff_len: 2048\n"
+                   "enable_liger_kernel: true\noptim: paged_adamw_8bit\n",
+    })
+    (job,) = jobs
+    assert job.framework == "llamafactory" and job.value("job.type") == "dpo"
+    assert job.value("seq.max_len") == 4096 and job.value("train.lora_rank") == 0
+    assert job.value("train.quantization") == "4bit" and job.value("train.optimizer") == "paged_adamw_8bit"
+    assert job.value("hf.config_path") == "lf.yaml"
+
+
+def test_llamafactory_default_is_lora_rank_8(tmp_path):
+    (job,) = _jobs(tmp_path, {"lf.yaml": "model_name_or_path: m\nstage: sft\nper_device_train_batch_size: 2\n"})
+    assert job.framework == "llamafactory" and job.value("train.lora_rank") == 8
+
+
+def test_unread_recipe_makes_the_job_uncertain(tmp_path):
+    (job,) = _jobs(tmp_path, {"run.sh": "trl sft --config missing.yaml --deepspeed ds.json\n"})
+    assert job.framework == "trl" and job.value("hf.certain") is False
+
+
+def test_plain_python_program_is_not_an_hf_job(tmp_path):
+    (job,) = _jobs(tmp_path, {"run.sh": "deepspeed train.py --deepspeed --deepspeed_config ds.json\n"})
+    assert job.framework == "deepspeed"
+
+
+def test_trainer_like_flags_alone_do_not_make_an_hf_trainer_job(tmp_path):
+    # HF's *_no_trainer.py examples parse the TrainingArguments names with argparse and accelerate
+    (job,) = _jobs(tmp_path, {"run.sh": "torchrun --nproc_per_node 2 run_glue_no_trainer.py "
+                                        "--model_name_or_path bert-base-uncased --per_device_train_batch_size 32\n"})
+    assert job.framework == "torchrun" and job.value("batch.micro_train") is None
+
+
+def test_memory_gets_no_verdict_for_what_it_does_not_model(tmp_path):
+    from rlhf_lint.engine.config import Hardware
+    from rlhf_lint.memory.estimate import estimate
+
+    jobs = _jobs(tmp_path, {
+        "lora.yaml": "model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\nfinetuning_type: lora\ndeepspeed: ds.json\n"
+                     "per_device_train_batch_size: 4\n",
+        "ddp.yaml": "model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\nfinetuning_type: full\n"
+                    "per_device_train_batch_size: 4\n",
+        "ds.json": '{"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 0}}\n',
+    })
+    by_name = {j.path.rsplit("/", 1)[1]: j for j in jobs}
+    lora, ddp = by_name["lora.yaml"], by_name["ddp.yaml"]
+    assert lora.value("train.lora_rank") == 8 and lora.value("train.gradient_checkpointing") is True
+    assert ddp.value("train.strategy") == "ddp" and ddp.value("train.flash_attn") is True
+    hw = Hardware(gpu="A100-80GB")
+    assert "LoRA (rank 8)" in (estimate(lora, hw).unmodelled or "")
+    assert estimate(ddp, hw).unmodelled is not None
+
+
+def test_trl_script_from_a_checkout_is_a_trl_job(tmp_path):
+    (job,) = _jobs(tmp_path, {"run.sh": "accelerate launch --num_processes 2 trl/scripts/dpo.py "
+                                        "--model_name_or_path Qwen/Qwen2-0.5B --per_device_train_batch_size 2\n"})
+    assert job.framework == "trl" and job.value("job.type") == "dpo" and job.value("batch.micro_train") == 2
+
+
+def test_grpo_check_needs_trl_not_a_script_name(tmp_path):
+    from lintutil import run
+
+    (tmp_path / "run.sh").write_text("torchrun --nproc_per_node 3 my_grpo.py --deepspeed ds.json "
+                                     "--per_device_train_batch_size 4\n")
+    (tmp_path / "ds.json").write_text('{"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2}}\n')
+    result = run([tmp_path], ["A010"])
+    assert [d.code for d in result.diagnostics] == []
+    (tmp_path / "run.sh").write_text("torchrun --nproc_per_node 3 -m trl.scripts.grpo --deepspeed ds.json "
+                                     "--per_device_train_batch_size 4\n")
+    result = run([tmp_path], ["A010"])
+    assert [(d.code, d.severity.name) for d in result.diagnostics] == [("A010", "WARNING")]  # trl not pinned
