@@ -116,20 +116,26 @@ def test_no_hardware_gives_info_only(memjob_kind, tmp_path):
     assert "no memory verdict" in result.diagnostics[0].message
 
 
-def test_no_hardware_names_the_orz_scenario_or_says_once_that_all_agree():
+def test_no_hardware_is_reported_once_per_repository():
     from lintutil import run as lint_run
 
     folder = os.path.join(FIXTURES, "orz")
     result = lint_run([os.path.join(folder, "debug_changes_memory.py"), os.path.join(folder, "debug_batch_only.py")],
                       ["M008"])
     got = [(os.path.basename(d.path), d.start.line, d.start.column, d.message) for d in result.diagnostics]
-    head = "no GPU in the hardware profile, so no memory verdict; estimated peak per GPU"
+    # four launches (two configs x two DEBUG_MODE scenarios) in one repository: one info, on the first launch, with
+    # its scenario and the count of the others
     assert got == [
-        ("debug_batch_only.py", 13, 7, f"{head} (the same in every scenario: DEBUG_MODE=False; DEBUG_MODE=True): "
-                                       "actor + ref + critic + vllm 18.4 GiB"),
-        ("debug_changes_memory.py", 13, 7, f"{head} with DEBUG_MODE=False: actor + ref + critic + vllm 18.4 GiB"),
-        ("debug_changes_memory.py", 13, 7, f"{head} with DEBUG_MODE=True: actor + ref + critic + vllm 18.6 GiB"),
+        ("debug_changes_memory.py", 13, 7, "no GPU in the hardware profile, so no memory verdict (nor for 3 other "
+                                           "launches in 2 files of this repository: `rlhf-lint estimate FILE` shows "
+                                           "each); estimated peak per GPU with DEBUG_MODE=False: actor + ref + critic "
+                                           "+ vllm 18.4 GiB"),
     ]
+    # one launch alone: no count
+    alone = lint_run([os.path.join(folder, "debug_batch_only.py")], ["M008"])
+    assert [d.message.split(";")[0] for d in alone.diagnostics] == [
+        "no GPU in the hardware profile, so no memory verdict (nor for 1 other launch in 1 file of this repository: "
+        "`rlhf-lint estimate FILE` shows each)"]
 
 
 VERL_BACKENDS = os.path.join(FIXTURES, "verl_backends")
