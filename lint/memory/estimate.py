@@ -86,7 +86,7 @@ K = _Constants()
 
 def _sci(n: float) -> str:
     """5e8 written as in DeepSpeed's docs: ``5e8``."""
-    mantissa, _, exponent = f"{n:g}".partition("e")
+    mantissa, _, exponent = f"{n:.3g}".partition("e")
     return f"{mantissa}e{int(exponent)}" if exponent else mantissa
 
 
@@ -497,6 +497,11 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict) -> 
     if master == w and w < f32:
         k = opt_bytes * w / f32 if opt in ("adamw", "adam", "sgd_momentum", "lion", "adagrad", "rmsprop") else opt_bytes
         what = f"{opt} states in the parameters' {w}-byte dtype, no master copy"
+        src = SRC_TORCH_ADAMW
+    elif ctx["plain"]:
+        # torch AMP: the weights are kept in the master dtype and are themselves what the optimizer updates
+        k = opt_bytes
+        what = f"{opt} states; the {master_name} weights are the master copy (autocast)"
         src = SRC_TORCH_ADAMW
     else:
         k = (f32 if w < f32 else 0) + opt_bytes
