@@ -188,11 +188,14 @@ def _refuse(message: str) -> None:
               help="Token budget per micro batch and GPU (dynamic batching).")
 @click.option("--ring-attn-size", type=click.IntRange(min=1), default=None)
 @click.option("--sequence-parallel-size", type=click.IntRange(min=1), default=None, help="Ulysses SP ranks.")
+@click.option("--expert-parallel-size", type=click.IntRange(min=1), default=None,
+              help="MoE: GPUs the experts of a layer are spread over.")
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memory, container_memory, zero,
              offload_optimizer, offload_param, dtype, grad_accum_dtype, micro_batch, seq_len, gradient_checkpointing,
              flash_attn, job_type, strategy, master_dtype, optimizer, lora_rank, lora_targets, quantization,
-             fused_loss, packing, max_tokens_per_gpu, ring_attn_size, sequence_parallel_size, output_format):
+             fused_loss, packing, max_tokens_per_gpu, ring_attn_size, sequence_parallel_size, expert_parallel_size,
+             output_format):
     """Estimate GPU and host memory per role of a launch script, or of a job given by options
     (`rlhf-lint estimate --model Qwen/Qwen2.5-7B --gpus 8 --gpu A100-80GB --zero 3`)."""
     from rlhf_lint.engine.config import ConfigError, Hardware, find_config_file, load_config
@@ -233,6 +236,7 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
                  "train.lora_rank": lora_rank, "train.quantization": quantization, "train.fused_loss": fused_loss,
                  "train.packing": packing, "train.ring_attn_size": ring_attn_size,
                  "train.sequence_parallel_size": sequence_parallel_size,
+                 "train.expert_parallel_size": expert_parallel_size,
                  "train.lora_targets": tuple(t.strip() for t in lora_targets.split(",") if t.strip())
                  if lora_targets else None}
         if max_tokens_per_gpu:

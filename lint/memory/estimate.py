@@ -394,8 +394,17 @@ def _activation_terms(arch: ModelArch, batch: int, seq: int, checkpointing: bool
     h, L, a = arch.hidden_size, arch.num_layers, arch.num_heads
     act, ck, lc, f = K.activation_bytes, K.checkpoint_bytes, K.loss_logits_copy_bytes, K.attention_score_factor
     attn = 0 if flash else f * a * seq / h
+    if arch.num_experts:
+        # MoE: the MLP's share of the 34 B (19 sbh for a 4h MLP) scales with the width the routed experts used per
+        # token (top-k x expert intermediate, plus a shared expert) against 4h; every expert's states still count
+        inter = arch.moe_intermediate_size or arch.intermediate_size
+        used = max(1, arch.experts_per_token) * inter + arch.shared_expert_intermediate_size
+        mlp = K.activation_mlp_bytes
+        act = act - mlp + mlp * used / (4 * h)
     per_layer = seq * batch * h * (act + attn)
     attn_note = "flash attention: no s^2 scores" if flash else f"+{f}as/h attention scores (no flash attention)"
+    if arch.num_experts:
+        attn_note += f"; MoE: {act:.1f} B with {max(1, arch.experts_per_token)} active experts"
     terms = []
     if forward_only:
         terms.append(Term("activations", int(per_layer),
@@ -509,6 +518,13 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict) -> 
         src = SRC_ZERO
     if ctx["plain"]:
         a = w if master == w else master  # torch keeps .grad in the parameters' dtype
+    ep = max(1, _int_of(inp.get("train.expert_parallel_size"), 1))
+    if ep > 1 and arch.num_experts:
+        inter = arch.moe_intermediate_size or arch.intermediate_size
+        experts = arch.num_layers * arch.num_experts * arch.mlp_params(inter)
+        P = r.params = P - experts + experts // ep
+        inp.assumptions.append(f"{r.role}: expert parallel {ep}: each rank holds {arch.num_experts // ep or 1} of "
+                               f"{arch.num_experts} experts per layer ({_count(P)} parameters per rank before ZeRO)")
     rank = _int_of(inp.get("train.lora_rank"), 0)
     quant = str(inp.get("train.quantization", "none") or "none").lower()
     T = P  # trained parameters

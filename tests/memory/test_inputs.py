@@ -181,3 +181,23 @@ def test_estimate_output_lines_fit_100_columns_off_a_terminal():
     assert "policy + ref" in proc.stdout and "4-bit base" in proc.stdout
     est = estimate(job(), A100)
     assert max(len(line) for line in render_text("t", est, width=72).splitlines()) <= 72
+
+
+def test_moe_counts_every_experts_states_and_the_active_experts_activations():
+    mixtral = "mistralai/Mixtral-8x7B-v0.1"
+    arch = resolve_model(mixtral).arch
+    total = resolve_model(mixtral).param_count
+
+    def moe(**extra):
+        return _job_from_options(mixtral, 8, None, 3, None, None, "bf16", None, 1, 4096, False, True, "sft", extra)
+
+    est = estimate(moe(), A100)
+    t = terms(est)
+    assert t["optimizer_states"] == 12 * total // 8  # all 8 experts' states
+    # activations: 34 B with the MLP's 19 B scaled by 2 experts x 14336 / (4 x 4096) = 1.75
+    act = 34 - 19 + 19 * 2 * 14336 / (4 * 4096)
+    assert t["activations"] == int(arch.num_layers * 4096 * 1 * 4096 * act)
+    # expert parallel 4: each rank holds 2 of the 8 experts of every layer
+    experts = arch.num_layers * 8 * arch.mlp_params(14336)
+    ep = estimate(moe(**{"train.expert_parallel_size": 4}), A100)
+    assert ep.role("policy").params == total - experts + experts // 4
