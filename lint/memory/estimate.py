@@ -768,9 +768,12 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
         r.terms.append(Term("gradients", m * P // shards,
                             f"{master} gradient shard {m} B x {_count(P)} / {shards}, freed after the update "
                             f"(zero_grad at the end of update_policy)", SRC_VERL_ZERO_GRAD, ("training",)))
-        r.terms.append(Term("optimizer_states", 2 * m * P // shards,
-                            f"Adam moments 2 x {m} B x {_count(P)} / {shards} (the {master} parameters are the master "
-                            f"copy)" + (" (optimizer_offload: parked in host RAM, loaded back for the update)"
+        opt, opt_bytes = optimizer_bytes(inp)
+        states = int(opt_bytes * m / f32 * P) if opt in ("adamw", "adam", "adamw_torch", "adamw_torch_fused") \
+            else int(opt_bytes * P)  # torch optimizers keep states in the parameters' dtype; 8-bit ones their own
+        r.terms.append(Term("optimizer_states", states // shards,
+                            f"{opt} states {states / P:g} B x {_count(P)} / {shards} (the {master} parameters are the "
+                            f"master copy)" + (" (optimizer_offload: parked in host RAM, loaded back for the update)"
                                         if off_opt else ""), SRC_VERL_OFFLOAD, ("training",) if off_opt else ()))
     root, layer = _fsdp_units(arch)
     r.terms.append(Term("gathered_params", c * (2 * root + 2 * layer) + (c + f32) * layer,
@@ -785,7 +788,12 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
     r.micro_tokens["training"] = (tokens, bound, how)
     r.terms += _bounded(bound, _activation_terms(arch, 1, tokens, checkpointing, True, c, False, False,
                                                  f"{tokens} tokens: {how}"))
-    if role != "critic":
+    if role != "critic" and inp.flag("train.fused_loss"):
+        # chunked log-probs (Liger's fused linear cross entropy): no full logits, one chunk ~ tokens x h
+        r.terms.append(Term("logits", tokens * arch.hidden_size * (f32 + c), f"fused/chunked loss: one fp32 chunk ~ "
+                            f"{tokens} x {arch.hidden_size} x {f32} B + the hidden-state gradient x {c} B", SRC_LIGER,
+                            at_length_bound=bound))
+    elif role != "critic":
         logits = tokens * V * c
         what = (f"{tokens} x {V} x {c} B bf16 logits (flash-attn cross entropy computes log-probs and writes its "
                 f"gradient in place)")

@@ -201,3 +201,17 @@ def test_moe_counts_every_experts_states_and_the_active_experts_activations():
     experts = arch.num_layers * 8 * arch.mlp_params(14336)
     ep = estimate(moe(**{"train.expert_parallel_size": 4}), A100)
     assert ep.role("policy").params == total - experts + experts // 4
+
+
+def test_fsdp_reads_the_optimizer_and_the_fused_loss():
+    def fsdp(**extra):
+        return _job_from_options(QWEN7, 8, None, None, None, None, "bf16", None, 2, 4096, True, True, "sft",
+                                 {"train.strategy": "fsdp", **extra})
+
+    base = terms(estimate(fsdp(), A100))
+    assert base["optimizer_states"] == 8 * P() // 8  # fp32 master parameters: Adam m + v 4 + 4 B
+    eight = terms(estimate(fsdp(**{"train.optimizer": "adamw_8bit"}), A100))
+    assert eight["optimizer_states"] == 2 * P() // 8
+    fused = estimate(fsdp(**{"train.fused_loss": True}), A100).role("policy")
+    logits = [t for t in fused.terms if t.name == "logits" and not t.phases]
+    assert [t.bytes for t in logits] == [2 * 4096 * 3584 * (4 + 2)]
