@@ -997,6 +997,12 @@ def estimate(job, hardware, read_config: Callable[[str], str | None] | None = No
         nodes, per = _gpus_of(inp, role, hardware)
         role_nodes[role] = (nodes, per)
         n = max(1, nodes * per)
+        tp = _int_of(inp.get("train.tensor_parallel_size"), 1)
+        if tp > 1 and not fsdp:
+            # DeepSpeed AutoTP: each rank holds 1/tp of the weights; ZeRO partitions over the data-parallel ranks
+            params, n = params // tp, max(1, n // tp)
+            assumptions.append(f"{role}: DeepSpeed tensor parallel {tp}: 1/{tp} of the parameters per rank "
+                               f"(activations counted unsplit)")
         if fsdp:
             build = _fsdp_trainable_role if role in TRAINABLE else _fsdp_inference_role
         else:
@@ -1055,7 +1061,10 @@ def _groups(roles: list[RoleEstimate], inp: _Inputs, gpu_memory: int | None, kin
     shared = shared_roles(inp, names)
     if shared:
         together.append(set(shared))
-    if inp.flag("topology.colocate_all"):
+    if inp.flag("topology.colocate_all") and inp.flag("train.async"):
+        # OpenRLHF: with --async_train, colocate_all merges the DeepSpeed models only; vLLM engines get their own GPUs
+        together.append(set(names) - {"vllm"})
+    elif inp.flag("topology.colocate_all"):
         together.append(set(names))
     else:
         if inp.flag("topology.colocate_actor_ref"):

@@ -215,3 +215,42 @@ def test_fsdp_reads_the_optimizer_and_the_fused_loss():
     fused = estimate(fsdp(**{"train.fused_loss": True}), A100).role("policy")
     logits = [t for t in fused.terms if t.name == "logits" and not t.phases]
     assert [t.bytes for t in logits] == [2 * 4096 * 3584 * (4 + 2)]
+
+
+OPENRLHF_ASYNC = """# rlhf-lint: hardware gpu=A100-80GB gpus-per-node=8
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --ref.num_nodes 1 --ref.num_gpus_per_node 4 --actor.num_nodes 1 --actor.num_gpus_per_node 4 \\
+   --vllm.num_engines 2 --vllm.tensor_parallel_size 2 --vllm.gpu_memory_utilization 0.95 \\
+   --train.colocate_all --ds.enable_sleep --ds.zero_stage 3 --ds.param_dtype bf16 \\
+   --actor.model_name_or_path Qwen/Qwen2.5-7B --actor.gradient_checkpointing_enable --ds.packing_samples \\
+   --data.max_len 8192 --train.dynamic_batch_enable --train.max_tokens_per_gpu 16384 \\
+   --rollout.max_tokens_per_gpu 32768 --train.micro_batch_size 1 --rollout.micro_batch_size 8 {extra}
+"""
+
+
+def test_openrlhf_token_budgets_and_async_placement(tmp_path):
+    from lintutil import run as lint_run
+
+    from rlhf_lint.engine.config import Config
+    from rlhf_lint.engine.runner import build_project
+
+    script = tmp_path / "train.sh"
+    script.write_text(OPENRLHF_ASYNC.format(extra="--train.async_enable"))
+    (job,) = build_project([str(script)], Config())[0].jobs
+    est = estimate(job, A100)
+    # the rollout forward uses its own budget, training the train budget: both are bounds, not certain sizes
+    assert est.role("ref").micro_tokens["experience"][:2] == (32768, True)
+    assert est.role("actor").micro_tokens["training"][:2] == (16384, True)
+    # --async_train: colocate_all merges the DeepSpeed models only, vLLM engines get their own GPUs
+    assert est.group_of("vllm").names == ["vllm"]
+    assert [d.code for d in lint_run([script], ["M"]).diagnostics if d.severity.label == "error"] == []
+    script.write_text(OPENRLHF_ASYNC.format(extra=""))
+    (job,) = build_project([str(script)], Config())[0].jobs
+    assert "vllm" in estimate(job, A100).group_of("actor").names  # synchronous: vLLM shares the GPUs
+
+
+def test_deepspeed_tensor_parallel_splits_the_weights():
+    plain = terms(estimate(job(zero=2), A100))
+    tp = terms(estimate(job(zero=2, **{"train.tensor_parallel_size": 2}), A100))
+    assert tp["weights"] == 2 * (P() // 2)  # replicated over data parallelism, split over TP
+    assert tp["optimizer_states"] == 12 * (P() // 2) // 4 and plain["optimizer_states"] == 12 * P() // 8
