@@ -138,10 +138,19 @@ def gpu_out_of_memory(ctx):
                 f"{c[0]} (-{_gib(c[1])})" for c in partial[:4])
         gpu = est.gpu.name if est.gpu is not None else "the GPU"
         band = f"{_gib(group.low_peak)} to {_gib(max(group.high_peak, group.peak))}"
-        if group.certain_overflow:
+        # plain data parallelism is what the HF builders assume without a DeepSpeed config; an FSDP launcher config
+        # the linter does not see would shard the states, so a replicated overflow on several GPUs is not certain
+        guessed_ddp = (str(ctx.job.value("train.strategy", "") or "").lower() in ("ddp", "none")
+                       and any(r.gpus > 1 for r in group.roles))
+        if group.certain_overflow and not guessed_ddp:
             head = (f"{who} need {_gib(group.peak)} per GPU (band {band}) in the {_phase(group.peak_phase)}, "
                     f"{gpu} has {_gib(group.gpu_memory)}")
             severity = None
+        elif group.certain_overflow:
+            head = (f"{who} need {_gib(group.peak)} per GPU (band {band}) in the {_phase(group.peak_phase)} if "
+                    f"every GPU holds a full replica (DDP: no DeepSpeed config seen; FSDP from a launcher config "
+                    f"would shard it), {gpu} has {_gib(group.gpu_memory)}")
+            severity = Severity.WARNING
         else:
             head = (f"tight: {who} need {_gib(group.peak)} per GPU (band {band}) in the {_phase(group.peak_phase)}, "
                     f"{gpu} has {_gib(group.gpu_memory)}: the band straddles the GPU")

@@ -254,3 +254,10 @@ def test_deepspeed_tensor_parallel_splits_the_weights():
     tp = terms(estimate(job(zero=2, **{"train.tensor_parallel_size": 2}), A100))
     assert tp["weights"] == 2 * (P() // 2)  # replicated over data parallelism, split over TP
     assert tp["optimizer_states"] == 12 * (P() // 2) // 4 and plain["optimizer_states"] == 12 * P() // 8
+
+
+def build_project_of(path):
+    from rlhf_lint.engine.config import Config
+    from rlhf_lint.engine.runner import build_project
+
+    return build_project([str(path)], Config())[0].jobs

@@ -151,3 +151,26 @@ def test_verl_fsdp_backend_keeps_its_verdict():
     # padded micro batches hold exactly 64 x 2048 tokens: an overflow whatever the lengths, M001
     result = lint([os.path.join(VERL_BACKENDS, "fsdp_7b.sh")], Config(), Options(select=["M001", "M009"]))
     assert found(result) == [("M001", 4, 1)]
+
+
+DDP_JOB = """{
+  "hardware": {"gpu": "A100-80GB", "gpus-per-node": 8},
+  "framework": "hf",
+  "settings": {
+    "job.type": "sft", "model.policy.path": "Qwen/Qwen2.5-7B",
+    "topology.policy.nodes": 1, "topology.policy.gpus_per_node": GPUS,
+    "train.strategy": "ddp", "precision.param_dtype": "bf16", "precision.master_dtype": "fp32",
+    "batch.micro_train": 1, "seq.max_len": 2048, "train.gradient_checkpointing": true, "train.flash_attn": true
+  }
+}"""
+
+
+def test_ddp_overflow_is_an_error_on_one_gpu_and_a_warning_on_several(memjob_kind, tmp_path):
+    # 4 + 4 + 8 B/param of a 7.6B model replicated: 114 GiB whatever the launcher; but on 8 GPUs the HF builders'
+    # "ddp" is a guess (an FSDP launcher config the linter does not see would shard it)
+    for gpus, severity in ((1, "error"), (8, "warning")):
+        target = tmp_path / f"ddp{gpus}.memjob"
+        target.write_text(DDP_JOB.replace("GPUS", str(gpus)))
+        result = run(str(target))
+        assert [(d.code, d.severity.label) for d in result.diagnostics] == [("M001", severity)]
+    assert "if every GPU holds a full replica" in result.diagnostics[0].message
