@@ -469,12 +469,12 @@ def lora_params(arch: ModelArch, rank: int, targets) -> int:
     experts = max(1, arch.num_experts)
     shapes = {"q_proj": (h, q), "k_proj": (h, kv), "v_proj": (h, kv), "o_proj": (q, h),
               "gate_proj": (h, inter), "up_proj": (h, inter), "down_proj": (inter, h)}
-    wanted = [str(t) for t in (targets or ())]
+    wanted = {str(t) for t in (targets or ())}
+    every = not wanted or wanted & {"all-linear", "all"}
     per_layer = 0
     for name, (d_in, d_out) in shapes.items():
-        if wanted and not any(t in name or name.startswith(t) for t in wanted if t not in ("all-linear", "all")):
-            if not any(t in ("all-linear", "all") for t in wanted):
-                continue
+        if not every and name not in wanted and name.removesuffix("_proj") not in wanted:
+            continue  # PEFT matches target names against the module names (q_proj, or q)
         count = experts if name in ("gate_proj", "up_proj", "down_proj") else 1
         per_layer += count * rank * (d_in + d_out)
     return arch.num_layers * per_layer
@@ -517,7 +517,7 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict) -> 
         what = ("fp32 master + " if w < f32 else "") + f"{opt} states {opt_bytes:g} B"
         src = SRC_ZERO
     if ctx["plain"]:
-        a = w if master == w else master  # torch keeps .grad in the parameters' dtype
+        a = master  # torch keeps .grad in the dtype of the parameters it updates
     ep = max(1, _int_of(inp.get("train.expert_parallel_size"), 1))
     if ep > 1 and arch.num_experts:
         inter = arch.moe_intermediate_size or arch.intermediate_size
