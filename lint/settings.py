@@ -153,6 +153,12 @@ VOCABULARY = (
     ("model.<role>.active_params", int, "parameters active per token (MoE: shared parts plus the routed experts "
                                         "used); absent: all of them"),
     ("train.expert_parallel_size", int, "GPUs the experts of one MoE layer are spread over"),
+    # -- memory inputs read from the ds_config (issue 15): sizes in elements, absent or "auto": DeepSpeed's default
+    ("deepspeed.reduce_bucket_size", int, "zero_optimization.reduce_bucket_size (elements)"),
+    ("deepspeed.allgather_bucket_size", int, "zero_optimization.allgather_bucket_size (elements, ZeRO-1/2)"),
+    ("deepspeed.sub_group_size", int, "zero_optimization.sub_group_size (elements, ZeRO-3 optimizer step)"),
+    ("deepspeed.max_live_parameters", int, "zero_optimization.stage3_max_live_parameters (elements)"),
+    ("deepspeed.prefetch_bucket_size", int, "zero_optimization.stage3_prefetch_bucket_size (elements)"),
 )
 
 

@@ -27,7 +27,7 @@ def _read_local_config(reference: str) -> str | None:
 
 
 def _job_from_options(model, gpus, gpus_per_node, zero, offload_optimizer, offload_param, dtype, grad_accum_dtype,
-                      micro_batch, seq_len, gradient_checkpointing, flash_attn, job_type):
+                      micro_batch, seq_len, gradient_checkpointing, flash_attn, job_type, extra=None):
     from rlhf_lint.frameworks.jobs import Job
     from rlhf_lint.model import Setting, Settings
 
@@ -60,82 +60,104 @@ def _job_from_options(model, gpus, gpus_per_node, zero, offload_optimizer, offlo
     put("seq.max_len", seq_len)
     put("train.gradient_checkpointing", gradient_checkpointing)
     put("train.flash_attn", flash_attn)
-    return Job(f"{model} on {gpus} GPUs", "<command line>", None, "deepspeed", settings, roles=("policy",))
+    for key, value in (extra or {}).items():
+        put(key, value)
+    roles = ("policy",)
+    from rlhf_lint.memory.estimate import PAIRED_TYPES
+
+    if str(job_type).lower() in PAIRED_TYPES:
+        roles = ("policy", "ref")  # DPO-style losses run a frozen reference beside the policy
+        put("topology.ref.nodes", nodes)
+        put("topology.ref.gpus_per_node", per)
+    return Job(f"{model} on {gpus} GPUs", "<command line>", None, "deepspeed", settings, roles=roles)
 
 
-def _bar(value: int, scale: int) -> str:
-    if scale <= 0:
-        return ""
-    n = int(round(BAR_WIDTH * value / scale))
-    return "#" * min(n, BAR_WIDTH) + ("!" if value > scale else "")
+def _width() -> int:
+    """The terminal's width on a terminal, else 100 (logs, CI)."""
+    import shutil
+
+    if sys.stdout.isatty():
+        return max(60, shutil.get_terminal_size((100, 24)).columns)
+    return 100
 
 
-def _fit(lines: list[str], width: int) -> list[str]:
-    """Lines wrapped to ``width`` columns: a term's formula goes under its bar, other text continues indented."""
+def _wrap(text: str, width: int, indent: str) -> list[str]:
     import textwrap
 
-    out = []
-    for line in lines:
-        if len(line) <= width:
-            out.append(line)
-            continue
-        bar_end = line.find("  ", 4 + 26 + 1 + 11 + 2 + BAR_WIDTH)  # term rows: name, size, bar, then the formula
-        if line.startswith("    ") and bar_end != -1 and line[4:5] != " ":
-            out.append(line[:bar_end].rstrip())
-            out.extend(textwrap.wrap(line[bar_end:].strip(), width, initial_indent=" " * 8,
-                                     subsequent_indent=" " * 8, break_on_hyphens=False))
-            continue
-        lead = " " * (len(line) - len(line.lstrip(" ")))
-        out.extend(textwrap.wrap(line, width, subsequent_indent=lead + "    ", break_on_hyphens=False))
-    return out
+    return textwrap.wrap(text, width=width, initial_indent=indent, subsequent_indent=indent,
+                         break_long_words=True, break_on_hyphens=False) or [indent.rstrip()]
 
 
-def render_text(title: str, est, width: int = 100) -> str:
-    lines = [title]
+def render_text(title: str, est, width: int | None = None) -> str:
+    width = width or _width()
+    bar = max(10, min(BAR_WIDTH, width - 48))
+    lines = _wrap(title, width, "")
     scale = est.gpu_memory or max((g.peak for g in est.groups), default=1)
     gpu = est.gpu.name if est.gpu is not None else "GPU"
+
+    def row(name: str, value: int, scale: int, formula: str, tag: str = "") -> None:
+        n = int(round(bar * value / scale)) if scale > 0 else 0
+        drawn = "#" * min(n, bar) + ("!" if value > scale else "")
+        lines.append(f"    {name[:26]:<26} {_gib(value):>11}  {drawn}".rstrip())
+        lines.extend(_wrap(formula + tag, width, " " * 8))
+
     for group in est.groups:
-        verdict = {True: "fits", False: "DOES NOT FIT", None: "no verdict (no GPU given)"}[group.fits]
+        if group.fits is None:
+            verdict = "no verdict (no GPU given)"
+        elif group.certain_overflow:
+            verdict = "DOES NOT FIT"
+        elif group.tight:
+            verdict = "TIGHT (the band straddles the GPU)"
+        else:
+            verdict = "fits"
         lines.append("")
-        lines.append(f"GPU group: {' + '.join(group.names)} - peak {_gib(group.peak)} in the {group.peak_phase} "
-                     f"phase of {_gib(est.gpu_memory) if est.gpu_memory else 'unknown'} ({gpu}): {verdict}")
+        lines += _wrap(f"GPU group: {' + '.join(group.names)} - peak {_gib(group.peak)} (band {_gib(group.low_peak)} "
+                       f"to {_gib(max(group.high_peak, group.peak))}) in the {group.peak_phase} phase of "
+                       f"{_gib(est.gpu_memory) if est.gpu_memory else 'unknown'} ({gpu}): {verdict}", width, "")
         for r in group.roles:
-            lines.append(f"  {r.role}: {r.model}, {r.params / 1e9:.2f}B params, {r.gpus} GPU(s)")
+            lines += _wrap(f"{r.role}: {r.model}, {r.params / 1e9:.2f}B params, {r.gpus} GPU(s)", width, "  ")
             for t in r.terms:
-                lines.append(f"    {t.label:<26} {_gib(t.bytes):>11}  {_bar(t.bytes, scale):<{BAR_WIDTH + 1}} {t.formula}")
+                row(t.label, t.bytes, scale, t.formula)
             lines.append(f"    {'total (all phases)':<26} {_gib(r.total):>11}")
             if r.kv and r.kv.get("tokens") is not None:
                 kv = r.kv
-                lines.append(f"    KV cache: {_gib(kv['kv_bytes'])} = {kv['tokens']} tokens; one sequence needs "
-                             f"{kv['one_sequence']}, {kv['max_num_seqs']} concurrent need {kv['tokens_needed']}")
+                lines += _wrap(f"KV cache: {_gib(kv['kv_bytes'])} = {kv['tokens']} tokens; one sequence needs "
+                               f"{kv['one_sequence']}, {kv['max_num_seqs']} concurrent need {kv['tokens_needed']}",
+                               width, "    ")
         if len(group.phases) > 1:
-            lines.append("  phases: " + ", ".join(f"{p} {_gib(group.phase_total(p))}" for p in group.phases))
+            lines += _wrap("phases: " + ", ".join(f"{p} {_gib(group.phase_total(p))}" for p in group.phases),
+                           width, "  ")
         if group.shared_process:
-            lines.append("  one process per GPU holds these models: their weights and states add up; activations, "
-                         "logits and gathered parameters are those of the largest model running; one CUDA context")
+            lines += _wrap("one process per GPU holds these models: their weights and states add up; activations, "
+                           "logits and gathered parameters are those of the largest model running; one CUDA context",
+                           width, "  ")
     for node in est.nodes:
         lines.append("")
         limit = f" of {_gib(node.limit)} ({node.limit_name})" if node.limit else ""
         verdict = {True: "fits", False: "DOES NOT FIT", None: "no verdict (no host memory given)"}[node.fits]
         ranks = ", ".join(f"{r} x{n}" for r, n in node.ranks.items())
-        lines.append(f"Host RAM, node {node.index} ({ranks}): {_gib(node.total)}{limit}: {verdict}")
+        lines += _wrap(f"Host RAM, node {node.index} ({ranks}): {_gib(node.total)}{limit}: {verdict}", width, "")
         host_scale = node.limit or node.total or 1
         for t in node.persistent + node.transient:
-            tag = " (transient)" if t in node.transient else ""
-            lines.append(f"    {t.name:<26} {_gib(t.bytes):>11}  {_bar(t.bytes, host_scale):<{BAR_WIDTH + 1}} "
-                         f"{t.formula}{tag}")
+            row(t.name, t.bytes, host_scale, t.formula, " (transient)" if t in node.transient else "")
     if est.assumptions:
         lines.append("")
         lines.append("Assumptions:")
-        lines.extend(f"  - {a}" for a in est.assumptions)
-    return "\n".join(_fit(lines, width))
+        for a in est.assumptions:
+            lines += _wrap(f"- {a}", width, "  ")
+    return "\n".join(lines)
+
+
+def _refuse(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(2)
 
 
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--model", help="Hub id, local directory, known name or size (7B, 70b).")
-@click.option("--gpus", type=int, help="GPUs the model trains on (data parallel).")
-@click.option("--gpus-per-node", type=int)
+@click.option("--gpus", type=click.IntRange(min=1), help="GPUs the model trains on (data parallel).")
+@click.option("--gpus-per-node", type=click.IntRange(min=1))
 @click.option("--gpu", "gpu_name", help="GPU model (A100-80GB, H100, RTX4090, ...).")
 @click.option("--gpu-memory", help="Usable memory per GPU, overriding the catalog (80GiB).")
 @click.option("--host-memory", help="Host RAM per node (1TB).")
@@ -145,20 +167,59 @@ def render_text(title: str, est, width: int = 100) -> str:
 @click.option("--offload-param", type=click.Choice(["none", "cpu", "nvme"]), default=None)
 @click.option("--dtype", type=click.Choice(["bf16", "fp16", "fp32"]), default=None)
 @click.option("--grad-accum-dtype", type=click.Choice(["bf16", "fp16", "fp32"]), default=None)
-@click.option("--micro-batch", type=int, default=None)
-@click.option("--seq-len", type=int, default=None)
+@click.option("--micro-batch", type=click.IntRange(min=1), default=None)
+@click.option("--seq-len", type=click.IntRange(min=1), default=None)
 @click.option("--gradient-checkpointing/--no-gradient-checkpointing", default=None)
 @click.option("--flash-attn/--no-flash-attn", default=None)
-@click.option("--job-type", default="sft", show_default=True, help="sft, dpo, rm (dpo adds a reference model).")
+@click.option("--job-type", type=click.Choice(["sft", "rm", "pt", "dpo", "kto", "ipo", "simpo", "orpo"]),
+              default="sft", show_default=True, help="dpo (and kto, ipo, simpo, orpo) adds the reference model.")
+@click.option("--strategy", type=click.Choice(["deepspeed", "ddp"]), default=None,
+              help="ddp: torch data parallelism without DeepSpeed (HF Trainer): no ZeRO, torch's dtypes.")
+@click.option("--master-dtype", type=click.Choice(["bf16", "fp16", "fp32"]), default=None,
+              help="Dtype of the weights the optimizer updates (bf16 with --dtype bf16: no fp32 master copy).")
+@click.option("--optimizer", default=None, help="adamw, adamw_8bit, paged_adamw_8bit, adafactor, sgd, lion, ...")
+@click.option("--lora-rank", type=click.IntRange(min=1), default=None, help="Train LoRA adapters of this rank.")
+@click.option("--lora-targets", default=None, help="Comma-separated modules (q_proj,v_proj); default all linear.")
+@click.option("--quantization", type=click.Choice(["none", "4bit", "8bit"]), default=None,
+              help="Frozen base weights quantised (QLoRA: 4bit).")
+@click.option("--fused-loss/--no-fused-loss", default=None, help="Chunked/fused cross entropy (Liger): no logits.")
+@click.option("--packing/--no-packing", default=None, help="Samples packed into micro batches (lengths a bound).")
+@click.option("--max-tokens-per-gpu", type=click.IntRange(min=1), default=None,
+              help="Token budget per micro batch and GPU (dynamic batching).")
+@click.option("--ring-attn-size", type=click.IntRange(min=1), default=None)
+@click.option("--sequence-parallel-size", type=click.IntRange(min=1), default=None, help="Ulysses SP ranks.")
+@click.option("--expert-parallel-size", type=click.IntRange(min=1), default=None,
+              help="MoE: GPUs the experts of a layer are spread over.")
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memory, container_memory, zero,
              offload_optimizer, offload_param, dtype, grad_accum_dtype, micro_batch, seq_len, gradient_checkpointing,
-             flash_attn, job_type, output_format):
+             flash_attn, job_type, strategy, master_dtype, optimizer, lora_rank, lora_targets, quantization,
+             fused_loss, packing, max_tokens_per_gpu, ring_attn_size, sequence_parallel_size, expert_parallel_size,
+             output_format):
     """Estimate GPU and host memory per role of a launch script, or of a job given by options
     (`rlhf-lint estimate --model Qwen/Qwen2.5-7B --gpus 8 --gpu A100-80GB --zero 3`)."""
     from rlhf_lint.engine.config import ConfigError, Hardware, find_config_file, load_config
     from rlhf_lint.memory.estimate import estimate as run_estimate
 
+    for name, size in (("--gpu-memory", gpu_memory), ("--host-memory", host_memory),
+                       ("--container-memory", container_memory)):
+        if size is not None and not any(c.isalpha() for c in size):
+            _refuse(f"{name} {size!r} has no unit: write it as {size}GiB or {size}GB")
+    if gpu_name:
+        from rlhf_lint.memory.catalog import resolve_gpu
+
+        if resolve_gpu(gpu_name) is None and gpu_memory is None:
+            _refuse(f"unknown GPU {gpu_name!r}: give one of the catalog (A100-80GB, H100, RTX4090, ...) or "
+                    f"--gpu-memory")
+    if quantization not in (None, "none") and not lora_rank:
+        _refuse("--quantization needs --lora-rank (a quantised base is frozen; only adapters train)")
+    if model is not None and model[:1].isdigit():
+        digits = model.rstrip("bBmM")
+        try:
+            if float(digits) <= 0:
+                _refuse(f"--model {model!r}: a model size must be positive")
+        except ValueError:
+            pass
     try:
         config = load_config(find_config_file(paths[0] if paths else os.getcwd()))
         overrides = Hardware.from_mapping({"gpu": gpu_name, "gpu-memory": gpu_memory, "gpus-per-node": gpus_per_node,
@@ -171,8 +232,18 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
         if paths:
             click.echo("error: give a launch script or --model, not both", err=True)
             sys.exit(2)
+        extra = {"train.strategy": strategy, "precision.master_dtype": master_dtype, "train.optimizer": optimizer,
+                 "train.lora_rank": lora_rank, "train.quantization": quantization, "train.fused_loss": fused_loss,
+                 "train.packing": packing, "train.ring_attn_size": ring_attn_size,
+                 "train.sequence_parallel_size": sequence_parallel_size,
+                 "train.expert_parallel_size": expert_parallel_size,
+                 "train.lora_targets": tuple(t.strip() for t in lora_targets.split(",") if t.strip())
+                 if lora_targets else None}
+        if max_tokens_per_gpu:
+            extra |= {"batch.dynamic": True, "batch.max_tokens_per_gpu": max_tokens_per_gpu}
         job = _job_from_options(model, gpus or 1, gpus_per_node, zero, offload_optimizer, offload_param, dtype,
-                                grad_accum_dtype, micro_batch, seq_len, gradient_checkpointing, flash_attn, job_type)
+                                grad_accum_dtype, micro_batch, seq_len, gradient_checkpointing, flash_attn, job_type,
+                                extra)
         hw = config.hardware.merged(overrides)
         results.append((job.name, run_estimate(job, hw, _read_local_config, config.versions)))
     elif paths:

@@ -206,6 +206,18 @@ def settings_from_ds_config(doc: JSONDocument, path: str) -> Settings:
         else:
             add(f"offload.{what}", "none", None, "DeepSpeed default")
 
+    # ZeRO buffer sizes the memory estimate reads ("auto" and non-numbers stay unset: DeepSpeed's default)
+    for key, name in (("deepspeed.reduce_bucket_size", "reduce_bucket_size"),
+                      ("deepspeed.allgather_bucket_size", "allgather_bucket_size"),
+                      ("deepspeed.sub_group_size", "sub_group_size"),
+                      ("deepspeed.max_live_parameters", "stage3_max_live_parameters"),
+                      ("deepspeed.prefetch_bucket_size", "stage3_prefetch_bucket_size")):
+        node = doc.lookup(f"zero_optimization.{name}")
+        if node is not None:
+            value = node.to_python()
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+                add(key, int(value), node)
+
     # batch
     for key, name in (("batch.micro_train", "train_micro_batch_size_per_gpu"), ("batch.train", "train_batch_size"),
                       ("batch.grad_accum", "gradient_accumulation_steps")):

@@ -28,6 +28,7 @@ SRC_ACTIVATIONS = "https://arxiv.org/abs/2205.05198"  # Korthikanti et al., Tabl
 SRC_CPU_ADAM = "https://github.com/OpenRLHF/OpenRLHF/issues/277"
 SRC_VLLM_UTIL = "https://verl.readthedocs.io/en/latest/perf/perf_tuning.html"  # fraction of total memory since 0.7
 SRC_VLLM_KV = "https://github.com/vllm-project/vllm/issues/2418"
+SRC_VLLM_NON_TORCH = "https://github.com/vllm-project/vllm/blob/v0.8.5/vllm/worker/worker.py"  # non_torch in profile
 SRC_VLLM_SLEEP = "https://github.com/vllm-project/vllm/pull/22310"
 SRC_OVERHEAD = "https://github.com/RahulSChand/gpu_poor"
 SRC_SAVE = "https://github.com/OpenRLHF/OpenRLHF/issues/1126"
@@ -38,6 +39,10 @@ SRC_DS_OFFLOAD_STATES = "https://github.com/deepspeedai/DeepSpeed/blob/master/de
 SRC_ORZ = "https://github.com/Open-Reasoner-Zero/Open-Reasoner-Zero/blob/3fdd9a07b4/orz/ppo"
 SRC_ORZ_SYNC = f"{SRC_ORZ}/trainer.py#L66-L80"  # policy backloaded with vLLM for the first weight sync
 SRC_ORZ_BROADCAST = f"{SRC_ORZ}/actors.py#L692-L714"  # ZeRO-3: one parameter gathered at a time
+SRC_LIGER = "https://github.com/linkedin/Liger-Kernel/blob/main/src/liger_kernel/ops/fused_linear_cross_entropy.py"
+SRC_LORA = "https://arxiv.org/abs/2106.09685"  # LoRA: r x (d_in + d_out) parameters per adapted matrix
+SRC_QLORA = "https://arxiv.org/abs/2305.14314"  # NF4 + double quantisation: 4.127 bits per parameter
+SRC_TORCH_ADAMW = "https://github.com/pytorch/pytorch/blob/v2.5.0/torch/optim/adamw.py"  # zeros_like(p): param dtype
 SRC_SEQUENTIAL = "https://github.com/OpenRLHF/OpenRLHF/blob/v0.11.0/openrlhf/trainer/ppo_trainer.py#L274-L286"
 
 TRAINABLE = ("actor", "policy", "critic")
@@ -46,6 +51,8 @@ PPO_TYPES = {"ppo", "grpo", "reinforce", "reinforce++", "rloo", "remax", "ppo_ra
 PAIRED_TYPES = {"dpo", "kto", "ipo", "simpo", "orpo"}
 
 WEIGHT_SYNC = "weight-sync"
+# data parallelism without DeepSpeed or FSDP (HF Trainer / accelerate DDP, one GPU): ZeRO-0 terms, torch's dtypes
+PLAIN_STRATEGIES = ("ddp", "none", "single")
 
 
 # -- the model's numbers (schemas/memory/constants.json: value, unit, meaning and source of each) ----------------
@@ -79,7 +86,7 @@ K = _Constants()
 
 def _sci(n: float) -> str:
     """5e8 written as in DeepSpeed's docs: ``5e8``."""
-    mantissa, _, exponent = f"{n:g}".partition("e")
+    mantissa, _, exponent = f"{n:.3g}".partition("e")
     return f"{mantissa}e{int(exponent)}" if exponent else mantissa
 
 
@@ -124,6 +131,8 @@ class RoleEstimate:
     kv: dict = field(default_factory=dict)  # vLLM: kv_bytes, tokens, tokens_needed, one_sequence
     micro_tokens: dict = field(default_factory=dict)  # FSDP: phase -> (tokens of a micro batch, at a bound, how)
     gather_one: int = 0  # ZeRO-3: bytes of the largest module gathered whole (what a weight sync gathers at a time)
+    trained_params: int = 0  # parameters with gradients and optimizer states (LoRA: the adapters)
+    state_bytes_per_param: float = 0  # optimizer-side bytes per trained parameter (master copy + states)
 
     @property
     def total(self) -> int:
@@ -176,10 +185,36 @@ class GpuGroup:
     def floor_peak(self) -> int:
         return max((self.floor_total(p) for p in self.phases), default=0)
 
+    def band_total(self, phase: str, end: int) -> int:
+        """The low (end 0) or high (end 1) end of a phase's band: each term scaled by its kind's factor
+        (schemas/memory/constants.json band_factors); a term sized at a length bound counts 0 at the low end."""
+        factors = K.band_factors
+        total = 0.0
+        for _, t in self.phases.get(phase, []):
+            if end == 0 and t.at_length_bound:
+                continue
+            total += t.bytes * factors.get(t.name, factors["other"])[end]
+        return int(total)
+
+    @property
+    def low_peak(self) -> int:
+        return max((self.band_total(p, 0) for p in self.phases), default=0)
+
+    @property
+    def high_peak(self) -> int:
+        return max((self.band_total(p, 1) for p in self.phases), default=0)
+
     @property
     def certain_overflow(self) -> bool:
-        """Does not fit even before the length-dependent terms (False also when the GPU is unknown)."""
-        return self.gpu_memory is not None and self.floor_peak > self.gpu_memory
+        """Does not fit even at the low end of the band, length-dependent terms left out (False also when the GPU
+        is unknown): the only overflow that is an error."""
+        return self.gpu_memory is not None and self.low_peak > self.gpu_memory
+
+    @property
+    def tight(self) -> bool:
+        """The band straddles the GPU: the low end fits, the high end (or the nominal peak) does not."""
+        return (self.gpu_memory is not None and not self.certain_overflow
+                and max(self.high_peak, self.peak) > self.gpu_memory)
 
 
 @record
@@ -249,6 +284,7 @@ class Estimate:
         return {
             "roles": roles,
             "gpu_groups": [{"roles": g.names, "shared_process": g.shared_process, "peak": g.peak,
+                            "band": [g.low_peak, g.high_peak],
                             "peak_phase": g.peak_phase, "phases": {p: g.phase_total(p) for p in g.phases}, "gpu_memory": g.gpu_memory,
                             "fits": g.fits} for g in self.groups],
             "host_per_node": host,
@@ -354,12 +390,21 @@ def _gpus_of(inp: _Inputs, role: str, hardware) -> tuple[int, int]:
 
 # -- per-role terms ----------------------------------------------------------------------------------------------
 def _activation_terms(arch: ModelArch, batch: int, seq: int, checkpointing: bool, flash: bool, w: int,
-                      forward_only: bool, with_logits: bool, what: str) -> list[Term]:
+                      forward_only: bool, with_logits: bool, what: str, fused: bool = False) -> list[Term]:
     h, L, a = arch.hidden_size, arch.num_layers, arch.num_heads
     act, ck, lc, f = K.activation_bytes, K.checkpoint_bytes, K.loss_logits_copy_bytes, K.attention_score_factor
     attn = 0 if flash else f * a * seq / h
+    if arch.num_experts:
+        # MoE: the MLP's share of the 34 B (19 sbh for a 4h MLP) scales with the width the routed experts used per
+        # token (top-k x expert intermediate, plus a shared expert) against 4h; every expert's states still count
+        inter = arch.moe_intermediate_size or arch.intermediate_size
+        used = max(1, arch.experts_per_token) * inter + arch.shared_expert_intermediate_size
+        mlp = K.activation_mlp_bytes
+        act = act - mlp + mlp * used / (4 * h)
     per_layer = seq * batch * h * (act + attn)
     attn_note = "flash attention: no s^2 scores" if flash else f"+{f}as/h attention scores (no flash attention)"
+    if arch.num_experts:
+        attn_note += f"; MoE: {act:.1f} B with {max(1, arch.experts_per_token)} active experts"
     terms = []
     if forward_only:
         terms.append(Term("activations", int(per_layer),
@@ -374,69 +419,202 @@ def _activation_terms(arch: ModelArch, batch: int, seq: int, checkpointing: bool
         terms.append(Term("activations", int(L * per_layer),
                           f"no checkpointing: L*s*b*h*{act} = {L}*{seq}*{batch}*{h}*{act} B ({attn_note}; {what})",
                           SRC_ACTIVATIONS))
-    if with_logits:
+    if with_logits and fused and not forward_only:
+        # Liger's fused linear cross entropy: chunks of ceil(BT / ceil(V/H)) rows, so one chunk of fp32 logits is
+        # about BT x H x 4 B, plus the gradient of the hidden states it writes (BT x H x w)
+        terms.append(Term("logits", int(seq * batch * h * (lc + w)),
+                          f"fused/chunked loss: one chunk of fp32 logits ~ s*b*h*{lc} + hidden-state gradient "
+                          f"s*b*h*{w} = {seq}*{batch}*{h}*{lc + w} B (no full logits)", SRC_LIGER))
+    elif with_logits:
         terms.append(Term("logits", int(seq * batch * arch.vocab_size * (w + lc)),
                           f"s*b*V*({w}+{lc}) = {seq}*{batch}*{arch.vocab_size}*{w + lc} B: 16-bit logits and the fp32 "
                           f"copy the loss takes", SRC_ACTIVATIONS))
     return terms
 
 
-def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Inputs, ctx: dict) -> RoleEstimate:
+def _ds_micro_tokens(inp: _Inputs, ctx: dict, role: str, training: bool) -> tuple[int, int, str, bool]:
+    """(sequences, tokens per sequence, how, at a bound) of one DeepSpeed micro batch on one GPU. A token budget
+    (OpenRLHF --use_dynamic_batch / --train.max_tokens_per_gpu, --rollout.max_tokens_per_gpu for the forward passes)
+    packs sequences up to that many tokens per GPU: one packed row of ``budget`` tokens, filled only when the data
+    holds that many. Packing without a budget packs ``micro`` sequences of at most the length bound. Ring attention
+    and Ulysses SP slice every sequence over their ranks. Only padded micro batches are certain."""
+    split = max(1, _int_of(inp.get("train.ring_attn_size"), 1)) * max(
+        1, _int_of(inp.get("train.sequence_parallel_size"), 1))
+    seq = ctx["seq"]
+    if training:
+        dynamic, budget = _per_role(inp, role, "batch.dynamic"), _per_role(inp, role, "batch.max_tokens_per_gpu")
+        micro = ctx["micro_train"] * (2 if ctx["paired"] else 1)
+    else:
+        dynamic = _per_role(inp, role, "batch.forward_dynamic")
+        if dynamic is None:
+            dynamic = inp.get("batch.dynamic")
+        budget = _per_role(inp, role, "batch.forward_max_tokens_per_gpu") or inp.get("batch.max_tokens_per_gpu")
+        micro = ctx["micro_rollout"]
+    if dynamic is True and _int_of(budget, 0) > 0:
+        # OpenRLHF fills a budget per GPU: with ring attention the group's rows hold budget x ring tokens, split
+        return 1, int(budget), f"token budget {int(budget)} per GPU (dynamic batch)", True
+    packed = inp.flag("train.packing")
+    tokens = -(-seq // split)
+    how = f"micro batch {micro}, sequence {seq}" + (f" / {split} ring-attention/SP ranks" if split > 1 else "")
+    if packed:
+        how += ", packed: at most this many tokens"
+    return micro, tokens, how, packed
+
+
+def lora_params(arch: ModelArch, rank: int, targets) -> int:
+    """Adapter parameters: r x (d_in + d_out) per adapted matrix of every decoder layer (LoRA paper); ``targets``
+    empty or absent: every linear projection ("all-linear", OpenRLHF's and LLaMA-Factory's default)."""
+    h, q, kv = arch.hidden_size, arch.num_heads * arch.dim_head, arch.num_kv_heads * arch.dim_head
+    inter = arch.moe_intermediate_size or arch.intermediate_size
+    experts = max(1, arch.num_experts)
+    shapes = {"q_proj": (h, q), "k_proj": (h, kv), "v_proj": (h, kv), "o_proj": (q, h),
+              "gate_proj": (h, inter), "up_proj": (h, inter), "down_proj": (inter, h)}
+    wanted = {str(t) for t in (targets or ())}
+    every = not wanted or wanted & {"all-linear", "all"}
+    per_layer = 0
+    for name, (d_in, d_out) in shapes.items():
+        if not every and name not in wanted and name.removesuffix("_proj") not in wanted:
+            continue  # PEFT matches target names against the module names (q_proj, or q)
+        count = experts if name in ("gate_proj", "up_proj", "down_proj") else 1
+        per_layer += count * rank * (d_in + d_out)
+    return arch.num_layers * per_layer
+
+
+def optimizer_bytes(inp: _Inputs) -> tuple[str, float]:
+    """(name, bytes of optimizer state per trained parameter, fp32) of ``train.optimizer`` (absent: AdamW)."""
+    table = K.optimizer_state_bytes
+    name = str(inp.get("train.optimizer", "adamw") or "adamw").lower()
+    if name not in table:
+        inp.assumptions.append(f"optimizer {name!r} is not in the table: AdamW's 8 B/param assumed")
+        name = "adamw"
+    return name, table[name]
+
+
+def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict) -> None:
+    """Weights, gradients and optimizer states of a trained role under DeepSpeed ZeRO (or plain data parallelism,
+    ``train.strategy`` ddp: ZeRO-0 without DeepSpeed's buffers)."""
     stage, w, a = ctx["stage"], ctx["w"], ctx["a"]
     off_opt, off_param = ctx["offload_optimizer"], ctx["offload_param"]
-    k = K.adam_bytes_with_master if w == 2 else K.adam_bytes_without_master
+    n, P = r.gpus, r.params
     f32 = dtype_bytes("fp32", 4)
-    r = RoleEstimate(role, arch.name, params, n, True)
-    P = params
-    # weights
-    if stage == 3:
-        weights = 0 if off_param else w * P // n
-        r.terms.append(Term("weights", weights, "offloaded to CPU (offload_param)" if off_param else
-                            f"ZeRO-3: {w} B x {_count(P)} / {n} GPUs", SRC_ZERO))
+    opt, opt_bytes = optimizer_bytes(inp)
+    # a master copy exists when the parameters train in a 16-bit dtype and the optimizer keeps fp32 (DeepSpeed and
+    # torch AMP); bf16 weights trained by torch's AdamW directly (HF Trainer without DeepSpeed, bf16 weights) keep
+    # no master and their moments in the parameters' dtype (torch.zeros_like(p))
+    master_name = str(inp.get("precision.master_dtype", "fp32" if w == 2 else "") or "").lower()
+    master = dtype_bytes(master_name, 4) if master_name else w
+    if master == w and w < f32:
+        k = opt_bytes * w / f32 if opt in ("adamw", "adam", "sgd_momentum", "lion", "adagrad", "rmsprop") else opt_bytes
+        what = f"{opt} states in the parameters' {w}-byte dtype, no master copy"
+        src = SRC_TORCH_ADAMW
+    elif ctx["plain"]:
+        # torch AMP: the weights are kept in the master dtype and are themselves what the optimizer updates
+        k = opt_bytes
+        what = f"{opt} states; the {master_name} weights are the master copy (autocast)"
+        src = SRC_TORCH_ADAMW
     else:
-        r.terms.append(Term("weights", w * P, f"{w} B x {_count(P)} params, replicated (ZeRO-{stage})", SRC_ZERO))
-    # gradients, in the accumulation dtype
-    adt = ctx["a_name"]
+        k = (f32 if w < f32 else 0) + opt_bytes
+        what = ("fp32 master + " if w < f32 else "") + f"{opt} states {opt_bytes:g} B"
+        src = SRC_ZERO
+    if ctx["plain"]:
+        a = master  # torch keeps .grad in the dtype of the parameters it updates
+    ep = max(1, _int_of(inp.get("train.expert_parallel_size"), 1))
+    if ep > 1 and arch.num_experts:
+        inter = arch.moe_intermediate_size or arch.intermediate_size
+        experts = arch.num_layers * arch.num_experts * arch.mlp_params(inter)
+        P = r.params = P - experts + experts // ep
+        inp.assumptions.append(f"{r.role}: expert parallel {ep}: each rank holds {arch.num_experts // ep or 1} of "
+                               f"{arch.num_experts} experts per layer ({_count(P)} parameters per rank before ZeRO)")
+    rank = _int_of(inp.get("train.lora_rank"), 0)
+    quant = str(inp.get("train.quantization", "none") or "none").lower()
+    T = P  # trained parameters
+    if rank > 0:
+        T = lora_params(arch, rank, inp.get("train.lora_targets"))
+        if not inp.get("train.lora_targets"):
+            inp.assumptions.append("LoRA adapters on every linear projection assumed (no target modules given)")
+    r.trained_params = T
+    # weights: the (frozen) base in its dtype or quantised, plus adapters
+    linear = arch.num_layers * (arch.attention_params() + arch.ffn_params())
+    linear = min(linear, P)
+    if rank > 0 and quant in ("4bit", "nf4", "fp4", "int4"):
+        qb = K.nf4_bytes_per_param
+        base = int(linear * qb + (P - linear) * w)
+        wf = f"4-bit base: {qb} B x {_count(linear)} linear + {w} B x {_count(P - linear)} other + adapters {w} B x {_count(T)}"
+        wsrc = SRC_QLORA
+    elif rank > 0 and quant in ("8bit", "int8"):
+        qb = K.int8_bytes_per_param
+        base = int(linear * qb + (P - linear) * w)
+        wf = f"8-bit base: {qb} B x {_count(linear)} linear + {w} B x {_count(P - linear)} other + adapters {w} B x {_count(T)}"
+        wsrc = SRC_QLORA
+    else:
+        base = (w if rank > 0 else master if ctx["plain"] and master > w else w) * P
+        wf = f"{base // P} B x {_count(P)} params" + (f" (frozen) + adapters {w} B x {_count(T)}" if rank > 0 else "")
+        wsrc = SRC_LORA if rank > 0 else SRC_ZERO
+    total_w = base + (w * T if rank > 0 else 0)
+    if stage == 3:
+        r.terms.append(Term("weights", 0 if off_param else total_w // n, "offloaded to CPU (offload_param)" if off_param
+                            else f"ZeRO-3: ({wf}) / {n} GPUs", wsrc))
+    else:
+        r.terms.append(Term("weights", total_w, f"{wf}, replicated ({'DDP' if ctx['plain'] else f'ZeRO-{stage}'})",
+                            wsrc))
+    # gradients, in the accumulation dtype, of the trained parameters only
+    adt = ctx["a_name"] if not ctx["plain"] else f"{a}-byte"
+    ts = _count(T) + (" adapter" if rank > 0 else "")
     if off_opt and stage >= 1:
         r.terms.append(Term("gradients", 0, f"partitioned {adt} gradients live in host RAM (offload_optimizer)",
                             SRC_DS_STAGE3 if stage == 3 else SRC_DS_STAGE12))
     elif stage == 0:
-        r.terms.append(Term("gradients", a * P, f"{a} B ({adt}) x {_count(P)}", SRC_ZERO))
+        r.terms.append(Term("gradients", a * T, f"{a} B ({adt}) x {ts}", SRC_TORCH_ADAMW if ctx["plain"] else SRC_ZERO))
     elif stage == 1:
-        r.terms.append(Term("gradients", a * P + f32 * P // n,
-                            f"ZeRO-1 full {adt} grads {a} B x {_count(P)} + fp32 partition {f32} B x P / {n}",
+        r.terms.append(Term("gradients", a * T + f32 * T // n,
+                            f"ZeRO-1 full {adt} grads {a} B x {ts} + fp32 partition {f32} B x P / {n}",
                             SRC_DS_STAGE12))
     elif stage == 2:
-        r.terms.append(Term("gradients", (a + f32) * P // n,
-                            f"ZeRO-2 ({a} B {adt} + {f32} B fp32) x {_count(P)} / {n}", SRC_DS_STAGE12))
+        r.terms.append(Term("gradients", (a + f32) * T // n,
+                            f"ZeRO-2 ({a} B {adt} + {f32} B fp32) x {ts} / {n}", SRC_DS_STAGE12))
     else:
-        r.terms.append(Term("gradients", a * P // n, f"ZeRO-3 {a} B ({adt}) x {_count(P)} / {n}", SRC_DS_STAGE3))
+        r.terms.append(Term("gradients", a * T // n, f"ZeRO-3 {a} B ({adt}) x {ts} / {n}", SRC_DS_STAGE3))
     # optimizer states
-    what = "fp32 master + Adam m + v" if w == 2 else "Adam m + v"
     if off_opt and stage >= 1:
         r.terms.append(Term("optimizer_states", 0, f"{what} in host RAM (offload_optimizer={off_opt})", SRC_CPU_ADAM))
     elif stage == 0:
-        r.terms.append(Term("optimizer_states", k * P, f"{k} B ({what}) x {_count(P)}", SRC_ZERO))
+        r.terms.append(Term("optimizer_states", int(k * T), f"{k:g} B ({what}) x {ts}", src))
     else:
-        r.terms.append(Term("optimizer_states", k * P // n, f"{k} B ({what}) x {_count(P)} / {n}", SRC_ZERO))
+        r.terms.append(Term("optimizer_states", int(k * T) // n, f"{k:g} B ({what}) x {ts} / {n}", src))
+    r.state_bytes_per_param = k
+
+
+def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Inputs, ctx: dict) -> RoleEstimate:
+    stage, w = ctx["stage"], ctx["w"]
+    f32 = dtype_bytes("fp32", 4)
+    r = RoleEstimate(role, arch.name, params, n, True)
+    _model_states(r, arch, inp, ctx)
+    T = r.trained_params
     # activations and logits of one micro batch
-    b = ctx["micro_train"] * (2 if ctx["paired"] else 1)
-    r.terms += _activation_terms(arch, b, ctx["seq"], ctx["checkpointing"], ctx["flash"], w, False,
-                                 role != "critic", f"micro batch {b}, sequence {ctx['seq']}")
-    # DeepSpeed buffers
-    if stage in (1, 2):
+    b, tokens, how, bound = _ds_micro_tokens(inp, ctx, role, True)
+    r.micro_tokens["training"] = (b * tokens, bound, how)
+    r.terms += _bounded(bound, _activation_terms(arch, b, tokens, ctx["checkpointing"], ctx["flash"] or bound, w,
+                                                 False, role != "critic", how, ctx["fused_loss"]))
+    # DeepSpeed buffers: sizes from the ds_config (zero_optimization), DeepSpeed's defaults when unset or "auto";
+    # a bucket never holds more than the trained parameters (LoRA)
+    reduce = min(T, _int_of(inp.get("deepspeed.reduce_bucket_size"), 0) or K.reduce_bucket_elements)
+    if ctx["plain"]:
+        pass  # plain DDP: its gradient buckets (25 MB each) are within the runtime term
+    elif stage in (1, 2):
         buckets = K.overlap_comm_buckets if ctx["overlap_comm"] else 1
-        bucket = K.reduce_bucket_elements
-        r.terms.append(Term("deepspeed_buffers", buckets * bucket * w,
-                            f"{buckets} reduce bucket(s) x {_sci(bucket)} elements x {w} B", SRC_DS_STAGE12))
+        r.terms.append(Term("deepspeed_buffers", buckets * reduce * w,
+                            f"{buckets} reduce bucket(s) x {_sci(reduce)} elements x {w} B", SRC_DS_STAGE12))
     elif stage == 3:
         # the IPG reduce bucket is allocated when the optimizer is built and stays (stage3.py, "# IPG"); the
         # persistent small params stay gathered; the largest module's gathered 16-bit param and its full 16-bit
         # grad exist only while its backward runs (DeepSpeed's estimator: largest_layer_memory = 4 * L)
         small = arch.num_layers * arch.norms_per_layer * arch.hidden_size + arch.hidden_size
-        bucket, prefetch = K.reduce_bucket_elements, K.prefetch_bucket_elements
-        r.terms.append(Term("deepspeed_buffers", bucket * w + small * w,
-                            f"reduce bucket {_sci(bucket)} elements x {w} B (allocated at optimizer init) + "
+        prefetch = _int_of(inp.get("deepspeed.prefetch_bucket_size"), 0) or K.prefetch_bucket_elements
+        live = _int_of(inp.get("deepspeed.max_live_parameters"), 0)
+        if live:
+            prefetch = min(prefetch, live)
+        r.terms.append(Term("deepspeed_buffers", reduce * w + small * w,
+                            f"reduce bucket {_sci(reduce)} elements x {w} B (allocated at optimizer init) + "
                             f"persistent small "
                             f"params {_count(small)} x {w} B", SRC_DS_STAGE3))
         largest = arch.largest_module_params()
@@ -444,6 +622,15 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
         r.terms.append(Term("gathered_params", 2 * w * largest + prefetch * w,
                             f"{2 * w} B x largest module {_count(largest)} (gathered param + its full grad, during "
                             f"its backward) + prefetch {_sci(prefetch)} elements x {w} B", SRC_DS_STAGE3))
+        if not ctx["offload_optimizer"]:
+            # the optimizer step makes an fp32 copy of one sub-group's gradient partition; it comes after the
+            # backward's activations are freed, so only what exceeds those counts at the peak
+            sub = min(_int_of(inp.get("deepspeed.sub_group_size"), 0) or K.sub_group_elements, -(-T // r.gpus))
+            step = f32 * sub
+            backward = sum(t.bytes for t in r.terms if t.name in ("activations", "logits", "gathered_params"))
+            r.terms.append(Term("optimizer_step", max(0, step - backward),
+                                f"fp32 gradient copy of one sub-group {_sci(sub)} x {f32} B = {gib(step)}, beyond "
+                                f"the backward's {gib(backward)} of transient tensors", SRC_DS_STAGE3))
     _runtime(r)
     r.resident = ["weights", "gradients", "optimizer_states", "deepspeed_buffers", "runtime"]
     return r
@@ -461,9 +648,10 @@ def _inference_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
     else:
         r.terms.append(Term("weights", w * params, f"{w} B x {_count(params)} (inference models get ZeRO-0 unless "
                                                    f"training uses ZeRO-3)", SRC_ZERO))
-    b = ctx["micro_rollout"]
-    r.terms += _activation_terms(arch, b, ctx["seq"], True, ctx["flash"], w, True, role == "ref",
-                                 f"forward micro batch {b}")
+    b, tokens, how, bound = _ds_micro_tokens(inp, ctx, role, False)
+    r.micro_tokens["experience"] = (b * tokens, bound, how)
+    r.terms += _bounded(bound, _activation_terms(arch, b, tokens, True, ctx["flash"] or bound, w, True,
+                                                 role == "ref", f"forward {how}"))
     if stage == 3 or offloaded:
         prefetch = K.prefetch_bucket_elements
         r.terms.append(Term("gathered_params", w * arch.largest_module_params() + prefetch * w,
@@ -580,9 +768,12 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
         r.terms.append(Term("gradients", m * P // shards,
                             f"{master} gradient shard {m} B x {_count(P)} / {shards}, freed after the update "
                             f"(zero_grad at the end of update_policy)", SRC_VERL_ZERO_GRAD, ("training",)))
-        r.terms.append(Term("optimizer_states", 2 * m * P // shards,
-                            f"Adam moments 2 x {m} B x {_count(P)} / {shards} (the {master} parameters are the master "
-                            f"copy)" + (" (optimizer_offload: parked in host RAM, loaded back for the update)"
+        opt, opt_bytes = optimizer_bytes(inp)
+        states = int(opt_bytes * m / f32 * P) if opt in ("adamw", "adam", "adamw_torch", "adamw_torch_fused") \
+            else int(opt_bytes * P)  # torch optimizers keep states in the parameters' dtype; 8-bit ones their own
+        r.terms.append(Term("optimizer_states", states // shards,
+                            f"{opt} states {states / P:g} B x {_count(P)} / {shards} (the {master} parameters are the "
+                            f"master copy)" + (" (optimizer_offload: parked in host RAM, loaded back for the update)"
                                         if off_opt else ""), SRC_VERL_OFFLOAD, ("training",) if off_opt else ()))
     root, layer = _fsdp_units(arch)
     r.terms.append(Term("gathered_params", c * (2 * root + 2 * layer) + (c + f32) * layer,
@@ -597,7 +788,12 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
     r.micro_tokens["training"] = (tokens, bound, how)
     r.terms += _bounded(bound, _activation_terms(arch, 1, tokens, checkpointing, True, c, False, False,
                                                  f"{tokens} tokens: {how}"))
-    if role != "critic":
+    if role != "critic" and inp.flag("train.fused_loss"):
+        # chunked log-probs (Liger's fused linear cross entropy): no full logits, one chunk ~ tokens x h
+        r.terms.append(Term("logits", tokens * arch.hidden_size * (f32 + c), f"fused/chunked loss: one fp32 chunk ~ "
+                            f"{tokens} x {arch.hidden_size} x {f32} B + the hidden-state gradient x {c} B", SRC_LIGER,
+                            at_length_bound=bound))
+    elif role != "critic":
         logits = tokens * V * c
         what = (f"{tokens} x {V} x {c} B bf16 logits (flash-attn cross entropy computes log-probs and writes its "
                 f"gradient in place)")
@@ -681,15 +877,18 @@ def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, g
         r.terms.append(Term("vllm_reservation", 0, f"gpu_memory_utilization {util} x (GPU unknown)", SRC_VLLM_UTIL))
     else:
         reservation = int(util * gpu_memory)
-        r.terms.append(Term("vllm_reservation", reservation,
-                            f"gpu_memory_utilization {util} x {gib(gpu_memory)} (fraction of the whole GPU)",
-                            SRC_VLLM_UTIL))
+        # vLLM's profile run measures the memory outside torch (CUDA context, NCCL) and takes it out of the KV
+        # cache: the budget covers the engine's own context, which is counted once below
+        r.terms.append(Term("vllm_reservation", reservation - K.cuda_context,
+                            f"gpu_memory_utilization {util} x {gib(gpu_memory)} (fraction of the whole GPU), less "
+                            f"the CUDA context counted below", SRC_VLLM_UTIL))
     if not inp.flag("vllm.enforce_eager"):
         r.terms.append(Term("cuda_graphs", K.vllm_cuda_graphs, "CUDA graph capture, outside the reservation (assumed)",
                             SRC_VLLM_UTIL))
-    r.terms.append(Term("runtime", K.cuda_context, f"CUDA context {gib(K.cuda_context)}", SRC_OVERHEAD))
+    r.terms.append(Term("runtime", K.cuda_context, f"CUDA context {gib(K.cuda_context)} (inside the reservation "
+                                                   f"while awake)", SRC_VLLM_NON_TORCH))
     per_token = arch.kv_bytes_per_token(w, tp)
-    kv_bytes = None if reservation is None else reservation - weights - profile
+    kv_bytes = None if reservation is None else reservation - weights - profile - K.cuda_context
     r.kv = {
         "weights_per_gpu": weights, "profile_peak": profile, "kv_bytes": kv_bytes, "bytes_per_token": per_token,
         "tokens": None if kv_bytes is None else max(0, kv_bytes) // per_token,
@@ -722,7 +921,7 @@ def estimate(job, hardware, read_config: Callable[[str], str | None] | None = No
     strategy = _strategy(job, inp)
     fsdp = strategy in ("fsdp", "fsdp2")
     stage = inp.number("zero.stage", 0, None if fsdp else "no ZeRO stage given")
-    stage = max(0, min(3, int(stage)))
+    stage = max(0, min(3, int(stage))) if strategy not in PLAIN_STRATEGIES else 0
     dtype = str(inp.get("precision.param_dtype", "bf16", None if fsdp else "bf16 assumed") or "bf16").lower()
     w = dtype_bytes(dtype, 2)
     acc = inp.get("precision.grad_accum_dtype")
@@ -759,18 +958,12 @@ def estimate(job, hardware, read_config: Callable[[str], str | None] | None = No
         "micro_rollout": int(inp.number("batch.micro_rollout", micro_train) or micro_train),
         "seq": seq, "checkpointing": inp.flag("train.gradient_checkpointing"),
         "flash": inp.flag("train.flash_attn"), "overlap_comm": inp.flag("deepspeed.overlap_comm", stage == 3),
-        "paired": kind in PAIRED_TYPES,
+        "paired": kind in PAIRED_TYPES, "fused_loss": inp.flag("train.fused_loss"),
+        "plain": strategy in PLAIN_STRATEGIES,
     }
 
     ctx["strategy"] = strategy
-    adapters = _unmodelled_inputs(inp)
-    if adapters:
-        # LoRA / quantized base weights shrink gradients and optimizer states by orders of magnitude: figures for
-        # full fine-tuning would be false OOM verdicts (until the estimate models them)
-        reason = f"{adapters} not modelled by the estimate yet"
-        assumptions.append(f"{reason}: no memory estimate, no verdict")
-        return Estimate([], [], [], _dedupe(assumptions), gpu, gpu_memory, hardware_known, {}, reason)
-    if strategy not in ("deepspeed", "fsdp", "fsdp2"):
+    if strategy not in ("deepspeed", "fsdp", "fsdp2") + PLAIN_STRATEGIES:
         # Megatron's tensor/pipeline/expert sharding is not modelled: no figures rather than wrong ones
         reason = (f"training strategy {strategy!r} is not modelled (only DeepSpeed ZeRO and FSDP are; Megatron "
                   f"shards by tensor/pipeline parallelism and a distributed optimizer)")
@@ -804,6 +997,12 @@ def estimate(job, hardware, read_config: Callable[[str], str | None] | None = No
         nodes, per = _gpus_of(inp, role, hardware)
         role_nodes[role] = (nodes, per)
         n = max(1, nodes * per)
+        tp = _int_of(inp.get("train.tensor_parallel_size"), 1)
+        if tp > 1 and not fsdp:
+            # DeepSpeed AutoTP: each rank holds 1/tp of the weights; ZeRO partitions over the data-parallel ranks
+            params, n = params // tp, max(1, n // tp)
+            assumptions.append(f"{role}: DeepSpeed tensor parallel {tp}: 1/{tp} of the parameters per rank "
+                               f"(activations counted unsplit)")
         if fsdp:
             build = _fsdp_trainable_role if role in TRAINABLE else _fsdp_inference_role
         else:
@@ -816,23 +1015,6 @@ def estimate(job, hardware, read_config: Callable[[str], str | None] | None = No
         assumptions.append("no GPU in the hardware profile: no memory verdict (give --gpu or --gpu-memory, or a "
                            "'# rlhf-lint: hardware gpu=...' comment)")
     return Estimate(roles, groups, nodes, _dedupe(assumptions), gpu, gpu_memory, hardware_known, resolutions)
-
-
-def _unmodelled_inputs(inp: _Inputs) -> str:
-    """LoRA, a quantized base model, an 8-bit optimizer or a fused loss, as the HF Trainer / TRL / LLaMA-Factory
-    builders write them; "" if none."""
-    rank, quant = inp.get("train.lora_rank"), inp.get("train.quantization")
-    out = []
-    if isinstance(rank, int) and rank > 0:
-        out.append(f"LoRA (rank {rank})")
-    if quant is UNKNOWN or (isinstance(quant, str) and quant not in ("none", "")):
-        out.append("a quantized base model" if quant is UNKNOWN else f"a {quant} base model")
-    optimizer = inp.get("train.optimizer")
-    if isinstance(optimizer, str) and "8bit" in optimizer:
-        out.append(f"the {optimizer} optimizer")
-    if inp.get("train.fused_loss") is True:
-        out.append("a fused (chunked) loss")
-    return " and ".join(out)
 
 
 def _strategy(job, inp: _Inputs) -> str:
@@ -879,7 +1061,10 @@ def _groups(roles: list[RoleEstimate], inp: _Inputs, gpu_memory: int | None, kin
     shared = shared_roles(inp, names)
     if shared:
         together.append(set(shared))
-    if inp.flag("topology.colocate_all"):
+    if inp.flag("topology.colocate_all") and inp.flag("train.async"):
+        # OpenRLHF: with --async_train, colocate_all merges the DeepSpeed models only; vLLM engines get their own GPUs
+        together.append(set(names) - {"vllm"})
+    elif inp.flag("topology.colocate_all"):
         together.append(set(names))
     else:
         if inp.flag("topology.colocate_actor_ref"):

@@ -1,10 +1,11 @@
 """M001 gpu-out-of-memory: the estimated peak GPU memory of a role (with the roles sharing its GPUs) exceeds the GPU."""
 from __future__ import annotations
 
-from rlhf_lint.model import Finding, Severity
+from rlhf_lint.model import Applicability, Finding, Severity
 from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.memory._common import (
-    PHASE_NOTES, _assumed, _best_utilization, _breakdown, _checkpointing_off, _estimate, _gib, _need, _no_verdict,
+    PHASE_NOTES, _length_bound_case, _assumed, _best_utilization, _breakdown, _checkpointing_off, _estimate, _gib, _need,
+    _no_verdict,
     _what_if,
 )
 
@@ -13,52 +14,71 @@ def _phase(name: str) -> str:
     return f"{name} phase" + (f" ({PHASE_NOTES[name]})" if name in PHASE_NOTES else "")
 
 
-def _candidates(ctx, est, group) -> list[tuple[str, dict]]:
+# what a change costs the run, cheapest first: recomputation (results unchanged: a safe fix), vLLM's cache, the
+# numerics of the accumulation, smaller micro batches (more steps), a reference streamed from the CPU, ZeRO-3
+# communication, CPU Adam (slowest)
+_COST = {"checkpointing": 1, "vllm_util": 1, "dtype": 2, "vllm_sleep": 2, "micro": 3, "ref": 4, "zero3": 5,
+         "offload": 6}
+
+
+def _candidates(ctx, est, group) -> list[tuple[str, dict, str]]:
     job = ctx.job
     value = job.value
-    out: list[tuple[str, dict]] = []
+    out: list[tuple[str, dict, str]] = []
     trainable = any(r.trainable for r in group.roles)
     dtype = str(value("precision.param_dtype", "bf16") or "bf16")
     if trainable:
         off = _checkpointing_off(ctx, group)
         if off:
             out.append(("turn on gradient checkpointing" + (f" ({', '.join(off.values())})" if len(off) > 1 or
-                        "critic" in off.values() else ""), {key: True for key in off}))
+                        "critic" in off.values() else ""), {key: True for key in off}, "checkpointing"))
         stage = value("zero.stage", 0)
         if isinstance(stage, int) and stage < 3:
-            out.append(("ZeRO stage 3", {"zero.stage": 3}))
+            out.append(("ZeRO stage 3", {"zero.stage": 3}, "zero3"))
         if value("offload.optimizer") in (None, "none", False):
-            out.append(("offload the optimizer to CPU", {"offload.optimizer": "cpu"}))
+            out.append(("offload the optimizer to CPU", {"offload.optimizer": "cpu"}, "offload"))
         mb = value("batch.micro_train")
         if isinstance(mb, int) and mb > 1:
-            out.append(("micro train batch 1", {"batch.micro_train": 1}))
+            out.append(("micro train batch 1", {"batch.micro_train": 1}, "micro"))
         if str(value("precision.grad_accum_dtype", "")).lower() == "fp32" and dtype in ("bf16", "fp16"):
-            out.append((f"accumulate gradients in {dtype}", {"precision.grad_accum_dtype": dtype}))
+            out.append((f"accumulate gradients in {dtype}", {"precision.grad_accum_dtype": dtype}, "dtype"))
     names = group.names
     if "ref" in names and not value("offload.ref"):
-        out.append(("offload the reference model", {"offload.ref": True}))
+        out.append(("offload the reference model", {"offload.ref": True}, "ref"))
     if "vllm" in names and len(names) > 1:
         if not value("vllm.enable_sleep"):
-            out.append(("let vLLM sleep while training", {"vllm.enable_sleep": True}))
+            out.append(("let vLLM sleep while training", {"vllm.enable_sleep": True}, "vllm_sleep"))
         best = _best_utilization(ctx, est)
         if best is not None:
-            out.append((f"vLLM gpu_memory_utilization {best:g}", {"vllm.gpu_memory_utilization": best}))
+            out.append((f"vLLM gpu_memory_utilization {best:g}", {"vllm.gpu_memory_utilization": best}, "vllm_util"))
     return out
 
 
-def _ranked_changes(ctx, est, group) -> list[tuple[str, int, bool]]:
+def _ranked_changes(ctx, est, group) -> list[tuple[str, int, bool, dict, str]]:
+    """(label, bytes saved, fits, changes, kind): the changes that fit first, cheapest first; then the others by
+    the memory they save."""
     lead = group.roles[0].role
     rows = []
-    for label, changes in _candidates(ctx, est, group):
+    for label, changes, kind in _candidates(ctx, est, group):
         after = _what_if(ctx, changes).group_of(lead)
         if after is None:
             continue
-        rows.append((label, group.peak - after.peak, bool(after.fits)))
-    rows.sort(key=lambda r: (not r[2], -r[1]))
+        rows.append((label, group.peak - after.peak, bool(after.fits), changes, kind))
+    rows.sort(key=lambda r: (not r[2], _COST[r[4]] if r[2] else 0, -r[1]))
     return [r for r in rows if r[1] > 0]
 
 
-@rule("M001", "gpu-out-of-memory", Severity.ERROR, scope="job", when="gpu")
+def _fix(ctx, change):
+    if change is None:
+        return None
+    from rlhf_lint.memory.fixes import setting_fix
+
+    label, _, _, changes, kind = change
+    safe = Applicability.SAFE if kind == "checkpointing" else Applicability.UNSAFE
+    return setting_fix(ctx.project, ctx.job, changes, label, safe)
+
+
+@rule("M001", "gpu-out-of-memory", Severity.ERROR, scope="job", when="gpu", fixable=True)
 def gpu_out_of_memory(ctx):
     """The estimated peak GPU memory of a role (with the roles sharing its GPUs) exceeds the GPU.
 
@@ -88,8 +108,9 @@ def gpu_out_of_memory(ctx):
     A 70B actor on 8 x A100-80GB with ZeRO-2 and no offload: the replicated 16-bit weights alone are 140 GB.
 
     ## Fix
-    Apply the suggested change: gradient checkpointing, ZeRO-3, optimizer offload, a smaller micro batch, a lower
-    vLLM gpu_memory_utilization, or more GPUs. M004, M005 and M006 carry the automatic fixes.
+    Apply the suggested change (the fix writes the cheapest one that fits when the launch can express it):
+    gradient checkpointing, ZeRO-3, optimizer offload, a smaller micro batch, a lower vLLM gpu_memory_utilization,
+    or more GPUs.
 
     ## References
     https://arxiv.org/abs/1910.02054
@@ -101,17 +122,38 @@ def gpu_out_of_memory(ctx):
     if _no_verdict(est):
         return
     for group in est.groups:
-        if group.fits is not False or not group.certain_overflow:
-            continue  # fits, or overflows only at the length bound of unpadded micro batches (M009)
+        if not group.certain_overflow and (not group.tight or _length_bound_case(group)):
+            continue  # fits with its whole band, or overflows only at the length bound of micro batches (M009)
         changes = _ranked_changes(ctx, est, group)
-        fitting = [f"{label} (-{_gib(saved)})" for label, saved, fits in changes if fits]
-        partial = [f"{label} (-{_gib(saved)})" for label, saved, fits in changes if not fits]
+        fitting = [c for c in changes if c[2]]
+        partial = [c for c in changes if not c[2]]
         advice = ""
         if fitting:
-            advice = "; fits with: " + ", ".join(fitting[:4])
+            first = fitting[0]
+            advice = f"; cheapest change that fits: {first[0]} (-{_gib(first[1])})"
+            if len(fitting) > 1:
+                advice += "; also fits with: " + ", ".join(f"{c[0]} (-{_gib(c[1])})" for c in fitting[1:4])
         elif partial:
-            advice = "; no single change fits; largest savings: " + ", ".join(partial[:4])
+            advice = "; no single change fits; largest savings: " + ", ".join(
+                f"{c[0]} (-{_gib(c[1])})" for c in partial[:4])
         gpu = est.gpu.name if est.gpu is not None else "the GPU"
-        yield Finding(ctx.job.span,
-                      f"{_need(group.names)} {_gib(group.peak)} per GPU in the {_phase(group.peak_phase)}, {gpu} has "
-                      f"{_gib(group.gpu_memory)}: {_breakdown(group)}{advice}{_assumed(est)}")
+        band = f"{_gib(group.low_peak)} to {_gib(max(group.high_peak, group.peak))}"
+        # plain data parallelism is what the HF builders assume without a DeepSpeed config; an FSDP launcher config
+        # the linter does not see would shard the states, so a replicated overflow on several GPUs is not certain
+        guessed_ddp = (str(ctx.job.value("train.strategy", "") or "").lower() in ("ddp", "none")
+                       and any(r.gpus > 1 for r in group.roles))
+        if group.certain_overflow and not guessed_ddp:
+            head = (f"{_need(group.names)} {_gib(group.peak)} per GPU (band {band}) in the {_phase(group.peak_phase)}, "
+                    f"{gpu} has {_gib(group.gpu_memory)}")
+            severity = None
+        elif group.certain_overflow:
+            head = (f"{_need(group.names)} {_gib(group.peak)} per GPU (band {band}) in the {_phase(group.peak_phase)} if "
+                    f"every GPU holds a full replica (DDP: no DeepSpeed config seen; FSDP from a launcher config "
+                    f"would shard it), {gpu} has {_gib(group.gpu_memory)}")
+            severity = Severity.WARNING
+        else:
+            head = (f"tight: {_need(group.names)} {_gib(group.peak)} per GPU (band {band}) in the {_phase(group.peak_phase)}, "
+                    f"{gpu} has {_gib(group.gpu_memory)}: the band straddles the GPU")
+            severity = Severity.WARNING
+        yield Finding(ctx.job.span, f"{head}: {_breakdown(group)}{advice}{_assumed(est)}",
+                      fix=_fix(ctx, fitting[0] if fitting else None), severity=severity)

@@ -74,12 +74,15 @@ def vllm_gpu_memory_utilization(ctx):
     span = _span_of(ctx, "vllm.gpu_memory_utilization")
     others = sum(t.bytes for role, t in group.phases[phase] if role != "vllm")
     holders = [n for n in group.names if n != "vllm" and any(role == n for role, _ in group.phases[phase])]
-    message = (f"vLLM reserves {util:g} x {_gib(group.gpu_memory)} = {_gib(vllm.term('vllm_reservation'))} per GPU "
+    # an error only when even the low end of the phase's band overflows; a band straddling the GPU is a warning
+    severity = None if group.band_total(phase, 0) > group.gpu_memory else Severity.WARNING
+    message = (f"vLLM reserves {util:g} x {_gib(group.gpu_memory)} = {_gib(util * group.gpu_memory)} per GPU "
                f"while {', '.join(holders) or 'the other roles'} hold {_gib(others)} on the same GPUs "
                f"({phase} phase total {_gib(group.phase_total(phase))}{_phase_note(phase)})")
     if best is None:
-        yield Finding(span, message + "; no utilisation fits with room for one sequence's KV cache")
+        yield Finding(span, message + "; no utilisation fits with room for one sequence's KV cache",
+                      severity=severity)
         return
-    yield Finding(span, message + f"; {best:g} fits",
+    yield Finding(span, message + f"; {best:g} fits", severity=severity,
                   fix=setting_fix(ctx.project, ctx.job, {"vllm.gpu_memory_utilization": best},
                                   f"set gpu_memory_utilization to {best:g}", Applicability.SAFE))

@@ -3,16 +3,18 @@ from __future__ import annotations
 
 from rlhf_lint.model import Applicability, Finding, Severity
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.memory._common import _checkpointing_off, _estimate, _gib, _no_verdict, _span_of, _what_if
+from rlhf_lint.rules.memory._common import _length_bound_case, _checkpointing_off, _estimate, _gib, _no_verdict, _span_of, _what_if
 
 
-@rule("M006", "gradient-checkpointing-off", Severity.ERROR, scope="job", when="gpu", fixable=True)
+@rule("M006", "gradient-checkpointing-off", Severity.WARNING, scope="job", when="gpu", fixable=True)
 def gradient_checkpointing_off(ctx):
     """Activations are what does not fit, and gradient checkpointing is off.
 
     ## What it does
-    For a GPU group that does not fit, re-runs the estimate with gradient checkpointing on; reports when that
-    alone makes it fit, with the activation memory before and after.
+    For a GPU group that overflows only when its micro batches reach their length bound (M009's case), re-runs the
+    estimate with gradient checkpointing on; reports when that alone makes it fit, with the activation memory
+    before and after. A certain or tight overflow is M001's: its one finding names the cheapest change that fits
+    (checkpointing among them) and carries it as its fix, so this rule does not repeat it.
 
     ## Why it matters
     Without checkpointing every layer keeps about 34 x sequence x batch x hidden bytes of activations; with it,
@@ -32,7 +34,9 @@ def gradient_checkpointing_off(ctx):
     if _no_verdict(est):
         return
     for group in est.groups:
-        if group.fits is not False or not group.certain_overflow or not any(r.trainable for r in group.roles):
+        # M001 reports certain and tight overflows with the cheapest change as its fix; this rule speaks only
+        # for an overflow at the length bound of micro batches (M009's case), where it is a risk
+        if not _length_bound_case(group) or not any(r.trainable for r in group.roles):
             continue
         off = _checkpointing_off(ctx, group)
         if not off:
@@ -58,6 +62,7 @@ def gradient_checkpointing_off(ctx):
         yield Finding(span,
                       f"activations of {' + '.join(roles)} take "
                       f"{_gib(before_act)} per GPU without gradient checkpointing ({_gib(after_act)} with it): "
-                      f"{_gib(group.peak)} needed, {_gib(group.gpu_memory)} available, {_gib(new.peak)} with it",
+                      f"{_gib(group.peak)} needed when micro batches reach their length bound, "
+                      f"{_gib(group.gpu_memory)} available, {_gib(new.peak)} with it",
                       fix=setting_fix(ctx.project, ctx.job, changes, "turn on gradient checkpointing",
                                       Applicability.SAFE))

@@ -14,8 +14,10 @@ def no_hardware_profile(ctx):
     When neither the configuration (`gpu`, `gpu-memory`), the command line (`--gpu`, `--gpu-memory`) nor a
     `# rlhf-lint: hardware gpu=...` comment in the script names the GPU, reports the estimated per-GPU peak of
     each group of roles and the assumptions it rests on, instead of a verdict. An ORZ config evaluated once per
-    environment-flag scenario (`DEBUG_MODE`) names the scenario of each figure, or reports once when every scenario
-    gives the same figures.
+    environment-flag scenario (`DEBUG_MODE`) names the scenario of the figure. Other launches: `rlhf-lint
+    estimate`.
+    Reported once per repository, on its first launch without hardware, with the count
+    of the others (a verl or OpenRLHF tree has hundreds of launches: one line, not one per launch).
 
     ## Why it matters
     A memory verdict against a guessed GPU would be a guess; the figures still help to size the job.
@@ -33,6 +35,17 @@ def no_hardware_profile(ctx):
     est = _estimate(ctx)
     if est.hardware_known or not est.groups:
         return
+    # once per repository (a run's project): the first launch without hardware speaks for all of them
+    def without_hardware(job) -> bool:
+        other = _estimate(ctx, job)
+        return not other.hardware_known and bool(other.groups)
+
+    cache = ctx.project.__dict__.setdefault("_m008_launches", {})
+    if "jobs" not in cache:
+        cache["jobs"] = [j for j in ctx.project.jobs if without_hardware(j)]
+    launches = cache["jobs"]
+    if not launches or launches[0] is not ctx.job:
+        return
 
     def peaks(est) -> str:
         return "; ".join(f"{' + '.join(g.names)} {_gib(g.peak)}" for g in est.groups if g.peak) + _assumed(est)
@@ -41,15 +54,12 @@ def no_hardware_profile(ctx):
     where = ""
     scenario = getattr(ctx.job, "scenario", "")
     if scenario:
-        # one job per environment-flag scenario of the same config (ORZ's DEBUG_MODE): name it, or report once
-        # when every scenario gives the same figures
-        siblings = [j for j in ctx.project.jobs if j.path == ctx.job.path and j.span == ctx.job.span
-                    and getattr(j, "scenario", "")]
-        if all(peaks(_estimate(ctx, j)) == text for j in siblings):
-            if siblings[0] is not ctx.job:
-                return
-            where = f" (the same in every scenario: {'; '.join(j.scenario for j in siblings)})"
-        else:
-            where = f" with {scenario}"
-    yield Finding(ctx.job.span, f"no GPU in the hardware profile, so no memory verdict; estimated peak per "
+        # one job per environment-flag scenario of the same config (ORZ's DEBUG_MODE): name it
+        where = f" with {scenario}"
+    files = sorted({j.path for j in launches})
+    others = len(launches) - 1
+    scope = (f" (nor for {others} other launch{'es' if others > 1 else ''} in {len(files)} file"
+             f"{'s' if len(files) > 1 else ''} of this repository: `rlhf-lint estimate FILE` shows each)"
+             if others else "")
+    yield Finding(ctx.job.span, f"no GPU in the hardware profile, so no memory verdict{scope}; estimated peak per "
                                 f"GPU{where}: {text}")

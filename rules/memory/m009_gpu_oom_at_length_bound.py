@@ -19,7 +19,7 @@ def _token_budget(ctx, group, low: int, high: int) -> int | None:
     def fits(tokens: int) -> bool:
         changes = {k: True for k in _DYNAMIC_KEYS} | {k: tokens for k in _BUDGET_KEYS}
         after = _what_if(ctx, changes).group_of(group.roles[0].role)
-        return after is not None and bool(after.fits)
+        return after is not None and bool(after.fits) and not after.tight  # the whole band fits
 
     lo, hi = -(-low // 1024), high // 1024
     if hi < lo or not fits(lo * 1024):

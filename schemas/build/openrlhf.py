@@ -180,6 +180,7 @@ VOCABULARY = {
         "vllm.enforce_eager": ["vllm.enforce_eager", "value"],
         "train.dynamic_batch_enable": ["batch.dynamic", "value"],
         "train.max_tokens_per_gpu": ["batch.max_tokens_per_gpu", "value"],
+        "rollout.max_tokens_per_gpu": ["batch.forward_max_tokens_per_gpu", "value"],
         "algo.advantage.estimator": ["algo.advantage_estimator", "value"],
         "train.async_enable": ["train.async", "value"],
     },

@@ -11,21 +11,23 @@ EXPECTED = [
     # case 1: 70B PPO with CPU Adam, host RAM per node
     ("M002", "examples/case1_70b_cpu_adam/train_ppo_70b.sh", 9, 1, "error"),
     ("M002", "examples/case1_70b_cpu_adam/train_ppo_70b.sh", 9, 1, "error"),
-    # case 2: 13B PPO in a 500 GB container: ZeRO-2, fp32 grad accumulation, checkpointing off, host limit
-    ("M004", "examples/case2_13b_container/train_ppo_13b.sh", 7, 30, "error"),
-    ("M004", "examples/case2_13b_container/train_ppo_13b.sh", 7, 30, "error"),
+    # case 2: 13B PPO in a 500 GB container: fp32 grad accumulation, host limit; on the GPU the band of each group
+    # (activations without checkpointing) straddles the card: one "tight" warning per group naming the cheapest
+    # change (checkpointing) as its fix; M004 points to it with the other change the case asks for, ZeRO-3
+    ("M004", "examples/case2_13b_container/train_ppo_13b.sh", 7, 30, "info"),
+    ("M004", "examples/case2_13b_container/train_ppo_13b.sh", 7, 30, "info"),
     ("M003", "examples/case2_13b_container/train_ppo_13b.sh", 7, 73, "warning"),
-    ("M001", "examples/case2_13b_container/train_ppo_13b.sh", 9, 1, "error"),
-    ("M001", "examples/case2_13b_container/train_ppo_13b.sh", 9, 1, "error"),
+    ("M001", "examples/case2_13b_container/train_ppo_13b.sh", 9, 1, "warning"),
+    ("M001", "examples/case2_13b_container/train_ppo_13b.sh", 9, 1, "warning"),
     ("M002", "examples/case2_13b_container/train_ppo_13b.sh", 9, 1, "error"),
-    ("M006", "examples/case2_13b_container/train_ppo_13b.sh", 9, 1, "error"),
-    ("M006", "examples/case2_13b_container/train_ppo_13b.sh", 9, 1, "error"),
-    # case 3: ORZ 1.5B, vLLM's reservation on GPUs shared with the training models
-    ("M001", "examples/case3_orz_1p5b/playground/orz_1p5b_case3.py", 20, 7, "error"),
-    ("M005", "examples/case3_orz_1p5b/playground/orz_1p5b_case3.py", 55, 37, "error"),
+    # case 3: ORZ 1.5B, vLLM's reservation on GPUs shared with the training models: 79.8 GiB of 79.15, the band's low
+    # end fits, so "tight" warnings (the reporter's OOM is within the band)
+    ("M001", "examples/case3_orz_1p5b/playground/orz_1p5b_case3.py", 20, 7, "warning"),
+    ("M005", "examples/case3_orz_1p5b/playground/orz_1p5b_case3.py", 55, 37, "warning"),
     # case 4: transformers 4.38.1 for a 34B DPO run; the attempted OpenRLHF 0.9.5 upgrade cannot install
     ("P002", "examples/case4_34b_dpo/requirements.txt", 4, 1, "error"),
     ("P002", "examples/case4_34b_dpo/requirements.txt", 4, 1, "warning"),
+    ("M001", "examples/case4_34b_dpo/train_dpo_34b.sh", 6, 1, "warning"),
     ("P001", "examples/case4_34b_dpo/upgrade/requirements.txt", 2, 1, "error"),
     # case 5: 7B + 1.8B PPO on 8 x RTX 4090 with Adam offloaded fits: nothing to report
 ]

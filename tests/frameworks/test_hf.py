@@ -80,24 +80,26 @@ def test_trainer_like_flags_alone_do_not_make_an_hf_trainer_job(tmp_path):
     assert job.framework == "torchrun" and job.value("batch.micro_train") is None
 
 
-def test_memory_gets_no_verdict_for_what_it_does_not_model(tmp_path):
+def test_memory_models_lora_and_plain_data_parallel_jobs(tmp_path):
     from rlhf_lint.engine.config import Hardware
     from rlhf_lint.memory.estimate import estimate
 
+    recipe = "model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\nper_device_train_batch_size: 4\n"
     jobs = _jobs(tmp_path, {
-        "lora.yaml": "model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\nfinetuning_type: lora\ndeepspeed: ds.json\n"
-                     "per_device_train_batch_size: 4\n",
-        "ddp.yaml": "model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\nfinetuning_type: full\n"
-                    "per_device_train_batch_size: 4\n",
+        "lora.yaml": recipe + "finetuning_type: lora\ndeepspeed: ds.json\n",
+        "full.yaml": recipe + "finetuning_type: full\ndeepspeed: ds.json\n",
+        "ddp.yaml": recipe + "finetuning_type: full\n",
         "ds.json": '{"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 0}}\n',
     })
     by_name = {j.path.rsplit("/", 1)[1]: j for j in jobs}
-    lora, ddp = by_name["lora.yaml"], by_name["ddp.yaml"]
+    lora, full, ddp = by_name["lora.yaml"], by_name["full.yaml"], by_name["ddp.yaml"]
     assert lora.value("train.lora_rank") == 8 and lora.value("train.gradient_checkpointing") is True
     assert ddp.value("train.strategy") == "ddp" and ddp.value("train.flash_attn") is True
     hw = Hardware(gpu="A100-80GB")
-    assert "LoRA (rank 8)" in (estimate(lora, hw).unmodelled or "")
-    assert estimate(ddp, hw).unmodelled is not None
+    estimates = {name: estimate(job, hw) for name, job in (("lora", lora), ("full", full), ("ddp", ddp))}
+    assert all(e.unmodelled is None and e.groups for e in estimates.values())
+    # a frozen base has no gradients or optimizer states: far below full fine-tuning of the same model
+    assert estimates["lora"].groups[0].peak < 0.5 * estimates["full"].groups[0].peak
 
 
 def test_trl_script_from_a_checkout_is_a_trl_job(tmp_path):

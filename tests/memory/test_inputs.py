@@ -1,0 +1,263 @@
+"""Issue 15: the inputs real launches use reach the estimate; expectations computed by hand from the formulas."""
+import json
+
+from lintutil import ROOT, run_cli
+
+from rlhf_lint.cli.estimate import _job_from_options, render_text
+from rlhf_lint.engine.config import Hardware
+from rlhf_lint.memory.catalog import resolve_model
+from rlhf_lint.memory.estimate import GpuGroup, Term, estimate, lora_params
+
+GIB = 2**30
+QWEN7 = "Qwen/Qwen2.5-7B"
+A100 = Hardware(gpu="A100-80GB", gpus_per_node=8)
+
+
+def job(gpus=8, zero=3, dtype="bf16", micro=1, seq=2048, ckpt=True, job_type="sft", **extra):
+    return _job_from_options(QWEN7, gpus, None, zero, None, None, dtype, None, micro, seq, ckpt, True, job_type,
+                             extra)
+
+
+def terms(est, role="policy"):
+    return {t.name: t.bytes for t in est.role(role).terms}
+
+
+def P():
+    return resolve_model(QWEN7).param_count
+
+
+def test_lora_adapter_count_by_hand():
+    # Qwen2.5-7B: h 3584, 28 heads x 128, 4 KV heads, intermediate 18944, 28 layers. r x (d_in + d_out) per matrix:
+    # q 7168, k 4096, v 4096, o 7168, gate/up/down 22528 each = 90112 per layer and rank
+    arch = resolve_model(QWEN7).arch
+    assert lora_params(arch, 16, None) == 28 * 16 * 90112
+    assert lora_params(arch, 8, ("q_proj", "v_proj")) == 28 * 8 * (7168 + 4096)
+
+
+def test_lora_trains_adapters_only_beside_the_frozen_base():
+    est = estimate(job(gpus=1, zero=0, **{"train.lora_rank": 16}), A100)
+    t = terms(est)
+    T = 28 * 16 * 90112
+    assert t["weights"] == 2 * P() + 2 * T  # bf16 base (frozen) + bf16 adapters
+    assert t["gradients"] == 4 * T  # ZeRO-0 bf16: DeepSpeed accumulates in fp32, adapters only
+    assert t["optimizer_states"] == 12 * T  # fp32 master + Adam m + v of the adapters
+
+
+def test_qlora_base_is_4_bit_in_its_linear_layers():
+    arch = resolve_model(QWEN7).arch
+    linear = arch.num_layers * (arch.attention_params() + arch.ffn_params())
+    T = 28 * 16 * 90112
+    est = estimate(job(gpus=1, zero=0, **{"train.lora_rank": 16, "train.quantization": "4bit"}), A100)
+    assert terms(est)["weights"] == int(linear * 0.516 + (P() - linear) * 2) + 2 * T
+    # a 7B QLoRA fits a 24 GB card where a bf16 LoRA does not hold even its weights comfortably
+    assert terms(est)["weights"] < 6 * GIB
+
+
+def test_optimizer_choice_sets_the_state_bytes():
+    n = 8
+    adam = terms(estimate(job(), A100))["optimizer_states"]
+    eight = terms(estimate(job(**{"train.optimizer": "adamw_8bit"}), A100))["optimizer_states"]
+    sgd = terms(estimate(job(**{"train.optimizer": "sgd"}), A100))["optimizer_states"]
+    assert adam == 12 * P() // n  # fp32 master 4 + m 4 + v 4
+    assert eight == 6 * P() // n  # fp32 master 4 + two 1-byte states
+    assert sgd == 4 * P() // n  # the master copy only
+
+
+def test_bf16_without_deepspeed_keeps_no_fp32_master():
+    # HF Trainer, bf16 weights, torch AdamW: weights 2 B, .grad 2 B, exp_avg/exp_avg_sq zeros_like(p) 2 + 2 B
+    est = estimate(job(gpus=1, zero=None, **{"train.strategy": "ddp", "precision.master_dtype": "bf16"}), A100)
+    t = terms(est)
+    assert (t["weights"], t["gradients"], t["optimizer_states"]) == (2 * P(), 2 * P(), 4 * P())
+    assert "deepspeed_buffers" not in t
+    # the same run with an fp32 master (AMP): 4 + 4 + 8 B per parameter
+    amp = terms(estimate(job(gpus=1, zero=None, **{"train.strategy": "ddp", "precision.master_dtype": "fp32"}), A100))
+    assert (amp["weights"], amp["gradients"], amp["optimizer_states"]) == (4 * P(), 4 * P(), 8 * P())
+
+
+def test_fused_loss_has_no_full_logits():
+    h, V = 3584, 152064
+    full = terms(estimate(job(micro=2, seq=4096), A100))["logits"]
+    fused = terms(estimate(job(micro=2, seq=4096, **{"train.fused_loss": True}), A100))["logits"]
+    assert full == 4096 * 2 * V * (2 + 4)
+    assert fused == 4096 * 2 * h * (4 + 2)  # one fp32 chunk ~ BT x H + the hidden-state gradient
+
+
+def test_token_budget_sizes_the_micro_batch_and_is_a_length_bound():
+    est = estimate(job(micro=8, seq=32768, **{"batch.dynamic": True, "batch.max_tokens_per_gpu": 16384}), A100)
+    r = est.role("policy")
+    logits = next(t for t in r.terms if t.name == "logits")
+    assert logits.bytes == 16384 * 152064 * 6 and logits.at_length_bound
+    assert r.micro_tokens["training"][0] == 16384
+
+
+def test_packing_and_ring_attention():
+    packed = estimate(job(micro=4, seq=8192, **{"train.packing": True}), A100).role("policy")
+    assert all(t.at_length_bound for t in packed.terms if t.name in ("activations", "logits"))
+    ring = terms(estimate(job(micro=1, seq=8192, **{"train.ring_attn_size": 4}), A100))
+    assert ring["logits"] == 2048 * 152064 * 6  # each rank holds a quarter of the sequence
+    sp = terms(estimate(job(micro=1, seq=8192, **{"train.sequence_parallel_size": 2}), A100))
+    assert sp["logits"] == 4096 * 152064 * 6
+
+
+def test_ds_config_bucket_sizes_replace_the_defaults():
+    arch = resolve_model(QWEN7).arch
+    small = arch.num_layers * arch.norms_per_layer * arch.hidden_size + arch.hidden_size
+    t = terms(estimate(job(**{"deepspeed.reduce_bucket_size": 200_000_000}), A100))
+    assert t["deepspeed_buffers"] == 200_000_000 * 2 + small * 2
+    z2 = terms(estimate(job(zero=2, **{"deepspeed.reduce_bucket_size": 100_000_000}), A100))
+    assert z2["deepspeed_buffers"] == 2 * 100_000_000 * 2 or z2["deepspeed_buffers"] == 100_000_000 * 2
+    # the sub-group's fp32 gradient copy counts only beyond the backward's transient tensors
+    big = estimate(job(gpus=1, micro=1, seq=512, **{"deepspeed.sub_group_size": 2_000_000_000}), A100)
+    step = next(x for x in big.role("policy").terms if x.name == "optimizer_step")
+    backward = sum(x.bytes for x in big.role("policy").terms if x.name in ("activations", "logits", "gathered_params"))
+    assert step.bytes == 4 * 2_000_000_000 - backward
+
+
+def test_ds_config_knobs_are_read_from_the_file():
+    from rlhf_lint.frameworks.deepspeed import settings_from_ds_config
+    from rlhf_lint.readers.json import parse_json
+
+    text = json.dumps({"zero_optimization": {"stage": 3, "reduce_bucket_size": 2e8, "sub_group_size": 1e8,
+                                             "stage3_prefetch_bucket_size": "auto",
+                                             "stage3_max_live_parameters": 3e7}})
+    settings = settings_from_ds_config(parse_json(text), "ds.json")
+    values = {s.key: s.value for s in settings.items}
+    assert values["deepspeed.reduce_bucket_size"] == 200_000_000
+    assert values["deepspeed.sub_group_size"] == 100_000_000
+    assert values["deepspeed.max_live_parameters"] == 30_000_000
+    assert "deepspeed.prefetch_bucket_size" not in values  # "auto": DeepSpeed's default
+
+
+def test_band_error_only_when_the_low_end_overflows():
+    def group(*terms_):
+        return GpuGroup([], {"training": [("actor", t) for t in terms_]}, 80 * GIB)
+
+    certain = group(Term("weights", 85 * GIB, ""))
+    assert certain.certain_overflow and not certain.tight
+    straddle = group(Term("weights", 60 * GIB, ""), Term("activations", 22 * GIB, ""))
+    # low 0.98 x 60 + 0.6 x 22 = 72 GiB fits; high 1.02 x 60 + 1.3 x 22 = 89.8 GiB does not
+    assert not straddle.certain_overflow and straddle.tight
+    assert straddle.low_peak == int(0.98 * 60 * GIB + 0.6 * 22 * GIB)
+    bound = group(Term("weights", 70 * GIB, ""), Term("logits", 30 * GIB, "", at_length_bound=True))
+    assert not bound.certain_overflow  # a term sized at a length bound is 0 at the low end
+    roomy = group(Term("weights", 40 * GIB, ""))
+    assert not roomy.certain_overflow and not roomy.tight
+
+
+def test_vllm_at_high_utilisation_is_not_over_counted():
+    from rlhf_lint.memory.estimate import _Inputs, _vllm_role
+    from rlhf_lint.model import Setting, Settings
+
+    s = Settings()
+    s.add(Setting("vllm.gpu_memory_utilization", 0.98))
+    s.add(Setting("vllm.enforce_eager", True))
+    res = resolve_model(QWEN7)
+    gpu = int(79.15 * GIB)
+    r = _vllm_role(res.arch, res.param_count, 1, _Inputs(s, []), {"seq": 4096}, gpu)
+    # the budget covers vLLM's own CUDA context: 0.98 of the GPU in all, which fits
+    assert r.total == int(0.98 * gpu)
+
+
+def test_dpo_adds_the_reference_model():
+    est = estimate(job(job_type="dpo"), A100)
+    assert [r.role for r in est.roles] == ["policy", "ref"]
+    assert est.role("ref").term("weights") == 2 * P() // 8
+
+
+def test_estimate_refuses_nonsense_with_exit_2():
+    for args in (["--gpu-memory", "80"], ["--gpu", "NOPE-9000"], ["--gpus", "0"], ["--gpus", "-2"],
+                 ["--micro-batch", "0"], ["--host-memory", "512"], ["--quantization", "4bit"],
+                 ["--job-type", "banana"]):
+        proc = run_cli("estimate", "--model", "7B", "--gpus", "8", *args, cwd=ROOT)
+        assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
+
+
+def test_estimate_output_lines_fit_100_columns_off_a_terminal():
+    proc = run_cli("estimate", "--model", QWEN7, "--gpus", "8", "--gpu", "A100-80GB", "--zero", "3",
+                   "--job-type", "dpo", "--lora-rank", "16", "--quantization", "4bit", "--optimizer",
+                   "paged_adamw_8bit", "--fused-loss", "--packing", "--max-tokens-per-gpu", "16384", cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert max(len(line) for line in proc.stdout.splitlines()) <= 100
+    assert "policy + ref" in proc.stdout and "4-bit base" in proc.stdout
+    est = estimate(job(), A100)
+    assert max(len(line) for line in render_text("t", est, width=72).splitlines()) <= 72
+
+
+def test_moe_counts_every_experts_states_and_the_active_experts_activations():
+    mixtral = "mistralai/Mixtral-8x7B-v0.1"
+    arch = resolve_model(mixtral).arch
+    total = resolve_model(mixtral).param_count
+
+    def moe(**extra):
+        return _job_from_options(mixtral, 8, None, 3, None, None, "bf16", None, 1, 4096, False, True, "sft", extra)
+
+    est = estimate(moe(), A100)
+    t = terms(est)
+    assert t["optimizer_states"] == 12 * total // 8  # all 8 experts' states
+    # activations: 34 B with the MLP's 19 B scaled by 2 experts x 14336 / (4 x 4096) = 1.75
+    act = 34 - 19 + 19 * 2 * 14336 / (4 * 4096)
+    assert t["activations"] == int(arch.num_layers * 4096 * 1 * 4096 * act)
+    # expert parallel 4: each rank holds 2 of the 8 experts of every layer
+    experts = arch.num_layers * 8 * arch.mlp_params(14336)
+    ep = estimate(moe(**{"train.expert_parallel_size": 4}), A100)
+    assert ep.role("policy").params == total - experts + experts // 4
+
+
+def test_fsdp_reads_the_optimizer_and_the_fused_loss():
+    def fsdp(**extra):
+        return _job_from_options(QWEN7, 8, None, None, None, None, "bf16", None, 2, 4096, True, True, "sft",
+                                 {"train.strategy": "fsdp", **extra})
+
+    base = terms(estimate(fsdp(), A100))
+    assert base["optimizer_states"] == 8 * P() // 8  # fp32 master parameters: Adam m + v 4 + 4 B
+    eight = terms(estimate(fsdp(**{"train.optimizer": "adamw_8bit"}), A100))
+    assert eight["optimizer_states"] == 2 * P() // 8
+    fused = estimate(fsdp(**{"train.fused_loss": True}), A100).role("policy")
+    logits = [t for t in fused.terms if t.name == "logits" and not t.phases]
+    assert [t.bytes for t in logits] == [2 * 4096 * 3584 * (4 + 2)]
+
+
+OPENRLHF_ASYNC = """# rlhf-lint: hardware gpu=A100-80GB gpus-per-node=8
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --ref.num_nodes 1 --ref.num_gpus_per_node 4 --actor.num_nodes 1 --actor.num_gpus_per_node 4 \\
+   --vllm.num_engines 2 --vllm.tensor_parallel_size 2 --vllm.gpu_memory_utilization 0.95 \\
+   --train.colocate_all --ds.enable_sleep --ds.zero_stage 3 --ds.param_dtype bf16 \\
+   --actor.model_name_or_path Qwen/Qwen2.5-7B --actor.gradient_checkpointing_enable --ds.packing_samples \\
+   --data.max_len 8192 --train.dynamic_batch_enable --train.max_tokens_per_gpu 16384 \\
+   --rollout.max_tokens_per_gpu 32768 --train.micro_batch_size 1 --rollout.micro_batch_size 8 {extra}
+"""
+
+
+def test_openrlhf_token_budgets_and_async_placement(tmp_path):
+    from lintutil import run as lint_run
+
+    from rlhf_lint.engine.config import Config
+    from rlhf_lint.engine.runner import build_project
+
+    script = tmp_path / "train.sh"
+    script.write_text(OPENRLHF_ASYNC.format(extra="--train.async_enable"))
+    (job,) = build_project([str(script)], Config())[0].jobs
+    est = estimate(job, A100)
+    # the rollout forward uses its own budget, training the train budget: both are bounds, not certain sizes
+    assert est.role("ref").micro_tokens["experience"][:2] == (32768, True)
+    assert est.role("actor").micro_tokens["training"][:2] == (16384, True)
+    # --async_train: colocate_all merges the DeepSpeed models only, vLLM engines get their own GPUs
+    assert est.group_of("vllm").names == ["vllm"]
+    assert [d.code for d in lint_run([script], ["M"]).diagnostics if d.severity.label == "error"] == []
+    script.write_text(OPENRLHF_ASYNC.format(extra=""))
+    (job,) = build_project([str(script)], Config())[0].jobs
+    assert "vllm" in estimate(job, A100).group_of("actor").names  # synchronous: vLLM shares the GPUs
+
+
+def test_deepspeed_tensor_parallel_splits_the_weights():
+    plain = terms(estimate(job(zero=2), A100))
+    tp = terms(estimate(job(zero=2, **{"train.tensor_parallel_size": 2}), A100))
+    assert tp["weights"] == 2 * (P() // 2)  # replicated over data parallelism, split over TP
+    assert tp["optimizer_states"] == 12 * (P() // 2) // 4 and plain["optimizer_states"] == 12 * P() // 8
+
+
+def build_project_of(path):
+    from rlhf_lint.engine.config import Config
+    from rlhf_lint.engine.runner import build_project
+
+    return build_project([str(path)], Config())[0].jobs
