@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 
 REPO = "https://github.com/OpenRLHF/OpenRLHF"
 RENAME_COMMIT = f"{REPO}/commit/ed62d0e2"
@@ -483,8 +482,3 @@ def write(data: dict) -> None:
             json.dump(contents, fh, separators=(",", ":"), sort_keys=False)
             fh.write("\n")
 
-
-if __name__ == "__main__":
-    from rlhf_lint.schemas.build.__main__ import main
-
-    sys.exit(main(["--only", "openrlhf", *sys.argv[1:]]))
