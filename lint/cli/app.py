@@ -15,6 +15,7 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 LAZY_COMMANDS = {
     "estimate": "rlhf_lint.cli.estimate:estimate",
     "env": "rlhf_lint.cli.env:env",
+    "knowledge": "rlhf_lint.cli.knowledge:knowledge",
 }
 
 
