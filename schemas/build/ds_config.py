@@ -1,5 +1,7 @@
 """Generate ds_config.schema.json (JSON Schema 2020-12, for editors) and ds_config_keys.json (what the linter reads)
-from ds_config_keys.tsv plus the curated facts below.
+from ds_config_keys.tsv (DeepSpeed 0.19.6, read by hand) plus the curated facts below, then fold in the facts of
+later releases that ``python -m rlhf_lint.schemas.build --only deepspeed`` read off their sdists
+(schemas/deepspeed/releases.json).
 
 Run:  python -m rlhf_lint.schemas.build.ds_config
 The outputs are committed; tests check they are up to date. Every fact carries the URL or file@commit it comes from.

@@ -161,13 +161,15 @@ class Cache:
             out = _pip("install", "--dry-run", "--no-deps", "--ignore-installed", "--ignore-requires-python",
                        "--only-binary", ":all:", "-q", "--disable-pip-version-check", "--report", report,
                        f"{package}=={version}")
-            if out.returncode:
-                raise RuntimeError(f"pip metadata of {package}=={version}: {out.stderr.strip()[-400:]}")
-            with open(report, encoding="utf-8") as fh:
-                item = json.load(fh)["install"][0]
-            os.remove(report)
-            data = {"requires_dist": item["metadata"].get("requires_dist", []),
-                    "url": item["download_info"]["url"]}
+            if out.returncode:  # no wheel (DeepSpeed ships sdists only): the sdist's PKG-INFO
+                sdist = self.release(package, version, "sdist")
+                data = {"requires_dist": metadata_requires(sdist), "url": sdist.path}
+            else:
+                with open(report, encoding="utf-8") as fh:
+                    item = json.load(fh)["install"][0]
+                os.remove(report)
+                data = {"requires_dist": item["metadata"].get("requires_dist", []),
+                        "url": item["download_info"]["url"]}
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", encoding="utf-8") as fh:
             json.dump(data, fh, indent=1)
