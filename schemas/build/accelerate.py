@@ -42,6 +42,8 @@ def refresh(cache, versions: list[str] | None = None, log=print) -> dict:
             log(f"  accelerate {v}: no {CLUSTER}; skipped")
             continue
         keys = plugin_keys(release.read(CLUSTER))
+        if v not in data.get("releases", []):
+            summary["releases"].append(v)
         summary["added"] += len(set(keys) - set(data["keys"]))
         summary["closed"] += len(set(data["keys"]) - set(keys))
         data["keys"] = keys
@@ -49,7 +51,6 @@ def refresh(cache, versions: list[str] | None = None, log=print) -> dict:
         data["releases"] = sorted(set(data.get("releases", [])) | {v}, key=Version)
         data["source"] = f"https://github.com/huggingface/accelerate/blob/v{v}/src/{CLUSTER}"
         data["artifact"] = release.url + " (" + os.path.basename(release.path) + ")"
-        summary["releases"].append(v)
     with open(TABLE, "w", encoding="utf-8", newline="\n") as fh:
         json.dump(data, fh, indent=1, ensure_ascii=False)
         fh.write("\n")

@@ -203,6 +203,7 @@ def refresh(cache, versions: list[str] | None = None, log=print) -> dict:
     if versions is None:
         listed = cache.cached_versions("deepspeed") if cache.offline else index_versions("deepspeed")
         versions = [v for v in listed if Version(v) >= Version(base)]
+    already = set(stored["releases"])
     for v in sorted(set(versions), key=Version):
         release = cache.release("deepspeed", v, "sdist")
         facts = release_facts(release)
@@ -216,6 +217,8 @@ def refresh(cache, versions: list[str] | None = None, log=print) -> dict:
         json.dump(stored, fh, indent=1, ensure_ascii=False)
         fh.write("\n")
     counts = write_tables()
-    new = [v for v in versions if v != base]
+    new = [v for v in versions if v != base and v not in already]
+    if not new:  # the same releases read again: nothing changed
+        return {"table": "ds_config_keys.json", "added": 0, "closed": 0, "releases": [], "newest": counts["newest"]}
     return {"table": "ds_config_keys.json", "added": counts["added"], "closed": counts["closed"],
             "releases": sorted(new, key=Version), "newest": counts["newest"]}
