@@ -16,6 +16,7 @@ LAZY_COMMANDS = {
     "estimate": "rlhf_lint.cli.estimate:estimate",
     "env": "rlhf_lint.cli.env:env",
     "server": "rlhf_lint.cli.server:server",
+    "knowledge": "rlhf_lint.cli.knowledge:knowledge",
 }
 
 

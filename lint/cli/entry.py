@@ -11,7 +11,7 @@ import os
 import sys
 
 # subcommands of the click group (a first argument with one of these names is not a path)
-SUBCOMMANDS = frozenset({"check", "rules", "rule", "estimate", "env", "server"})
+SUBCOMMANDS = frozenset({"check", "rules", "rule", "estimate", "env", "server", "knowledge"})
 
 FLAGS = {"--fix": "fix", "--unsafe-fixes": "unsafe_fixes", "--diff": "diff", "--show-fixes": "show_fixes",
          "--quiet": "quiet", "-q": "quiet", "--debug": "debug", "--no-cache": "no_cache",

@@ -45,6 +45,7 @@ RULES = (
     ('D037', 'elasticity-with-batch-keys', 3, ('ds_config',), 'file', (), False, True, 'rlhf_lint.rules.deepspeed.d037_elasticity_with_batch_keys', ''),
     ('D038', 'zero-untested-optimizer', 3, ('ds_config',), 'file', (), False, True, 'rlhf_lint.rules.deepspeed.d038_zero_untested_optimizer', ''),
     ('D040', 'ds-default-changed', 1, ('ds_config',), 'file', (), False, False, 'rlhf_lint.rules.deepspeed.d040_ds_default_changed', ''),
+    ('D041', 'removed-ds-config-key', 3, ('ds_config',), 'file', (), True, True, 'rlhf_lint.rules.deepspeed.d041_removed_ds_config_key', ''),
     ('F001', 'unreadable-file', 3, (), 'project', (), False, True, 'rlhf_lint.rules.files.f001_unreadable_file', 'unreadable files'),
     ('F002', 'file-too-large', 2, (), 'project', (), False, True, 'rlhf_lint.rules.files.f002_file_too_large', 'unreadable files'),
     ('F003', 'parse-error', 3, ('dockerfile', 'ds_config', 'json', 'pyproject_toml', 'python', 'requirements', 'setup_cfg', 'shell', 'unparsed', 'yaml'), 'file', (), False, True, 'rlhf_lint.rules.files.f003_parse_error', 'parse error'),

@@ -73,7 +73,7 @@ def schema_keys(version: str | None, config_name: str = "ppo_trainer") -> tuple[
             if candidates:
                 best = max(candidates, key=Version)
                 newest = max((r for r in releases if r != "main"), key=Version)
-                label = best if best != newest or wanted <= Version(newest) else "main"
+                label = best if best != newest or wanted <= Version(newest) or "main" not in releases else "main"
                 return label, releases[label]["keys"], True
     union: dict = {}
     for name in sorted(releases, key=_release_order):

@@ -1,17 +1,19 @@
-"""Build schemas/openrlhf/openrlhf.json and clis/<cli>.json from the flag tables read off every OpenRLHF tag.
+"""Build schemas/openrlhf/openrlhf.json and clis/<cli>.json: OpenRLHF CLI flags per release.
 
-Inputs (TSV, one row per CLI flag and spec over a run of consecutive tags; see the research notes):
-    openrlhf_tags.txt, openrlhf_flag_spans.tsv, openrlhf_rename_v0.10.2.tsv
-Run:  python -m rlhf_lint.schemas.build.openrlhf KNOWLEDGE_DIR  (writes schemas/openrlhf/openrlhf.json and clis/)
+The flag rows of a release are read statically off the argparse calls of ``openrlhf/cli/*.py`` in the wheel or sdist
+pip serves (``extract_flags``: the ``add_argument`` calls, helper functions that add flags under an f-string prefix
+expanded at their call sites). A refresh starts from the committed tables (rows of the older tags were read off
+every git tag of OpenRLHF/OpenRLHF, their sources kept) and extends them with each release newer than the newest
+tag they cover: a row present in the new release is carried on, one absent is closed at the previous tag, a new flag
+or spec opens a row.
+Run:  python -m rlhf_lint.schemas.build --only openrlhf   (writes schemas/openrlhf/openrlhf.json and clis/)
 
 The hand-written tables below (entry modules, earlier renames, runtime checks) carry the source of each fact.
 """
 from __future__ import annotations
 
-import csv
 import json
 import os
-import sys
 
 REPO = "https://github.com/OpenRLHF/OpenRLHF"
 RENAME_COMMIT = f"{REPO}/commit/ed62d0e2"
@@ -195,78 +197,221 @@ RENAME_FALLBACK = {"train_ppo": "train_ppo_ray", "train_kto": "train_dpo", "trai
 REQUIRED = {"lora_combiner": ["--model_path", "--lora_path", "--output_path"]}
 
 
-def read_tsv(path: str) -> list[list[str]]:
-    with open(path, encoding="utf-8") as fh:
-        rows = [r for r in csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE) if r and not r[0].startswith("#")]
-    return rows[1:]  # header
+# -- static argparse extraction ---------------------------------------------------------------------------------------
+CLI_DIR = "openrlhf/cli/"
+NOT_CLIS = {"__init__"}
+UNKNOWN = object()  # a default the extractor cannot evaluate statically (a call, a name)
+TYPE_NAMES = {"int": "int", "float": "float", "str": "str", "bool": "bool"}
 
 
-def parse_default(kind: str, text: str):
-    if text == "" and kind == "str":
-        return ""
-    if text == "null":
-        return None
-    if kind in ("str", "list"):
-        return text.replace("\\n", "\n")
+def _literal(node, env: dict):
+    """The value of an expression made of literals and the helper's string parameters; UNKNOWN otherwise."""
+    import ast
+
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for v in node.values:
+            if isinstance(v, ast.Constant):
+                parts.append(str(v.value))
+            elif isinstance(v, ast.FormattedValue) and isinstance(v.value, ast.Name) and v.value.id in env:
+                parts.append(str(env[v.value.id]))
+            else:
+                return UNKNOWN
+        return "".join(parts)
+    if isinstance(node, ast.Name) and node.id in env:
+        return env[node.id]
+    if isinstance(node, ast.IfExp):  # `1e-6 if prefix == "actor" else 9e-6` with prefix known
+        test = node.test
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq)):
+            left, right = _literal(test.left, env), _literal(test.comparators[0], env)
+            if left is not UNKNOWN and right is not UNKNOWN:
+                chosen = (left == right) == isinstance(test.ops[0], ast.Eq)
+                return _literal(node.body if chosen else node.orelse, env)
+        return UNKNOWN
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("int", "float") \
+            and len(node.args) == 1 and not node.keywords:
+        inner = _literal(node.args[0], env)
+        if isinstance(inner, (int, float)) and not isinstance(inner, bool):
+            return int(inner) if node.func.id == "int" else float(inner)
+        return UNKNOWN
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _literal(node.left, env), _literal(node.right, env)
+        if isinstance(left, str) and isinstance(right, str):
+            return left + right
+        return UNKNOWN
     try:
-        return json.loads(text)
-    except ValueError:
-        return text
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return UNKNOWN
+    return list(value) if isinstance(value, tuple) else value
 
 
-def build(knowledge: str) -> dict:
-    with open(os.path.join(knowledge, "openrlhf_tags.txt"), encoding="utf-8") as fh:
-        tags = [t.strip() for t in fh if t.strip()]
-    index = {t: i for i, t in enumerate(tags)}
+def _flag_rows(call, env: dict) -> list[list]:
+    """Rows (flag, dest, action, type, default, choices, nargs) of one ``add_argument`` call, one per long option."""
+    import ast
 
-    clis: dict[str, list] = {}
-    for cli, flag, dest, action, kind, default, choices, nargs, first, last in read_tsv(
-            os.path.join(knowledge, "openrlhf_flag_spans.tsv")):
-        choice_list = choices.split(",") if choices else None
-        nargs_value = {"": None, "0": 0}.get(nargs, nargs if nargs in ("*", "+", "?") else int(nargs) if nargs else None)
-        clis.setdefault(cli, []).append(
-            [flag, dest, action, kind, parse_default(kind, default), choice_list, nargs_value, index[first], index[last]])
-    for rows in clis.values():
+    options = [_literal(a, env) for a in call.args]
+    if not options or any(not isinstance(o, str) for o in options) or not options[0].startswith("-"):
+        return []
+    kw = {k.arg: k.value for k in call.keywords if k.arg}
+    action = _literal(kw["action"], env) if "action" in kw else "store"
+    longs = [o for o in options if o.startswith("--")]
+    dest = _literal(kw["dest"], env) if "dest" in kw else (longs or options)[0].lstrip("-").replace("-", "_")
+    if action in ("store_true", "store_false"):
+        kind, default, nargs = "bool", action == "store_false", 0
+        if "default" in kw:
+            default = _literal(kw["default"], env)
+    else:
+        t = kw.get("type")
+        kind = TYPE_NAMES.get(t.id, t.id) if isinstance(t, ast.Name) else ("str" if t is None else "any")
+        default = _literal(kw["default"], env) if "default" in kw else None
+        nargs = _literal(kw["nargs"], env) if "nargs" in kw else None
+    choices = _literal(kw["choices"], env) if "choices" in kw else None
+    if choices is not None and choices is not UNKNOWN:
+        choices = [str(c) for c in choices]
+    return [[flag, dest, action, kind, default, choices, nargs] for flag in longs]
+
+
+def extract_flags(text: str) -> list[list]:
+    """Flag rows of one CLI module's source, read with ``ast`` (never imported). ``add_argument`` calls inside a
+    helper function whose option strings are f-strings of its parameters are expanded at each call site of that
+    helper in the module (OpenRLHF adds ``--actor.adam.lr`` and ``--critic.adam.lr`` through one helper)."""
+    import ast
+
+    tree = ast.parse(text)
+    helpers: dict[str, ast.FunctionDef] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and any(
+                isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "add_argument"
+                for n in ast.walk(node)) and node.name != "main":
+            helpers[node.name] = node
+
+    rows: list[list] = []
+
+    def visit(node, env: dict, depth: int) -> None:
+        if isinstance(node, ast.FunctionDef) and node.name in helpers and depth == 0:
+            return  # read at its call sites, with its parameters known
+        if isinstance(node, ast.For) and isinstance(node.target, ast.Name):
+            values = _literal(node.iter, env)
+            if isinstance(values, list):  # `for prefix in ("actor", "critic"):` adds the flags once per value
+                for value in values:
+                    for stmt in node.body:
+                        visit(stmt, {**env, node.target.id: value}, depth)
+                return
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
+                rows.extend(_flag_rows(node, env))
+                return
+            if depth < 3 and isinstance(node.func, ast.Name) and node.func.id in helpers:
+                fn = helpers[node.func.id]
+                params = [a.arg for a in fn.args.args]
+                inner = dict(zip(params, (_literal(a, env) for a in node.args)))
+                inner.update({k.arg: _literal(k.value, env) for k in node.keywords if k.arg})
+                defaults = fn.args.defaults
+                for name, d in zip(params[len(params) - len(defaults):], defaults):
+                    inner.setdefault(name, _literal(d, {}))
+                for stmt in fn.body:
+                    visit(stmt, inner, depth + 1)
+                return
+        for child in ast.iter_child_nodes(node):
+            visit(child, env, depth)
+
+    visit(tree, {}, 0)
+    seen: dict[str, list] = {}
+    for row in rows:  # a flag added twice would make argparse fail; keep the first
+        seen.setdefault(row[0], row)
+    return sorted(seen.values())
+
+
+def release_flags(release) -> dict[str, list[list]]:
+    """CLI name -> flag rows of one release (a wheel, an sdist or a checkout folder)."""
+    out = {}
+    for name in release.names():
+        if name.startswith(CLI_DIR) and name.endswith(".py") and name.count("/") == 2:
+            cli = name[len(CLI_DIR):-3]
+            if cli in NOT_CLIS:
+                continue
+            rows = extract_flags(release.read(name))
+            if rows:
+                out[cli] = rows
+    return out
+
+
+# -- the committed tables and their refresh ----------------------------------------------------------------------
+def load_tables(here: str) -> dict:
+    """The committed tables joined back into one dict (the inverse of ``split``)."""
+    with open(os.path.join(here, "openrlhf.json"), encoding="utf-8") as fh:
+        core = json.load(fh)
+    data = {k: v for k, v in core.items() if k != "cli_names"}
+    data["clis"] = {}
+    renames: dict[tuple, dict] = {}
+    for row in core["renames"]:
+        renames[(tuple(row["cli"]), row["old"], tuple(row["new"]), row["last_old"])] = row
+    for cli in core["cli_names"]:
+        with open(os.path.join(here, "clis", f"{cli}.json"), encoding="utf-8") as fh:
+            part = json.load(fh)
+        data["clis"][cli] = part["flags"]
+        for row in part["renames"]:
+            renames.setdefault((tuple(row["cli"]), row["old"], tuple(row["new"]), row["last_old"]), row)
+    data["renames"] = list(renames.values())
+    return data
+
+
+def _same_spec(row: list, new: list) -> bool:
+    """Does a new release's row carry on an old row? An unevaluated default matches whatever the old one was."""
+    return row[1:4] == new[1:4] and row[5:7] == new[5:7] and (new[4] is UNKNOWN or row[4] == new[4])
+
+
+def extend(data: dict, releases: list[tuple[str, dict]]) -> dict:
+    """Add releases (tag, cli -> rows), oldest first, newer than the newest tag of ``data``. "HEAD" is the last tag
+    and means "the newest release read, and later": rows alive there are carried into each new release or closed.
+    Returns what changed: rows added and closed, and the tags added."""
+    tags = [t for t in data["tags"] if t != "HEAD"]
+    old_head = data["tags"].index("HEAD") if "HEAD" in data["tags"] else None
+    counts = {"added": 0, "closed": 0, "releases": []}
+    alive: dict[str, list[list]] = {}
+    for cli, rows in data["clis"].items():
+        for r in rows:
+            if old_head is not None and r[7] == old_head:
+                r[7] = len(tags) - 1  # a HEAD-only row: from the newest tag read on
+            if r[8] == old_head:
+                alive.setdefault(cli, []).append(r)
+    for tag, clis in releases:
+        if tag in tags:
+            continue
+        index = len(tags)
+        tags.append(tag)
+        counts["releases"].append(tag)
+        for cli in sorted(set(data["clis"]) | set(clis)):
+            rows = data["clis"].setdefault(cli, [])
+            new = {r[0]: r for r in clis.get(cli, [])}
+            still = []
+            for r in alive.get(cli, []):
+                n = new.get(r[0])
+                if n is not None and _same_spec(r, n):
+                    del new[r[0]]
+                    still.append(r)
+                else:
+                    r[8] = index - 1
+                    counts["closed"] += 1
+            for flag, n in sorted(new.items()):
+                default = n[4]
+                if default is UNKNOWN:  # an unevaluated default: the previous row's value if any, else null
+                    prev = sorted((r for r in rows if r[0] == flag), key=lambda r: r[8])
+                    default = prev[-1][4] if prev else None
+                row = [flag, n[1], n[2], n[3], default, n[5], n[6], index, None]
+                rows.append(row)
+                still.append(row)
+                counts["added"] += 1
+            alive[cli] = still
+    head = len(tags)
+    data["tags"] = tags + ["HEAD"]
+    for rows in alive.values():
+        for r in rows:
+            r[8] = head
+    for rows in data["clis"].values():
         rows.sort(key=lambda r: (r[0], r[7]))
-
-    renames = []
-    for cli, old, new in read_tsv(os.path.join(knowledge, "openrlhf_rename_v0.10.2.tsv")):
-        words = [] if new == "REMOVED" else new.split("+")
-        renames.append({"cli": [cli], "old": old, "new": words, "last_old": "v0.10.1.post2",
-                        "applicability": "safe" if words else "display",
-                        "note": "v0.10.2 moved every flag into a dotted namespace" if words
-                        else "removed in v0.10.2 without a successor",
-                        "dotted": True, "source": RENAME_COMMIT})
-    for clis_of, old, new, last_old, applicability, note, source in EARLY_RENAMES:
-        renames.append({"cli": clis_of if isinstance(clis_of, list) else ["*"], "old": old, "new": new,
-                        "last_old": last_old, "applicability": applicability, "note": note, "dotted": False,
-                        "source": source})
-
-    modules = [{"entry": e, "kind": k, "cli": c, "first": f, "last": l, "job_type": j, "source": s}
-               for e, k, c, f, l, j, s in MODULES]
-    checks = {name: [{"first": f, "last": l, "params": p, "source": s} for f, l, p, s in ranges]
-              for name, ranges in CHECKS.items()}
-    return {
-        "about": "OpenRLHF CLI flags of every release, read off argparse at each tag; tags index 'tags'.",
-        # the source of a flag row: its argparse block at the row's first tag (examples/ scripts up to v0.3.5)
-        "flag_source": {"module": REPO + "/blob/{tag}/openrlhf/cli/{cli}.py",
-                        "script": REPO + "/blob/{tag}/examples/{cli}.py", "scripts_until": "v0.3.5"},
-        "flag_columns": ["flag", "dest", "action", "type", "default", "choices", "nargs", "first", "last"],
-        "tags": tags,
-        "clis": clis,
-        "renames": renames,
-        "rename_fallback": RENAME_FALLBACK,
-        "modules": modules,
-        "checks": checks,
-        "vocabulary": VOCABULARY,
-        "required": REQUIRED,
-        "version_defaults": [
-            {"key": "precision.grad_accum_dtype", "value": "fp32", "last": "v0.5.3",
-             "note": "an unset --grad_accum_dtype meant fp32 in the generated ds_config",
-             "source": f"{REPO}/commit/47f7cd8f"},
-        ],
-    }
-
+    return counts
 
 def split(data: dict) -> dict[str, dict]:
     """File name -> contents: openrlhf.json holds what every run reads; clis/<cli>.json the flag rows and renames of
@@ -282,18 +427,59 @@ def split(data: dict) -> dict[str, dict]:
     return files
 
 
-def main(argv: list[str]) -> int:
-    knowledge = argv[1] if len(argv) > 1 else "/work/shared/knowledge"
-    data = build(knowledge)
-    here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "openrlhf")
-    os.makedirs(os.path.join(here, "clis"), exist_ok=True)
+HERE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "openrlhf")
+
+
+def _hand_tables(data: dict) -> None:
+    """The facts that are not argparse rows, from the tables above (each with its source)."""
+    data["about"] = ("OpenRLHF CLI flags of every release, read off argparse at each tag; tags index 'tags'; "
+                     "'HEAD' is the newest release read, and later.")
+    data["flag_columns"] = ["flag", "dest", "action", "type", "default", "choices", "nargs", "first", "last"]
+    data["modules"] = [{"entry": e, "kind": k, "cli": c, "first": f, "last": l, "job_type": j, "source": s}
+                       for e, k, c, f, l, j, s in MODULES]
+    data["checks"] = {name: [{"first": f, "last": l, "params": p, "source": s} for f, l, p, s in ranges]
+                      for name, ranges in CHECKS.items()}
+    data["vocabulary"] = VOCABULARY
+    data["required"] = REQUIRED
+    data["rename_fallback"] = RENAME_FALLBACK
+    renames = [r for r in data["renames"] if r["dotted"]]  # the v0.10.2 namespace rows were read off its diff
+    for clis_of, old, new, last_old, applicability, note, source in EARLY_RENAMES:
+        renames.append({"cli": clis_of if isinstance(clis_of, list) else ["*"], "old": old, "new": new,
+                        "last_old": last_old, "applicability": applicability, "note": note, "dotted": False,
+                        "source": source})
+    data["renames"] = renames
+
+
+def refresh(cache, versions: list[str] | None = None, log=print) -> tuple[dict, dict]:
+    """The committed tables extended with every release on the index newer than their newest tag (or the given
+    ``versions``): (data, summary)."""
+    from packaging.version import Version
+
+    from rlhf_lint.schemas.build.upstream import index_versions
+
+    data = load_tables(HERE)
+    _hand_tables(data)
+    known = [t for t in data["tags"] if t != "HEAD"]
+    newest = max(Version(t[1:]) for t in known)
+    if versions is None:
+        versions = [v for v in (cache.cached_versions("openrlhf") if cache.offline else index_versions("openrlhf"))
+                    if Version(v) > newest]
+    releases = []
+    sources = data.setdefault("tag_sources", {})
+    for v in sorted(versions, key=Version):
+        release = cache.release("openrlhf", v)
+        releases.append(("v" + v, release_flags(release)))
+        sources["v" + v] = release.url + " (" + os.path.basename(release.path) + ")"
+    counts = extend(data, releases)
+    counts["table"] = "openrlhf/clis/*.json"
+    counts["newest"] = data["tags"][-2]
+    return data, counts
+
+
+def write(data: dict) -> None:
+    os.makedirs(os.path.join(HERE, "clis"), exist_ok=True)
     for name, contents in split(data).items():
-        with open(os.path.join(here, name), "w", encoding="utf-8") as fh:
+        with open(os.path.join(HERE, name), "w", encoding="utf-8") as fh:
             json.dump(contents, fh, separators=(",", ":"), sort_keys=False)
             fh.write("\n")
-    print(f"wrote {here}: {sum(len(v) for v in data['clis'].values())} flag rows, {len(data['renames'])} renames")
-    return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))

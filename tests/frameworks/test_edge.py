@@ -95,14 +95,14 @@ def test_accelerate_past_the_edge_is_said(tmp_path, monkeypatch):
 def test_one_info_per_repository(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    _write(tmp_path, {"requirements.txt": "openrlhf==0.11.2\ndeepspeed==0.19.8\n"})
+    _write(tmp_path, {"requirements.txt": "openrlhf==0.11.3\ndeepspeed==0.19.9\n"})
     for sub in ("a", "b"):
         (tmp_path / sub / "ds_config.json").write_text('{"train_micro_batch_size_per_gpu": 1, '
                                                        '"zero_optimization": {"stage": 2, "new_key": 1}}\n')
     result = run([tmp_path], ["P006", "D001"])
     infos = [d for d in result.diagnostics if d.code == "P006"]
     assert len(infos) == 1
-    assert "OpenRLHF 0.11.2" in infos[0].message and "DeepSpeed 0.19.8" in infos[0].message
+    assert "OpenRLHF 0.11.3" in infos[0].message and "DeepSpeed 0.19.9" in infos[0].message
     assert "python -m rlhf_lint.schemas.build --all" in infos[0].message
     assert {d.severity.name for d in result.diagnostics if d.code == "D001"} == {"WARNING"}
     assert all(d.fix is None for d in result.diagnostics if d.code == "D001")
@@ -129,6 +129,6 @@ def test_one_info_across_groups_of_files(tmp_path):
         (tmp_path / sub / ".git").mkdir(parents=True)  # two repositories: two groups
         (tmp_path / sub / "ds_config.json").write_text('{"train_micro_batch_size_per_gpu": 1, '
                                                        '"zero_optimization": {"stage": 2}}\n')
-    config = config_from_mapping({"deepspeed-version": "0.19.8"}, str(tmp_path / "pyproject.toml"))
+    config = config_from_mapping({"deepspeed-version": "0.19.9"}, str(tmp_path / "pyproject.toml"))
     result = run([tmp_path / "a", tmp_path / "b"], ["P006"], config)
     assert [d.code for d in result.diagnostics] == ["P006"]

@@ -135,7 +135,9 @@ def test_yaml_fixes_keep_comments_and_still_load(tmp_path):
 def test_schema_release_choice():
     assert schema_keys("0.4.1")[0] == "0.4.1"
     assert schema_keys("0.4.5")[0] == "0.4.1"
-    assert schema_keys("0.9.0")[0] == "main"
+    assert schema_keys("0.9.0")[0] == "0.9.0"
+    assert schema_keys("0.8.5")[0] == "0.8.0"
+    assert schema_keys("0.99.0")[0] == "0.9.1"  # past the newest release read: the newest (no "main" snapshot left)
     label, keys, exact = schema_keys(None)
     assert not exact and "actor_rollout_ref.rollout.gpu_memory_utilization" in keys
 

@@ -1,0 +1,105 @@
+"""Refresh the knowledge tables from upstream releases: ``python -m rlhf_lint.schemas.build --all``.
+
+Each builder reads release artifacts statically (wheels and sdists pip fetches into the cache folder, or a git
+checkout for what is not on the package index) and rewrites its tables under ``schemas/``; at the end a summary
+says, per table, which releases were added and how many rows were added and closed. Options:
+
+  --all              every builder (ORZ is skipped with a message unless --orz-source names a checkout)
+  --only NAME        one builder (repeatable): openrlhf, deepspeed, verl, accelerate, orz, requires
+  --cache DIR        where releases are kept (default: ~/.cache/rlhf-lint/upstream, or $XDG_CACHE_HOME)
+  --offline          use only what the cache holds (no pip, no index)
+  --releases V,...   read these releases instead of "every release newer than the table's newest"
+  --orz-source DIR   a checkout of Open-Reasoner-Zero (it is not on the package index)
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+BUILDERS = ("openrlhf", "deepspeed", "verl", "accelerate", "orz", "requires")
+
+
+class Skip(Exception):
+    """A builder that cannot run here (say why); --all goes on with the others."""
+
+
+def _run(name: str, cache, args, log) -> dict:
+    releases = [v.strip() for v in args.releases.split(",")] if args.releases else None
+    if name == "openrlhf":
+        from rlhf_lint.schemas.build import openrlhf
+
+        data, summary = openrlhf.refresh(cache, releases, log)
+        openrlhf.write(data)
+        return summary
+    if name == "deepspeed":
+        from rlhf_lint.schemas.build import deepspeed
+
+        return deepspeed.refresh(cache, releases, log)
+    if name == "verl":
+        from rlhf_lint.schemas.build import verl
+
+        return verl.refresh(cache, releases, log)
+    if name == "accelerate":
+        from rlhf_lint.schemas.build import accelerate
+
+        return accelerate.refresh(cache, releases, log)
+    if name == "orz":
+        if not args.orz_source:
+            raise Skip("no --orz-source checkout given (Open-Reasoner-Zero is not on the package index)")
+        from rlhf_lint.schemas.build import orz
+
+        return orz.refresh(args.orz_source, log)
+    if name == "requires":
+        from rlhf_lint.schemas.build import requires
+
+        return requires.refresh(cache, releases, log)
+    raise Skip(f"no builder {name!r}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m rlhf_lint.schemas.build", description=__doc__.splitlines()[0])
+    parser.add_argument("--all", action="store_true", help="run every builder")
+    parser.add_argument("--only", action="append", choices=BUILDERS, default=[], help="run one builder (repeatable)")
+    parser.add_argument("--cache", default=None, help="folder of fetched releases")
+    parser.add_argument("--offline", action="store_true", help="use only the cache")
+    parser.add_argument("--releases", default=None, help="comma-separated versions to read (one builder)")
+    parser.add_argument("--orz-source", default=None, help="Open-Reasoner-Zero checkout")
+    args = parser.parse_args(argv)
+    names = list(BUILDERS) if args.all else args.only
+    if not names:
+        parser.error("say --all or --only NAME")
+    if args.releases and len(names) != 1:
+        parser.error("--releases goes with one --only builder")
+
+    from rlhf_lint.schemas.build.upstream import Cache
+
+    def log(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    cache = Cache(args.cache, offline=args.offline, log=log)
+    summaries, failed = [], 0
+    for name in names:
+        log(f"{name}:")
+        try:
+            summaries.append(_run(name, cache, args, log))
+        except Skip as why:
+            log(f"  skipped: {why}")
+        except Exception as err:  # one builder failing must not stop the others; the exit code says it
+            failed += 1
+            log(f"  FAILED: {type(err).__name__}: {err}")
+    print(format_summary(summaries))
+    return 1 if failed else 0
+
+
+def format_summary(summaries: list[dict]) -> str:
+    """One line per table: releases added, rows added and closed, newest release covered."""
+    lines = ["table | releases added | rows added | rows closed | newest"]
+    for s in summaries:
+        for row in s.get("tables", [s]):
+            lines.append(f"{row['table']} | {', '.join(row.get('releases', [])) or '-'} | {row.get('added', 0)} | "
+                         f"{row.get('closed', 0)} | {row.get('newest', '?')}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

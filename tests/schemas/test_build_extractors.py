@@ -1,0 +1,155 @@
+"""The extractors of schemas/build read release artifacts statically: run here on the small synthetic trees of
+tests/schemas/upstream/ (folders, and a wheel zipped from one), offline."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import zipfile
+
+import pytest
+
+from rlhf_lint.schemas.build import accelerate, deepspeed, openrlhf, orz, requires, verl
+from rlhf_lint.schemas.build.ds_config import extend as ds_extend
+from rlhf_lint.schemas.build.upstream import Cache, Offline, Release, metadata_requires
+
+HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "upstream")
+
+
+def tree(name: str, package: str = "pkg", version: str = "1.0") -> Release:
+    return Release(package, version, os.path.join(HERE, name), "https://example.invalid/")
+
+
+# -- OpenRLHF argparse -------------------------------------------------------------------------------------------
+def test_openrlhf_flags_are_read_with_helpers_loops_and_conditionals_expanded():
+    clis = openrlhf.release_flags(tree("openrlhf_tree"))
+    assert list(clis) == ["train_demo"]  # __init__ is no CLI
+    rows = {r[0]: r for r in clis["train_demo"]}
+    assert rows["--ckpt.max_mem"][1:5] == ["ckpt.max_mem", "store", "int", 100000000]
+    assert rows["--ds.param_dtype"][3:6] == ["str", "bf16", ["bf16", "fp16"]]
+    assert rows["--packing"][2:7] == ["store_true", "bool", False, None, 0]
+    assert rows["--muon.no_nesterov"][1:5] == ["muon.nesterov", "store_false", "bool", True]
+    assert rows["--target_modules"][6] == "*"
+    assert rows["--run_name"][4] is openrlhf.UNKNOWN  # a call: not evaluated
+    assert rows["--actor.warmup"][4] == 0.1 and rows["--critic.warmup"][4] == 0.2  # for loop + conditional
+    assert rows["--actor.lr"][4] == 1e-6 and rows["--critic.lr"][4] == 9e-6  # helper with a keyword
+    assert rows["--critic.betas"][4:7] == [[0.9, 0.95], None, 2]
+
+
+def test_openrlhf_extend_carries_closes_and_opens_rows():
+    data = {"tags": ["v0.1.0", "HEAD"], "clis": {"train_demo": [
+        ["--keep", "keep", "store", "int", 1, None, None, 0, 1],
+        ["--gone", "gone", "store", "int", 1, None, None, 0, 1],
+        ["--respec", "respec", "store", "int", 1, None, None, 0, 1],
+        ["--old", "old", "store", "int", 1, None, None, 0, 0]]}}
+    new = [["--keep", "keep", "store", "int", 1, None, None], ["--respec", "respec", "store", "int", 2, None, None],
+           ["--fresh", "fresh", "store", "str", openrlhf.UNKNOWN, None, None]]
+    counts = openrlhf.extend(data, [("v0.2.0", {"train_demo": new})])
+    assert data["tags"] == ["v0.1.0", "v0.2.0", "HEAD"]
+    assert counts["added"] == 2 and counts["closed"] == 2 and counts["releases"] == ["v0.2.0"]
+    spans = {(r[0], r[4]): (r[7], r[8]) for r in data["clis"]["train_demo"]}
+    assert spans == {("--keep", 1): (0, 2), ("--gone", 1): (0, 0), ("--respec", 1): (0, 0),
+                     ("--respec", 2): (1, 2), ("--fresh", None): (1, 2), ("--old", 1): (0, 0)}
+
+
+def test_openrlhf_builder_needs_no_file_outside_the_repository():
+    with open(openrlhf.__file__, encoding="utf-8") as fh:
+        text = fh.read()
+    assert "/work/" not in text and ".tsv" not in text
+
+
+# -- DeepSpeed pydantic models and refused keys ------------------------------------------------------------------
+def test_deepspeed_model_fields_aliases_inheritance_and_removed_keys():
+    release = tree("deepspeed_tree", "deepspeed", "9.9.0")
+    facts = deepspeed.release_facts(release)
+    zero = facts["sections"]["zero_optimization"]
+    assert zero["file"] == "deepspeed/runtime/zero/config.py"
+    fields = zero["fields"]
+    assert fields["stage"]["default"] == 0  # inherited from a base model
+    assert "stage3_prefetch_bucket_size" in fields and fields["stage3_prefetch_bucket_size"]["field"] == \
+        "prefetch_bucket_size"
+    assert fields["cpu_offload"].get("deprecated") is True
+    assert fields["overlap_comm"]["nullable"] and fields["compute_grad_norm"]["type"] == "bool"
+    assert facts["sections"]["zero_optimization.offload_optimizer"]["fields"]["pin_memory"]["default"] is True
+    assert "bf16 (DeepSpeedBF16Config)" in facts["missing_models"]  # not in this tree: reported, not guessed
+    assert facts["removed"] == {"amp": {"message": "AMP has been removed. See https://example.invalid/issues/1."},
+                                "nebula": {"message": "Nebula has been removed."},
+                                "zero_optimization.mics_shard_size": {"message": "MiCS has been removed."}}
+
+
+def test_deepspeed_extend_adds_new_fields_and_closes_removed_ones():
+    data = {"keys": {"zero_optimization.stage": {"mode": "strict"},
+                     "zero_optimization.mics_shard_size": {"mode": "strict"},
+                     "amp": {"mode": "open"}},
+            "sections": {"zero_optimization": {"mode": "strict"}}, "aliases": {}}
+    facts = deepspeed.release_facts(tree("deepspeed_tree", "deepspeed", "9.9.0"))
+    counts = ds_extend(data, "9.9.0", facts)
+    assert data["keys"]["zero_optimization.compute_grad_norm"]["since"] == "9.9.0"
+    assert data["keys"]["zero_optimization.mics_shard_size"]["removed_in"] == "9.9.0"
+    assert data["keys"]["amp"]["removed_in"] == "9.9.0"
+    assert data["removed"]["amp"]["raises"] == "DeepSpeedConfigError"
+    assert data["removed"]["amp"]["source"].endswith("/v9.9.0/deepspeed/runtime/config.py")
+    assert counts["added"] >= 5 and counts["closed"] == 2
+
+
+# -- verl, accelerate, ORZ -----------------------------------------------------------------------------------------
+def test_verl_generated_config_is_flattened_with_sections():
+    found = verl.release_keys(tree("verl_tree", "verl", "9.9.0"))
+    assert set(found) == {"fsdp"}  # no Megatron config in this tree
+    keys = found["fsdp"]["keys"]
+    assert keys["actor_rollout_ref"] == {} and keys["actor_rollout_ref.actor.optim"] == {}
+    assert keys["actor_rollout_ref.actor.optim.lr"] == 1e-6
+    assert keys["actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"] is None
+    assert keys["trainer.logger"] == ["console"]
+    assert found["fsdp"]["source"].endswith("/v9.9.0/verl/trainer/config/_generated_ppo_trainer.yaml")
+
+
+def test_accelerate_plugin_keys_are_the_subscripts_of_deepspeed_config():
+    text = tree("accelerate_tree").read("accelerate/commands/config/cluster.py")
+    assert accelerate.plugin_keys(text) == ["offload_optimizer_device", "zero3_init_flag", "zero_stage"]
+
+
+def test_orz_fields_in_dataclass_order_with_overrides():
+    data = orz.extract(os.path.join(HERE, "orz_tree"), "abc1234")
+    assert list(data["fields"]) == ["seed", "actor_num_nodes", "prompt_data"]
+    assert data["fields"]["seed"]["default"] == 42 and "default" not in data["fields"]["prompt_data"]
+    assert data["base_config_fields"]["seed"]["default"] is None
+    assert data["releases"] == ["abc1234"] and "/blob/abc1234/" in data["source"]
+
+
+# -- Requires-Dist -------------------------------------------------------------------------------------------------
+def test_requires_rows_from_metadata(tmp_path):
+    wheel = tmp_path / "fakeframework-1.2.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        zf.write(os.path.join(HERE, "METADATA"), "fakeframework-1.2.0.dist-info/METADATA")
+        zf.writestr("fakeframework-1.2.0.data/purelib/fakeframework/__init__.py", "")
+    release = Release("fakeframework", "1.2.0", str(wheel), "")
+    assert "fakeframework/__init__.py" in release.names()  # a wheel's .data/purelib is its root
+    dist = metadata_requires(release)
+    assert len(dist) == 7
+    rows = requires.rows_of("fakeframework", "1.2.0", dist, "src")
+    assert [r[2:4] for r in rows] == [
+        ["", "torch==2.14.0"], ["", "transformers<5.21.0,>=5.16.1"], ["vllm", "vllm==0.29.0"],
+        ["gpu", 'flash-attn==2.8.3; sys_platform == "linux"']]  # bare names and dev extras pin nothing
+
+
+def test_requires_coverage_ignores_open_ended_rows():
+    rows = [{"package": "trl", "versions": ">=0.19"}, {"package": "trl", "versions": ">=0.28,<=1.0.0"}]
+    assert requires.covered(rows, "trl", "1.0.0") and not requires.covered(rows, "trl", "1.1.0")
+
+
+# -- the cache -----------------------------------------------------------------------------------------------------
+def test_offline_cache_reuses_what_it_holds_and_refuses_the_rest(tmp_path):
+    folder = tmp_path / "fakeframework-1.2.0"
+    folder.mkdir()
+    with zipfile.ZipFile(folder / "fakeframework-1.2.0-py3-none-any.whl", "w") as zf:
+        zf.write(os.path.join(HERE, "METADATA"), "fakeframework-1.2.0.dist-info/METADATA")
+    cache = Cache(str(tmp_path), offline=True, log=lambda m: None)
+    assert cache.cached_versions("fakeframework") == ["1.2.0"]
+    assert cache.release("fakeframework", "1.2.0").path.endswith(".whl")
+    assert "torch==2.14.0" in cache.requires("fakeframework", "1.2.0")["requires_dist"]
+    assert json.loads((folder / "requires.json").read_text())["requires_dist"][0] == "torch==2.14.0"
+    with pytest.raises(Offline):
+        cache.release("fakeframework", "1.3.0")
+    with pytest.raises(Offline):
+        cache.requires("fakeframework", "1.3.0")
