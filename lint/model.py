@@ -178,6 +178,22 @@ def is_known(value: Any) -> bool:
     return value is not UNKNOWN
 
 
+MAX_SETTING_NUMBER = 1 << 62  # no count, size or rate of a real launch comes near; past it a value is unknown
+
+
+def _bounded(setting: Setting) -> Setting:
+    """The setting, or the same one with an UNKNOWN value when its number is infinite, NaN or beyond
+    MAX_SETTING_NUMBER (``Infinity`` in a ds_config, a 4,000-digit verl override): arithmetic on it would fail or
+    loop, and no rule can say what such a launch does."""
+    value = setting.value
+    if (type(value) is float and not -MAX_SETTING_NUMBER < value < MAX_SETTING_NUMBER) or (
+            type(value) is int and not -MAX_SETTING_NUMBER < value < MAX_SETTING_NUMBER):
+        raw = setting.raw if setting.raw is not None else (repr(value) if type(value) is float else "a huge integer")
+        return Setting(setting.key, UNKNOWN, setting.path, setting.span,
+                       (setting.origin + "; " if setting.origin else "") + "a number out of range: not used", raw[:40])
+    return setting
+
+
 @record(slots=True)
 class Settings:
     """An ordered bag of Settings; the last write of a key wins, as in argparse and dict merges.
@@ -191,11 +207,12 @@ class Settings:
     def __post_init__(self) -> None:
         for setting in self.items:
             check_key(setting.key)
+        self.items = [_bounded(s) for s in self.items]
 
     def add(self, setting: Setting) -> None:
         if setting.key not in DECLARED:
             check_key(setting.key)
-        self.items.append(setting)
+        self.items.append(_bounded(setting))
 
     def get(self, key: str) -> Setting | None:
         if key not in DECLARED:
