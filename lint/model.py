@@ -128,10 +128,27 @@ class Diagnostic:
     end: Position
     fix: Fix | None = None
     related: tuple[Related, ...] = ()
-    source_line: str = ""
+    source_line: str = ""  # an excerpt of the line (at most MAX_EXCERPT characters around the span), not all of it
+    source_line_start: int = 0  # characters of the line left out before the excerpt (its column is this + 1)
+    source_line_cut: bool = False  # whether characters of the line were left out after the excerpt
 
     def sort_key(self) -> tuple:
         return (self.path, self.start.line, self.start.column, self.code)
+
+
+MAX_EXCERPT = 200  # characters of a source line a diagnostic carries and prints: output linear in findings
+MAX_MESSAGE = 2000  # characters of a message (one that quotes a huge value is cut)
+
+
+def excerpt(text: str, line_start: int, line_end: int, column: int) -> tuple[str, int, bool]:
+    """The part of the line text[line_start:line_end] a diagnostic at 1-based ``column`` shows: at most MAX_EXCERPT
+    characters, starting up to a third of it before the column; (excerpt, characters left out before, cut after)."""
+    if line_end - line_start <= MAX_EXCERPT:
+        return text[line_start:line_end], 0, False
+    skip = min(max(0, column - 1 - MAX_EXCERPT // 3), line_end - line_start - MAX_EXCERPT)
+    begin = line_start + skip
+    end = begin + MAX_EXCERPT
+    return text[begin:end], skip, end < line_end
 
 
 @record(frozen=True, slots=True)

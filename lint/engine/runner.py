@@ -8,7 +8,8 @@ from rlhf_lint.startup.records import field, record
 from rlhf_lint.engine.config import Config, ConfigError
 from rlhf_lint.engine.discovery import discover
 from rlhf_lint.readers.kinds import kind_from_content, kind_from_name
-from rlhf_lint.model import DEBUG, Applicability, Diagnostic, Finding, InternalError, Position, Severity
+from rlhf_lint.model import (DEBUG, MAX_MESSAGE, Applicability, Diagnostic, Finding, InternalError, Position, Severity,
+                             excerpt)
 from rlhf_lint.startup import restore_gc_threshold
 from rlhf_lint.engine.project import Context, Project, parse_source
 from rlhf_lint.engine.registry import REGISTRY, Rule
@@ -17,6 +18,7 @@ from rlhf_lint.engine.suppressions import Suppressions
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 MAX_FIX_ROUNDS = 10
+MAX_FINDINGS_PER_RULE = 1000  # per rule and file (or launch): a 1 MB file of duplicates stays a few seconds
 
 
 
@@ -189,15 +191,19 @@ def _to_diagnostic(rule: Rule, finding: Finding, project: Project, default_path:
     if source is not None and finding.span is not None:
         start = source.position(finding.span.start)
         end = source.position(finding.span.end)
-        line_text = source.line_text(start.line)
+        line = source.line_span(start.line)
+        line_text, skipped, cut = excerpt(source.text, line.start, line.end, start.column)
     else:
         start = end = Position(1, 1)
-        line_text = ""
+        line_text, skipped, cut = "", 0, False
+    message = finding.message
+    if len(message) > MAX_MESSAGE:
+        message = message[:MAX_MESSAGE] + "..."
     return Diagnostic(
         code=rule.code,
         name=rule.name,
         severity=finding.severity or rule.severity,
-        message=finding.message,
+        message=message,
         path=path,
         span=finding.span,
         start=start,
@@ -205,6 +211,8 @@ def _to_diagnostic(rule: Rule, finding: Finding, project: Project, default_path:
         fix=finding.fix,
         related=finding.related,
         source_line=line_text,
+        source_line_start=skipped,
+        source_line_cut=cut,
     )
 
 
@@ -240,7 +248,13 @@ def check_project(project: Project, unreadable: list[Unreadable], rules: list[Ru
             continue
         for ctx in _contexts(rule, project):
             try:
-                for finding in rule.run(ctx):
+                for count, finding in enumerate(rule.run(ctx)):
+                    if count == MAX_FINDINGS_PER_RULE:  # the rest would repeat these: say so, stop looking
+                        add(_to_diagnostic(rule, Finding(finding.span, (
+                            f"more findings of {rule.code} here are not reported (at most {MAX_FINDINGS_PER_RULE} "
+                            "per rule and file); fix these and run again"), severity=Severity.INFO, path=finding.path),
+                            project, ctx.path))
+                        break
                     add(_to_diagnostic(rule, finding, project, ctx.path))
             except Exception as exc:  # a bug in one rule must not hide the other rules' findings
                 if DEBUG["raise"]:
