@@ -145,6 +145,8 @@ class Project:
         fact must be a condition without which the rule surely finds nothing."""
         if source is not None and fact == "parse error":
             return source.parse_error is not None
+        if source is not None and fact == "over bounds":
+            return bool(source.skipped)
         if fact == "pins":
             return self.declares_pins()
         if fact == "unreadable files":

@@ -34,7 +34,7 @@ RULES_PACKAGE = "rlhf_lint.rules"
 
 # what a rule may declare it needs (@rule(when=...)), per scope; Project.has answers them
 FACTS = {
-    "file": ("parse error",),
+    "file": ("parse error", "over bounds"),
     "job": ("gpu", "host memory"),
     "project": ("pins", "unreadable files"),
 }

@@ -8,7 +8,7 @@ from rlhf_lint.model import ParseError, Span
 from rlhf_lint.readers.source import Source
 from rlhf_lint.startup.lazyre import lazy_compile
 
-MAX_NODES = 200_000
+MAX_NODES = 200_000  # nodes of a file once its aliases and merge keys (<<) are expanded; past it, it is not read
 
 # Top-level keys of the YAML rlhf-lint has rules for: verl/Hydra trainer configs, accelerate configs, conda
 # environments. Other YAML (CI workflows, docs, k8s) is skipped after one regex, before PyYAML's slow composer.
@@ -36,7 +36,48 @@ def parse_yaml_source(source: Source) -> list:
         raise ParseError(f"invalid YAML: {exc.problem or exc.context}", offset) from None
     except yaml.YAMLError as exc:
         raise ParseError(f"invalid YAML: {exc}", 0) from None
+    for doc in docs:
+        size = expanded_size(doc)
+        if size > MAX_NODES:
+            # merge keys doubling over 25 levels: PyYAML's flattening would copy 2^25 entries (51 s, 800 MB)
+            source.skipped.append((node_span(doc), f"aliases and merge keys expand this YAML to {size:,} nodes, over "
+                                                   f"the {MAX_NODES:,} rlhf-lint reads: the file was not checked"))
+            return None
     return docs
+
+
+def expanded_size(root) -> int:
+    """How many nodes the document has once every alias and merge key is expanded, counted once per distinct node
+    (an alias is the same node object), so it costs the file's own size; a node that holds an alias to itself
+    expands without end (MAX_EXPANDED)."""
+    import yaml
+
+    def children(node):
+        if isinstance(node, yaml.MappingNode):
+            return [c for pair in node.value for c in pair]
+        return node.value if isinstance(node, yaml.SequenceNode) else ()
+
+    sizes: dict[int, int] = {}
+    on_path: set[int] = set()  # the nodes being expanded: the ancestors of the one popped
+    stack = [(root, False)]
+    while stack:  # iterative: the file's nesting depth must not meet the interpreter's recursion limit
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            on_path.discard(key)
+            sizes[key] = min(1 + sum(sizes[id(c)] for c in children(node)), MAX_EXPANDED)
+            continue
+        if key in sizes:
+            continue
+        if key in on_path:
+            return MAX_EXPANDED
+        on_path.add(key)
+        stack.append((node, True))
+        stack.extend((c, False) for c in children(node) if id(c) not in sizes)
+    return sizes[id(root)]
+
+
+MAX_EXPANDED = 1 << 62
 
 
 def node_span(node) -> Span:
