@@ -471,26 +471,79 @@ def _state(project: Project) -> tuple:
 _WORKER: dict = {}
 
 
-def _worker_init(config: Config, options: Options, codes: list[str], settings: str | None) -> None:
+PENDING, STARTED, DONE = 0, 1, 2  # a group's state in the array the workers share with the parent
+
+
+def _worker_init(config: Config, options: Options, codes: list[str], settings: str | None, groups=None,
+                 state=None) -> None:
     restore_gc_threshold()  # a forked worker inherits the console script's start-up setting
     DEBUG["raise"] = options.debug
-    _WORKER.update(config=config, options=options, rules=[REGISTRY.get(c) for c in codes], settings=settings)
+    _WORKER.update(config=config, options=options, rules=[REGISTRY.get(c) for c in codes], settings=settings,
+                   groups=groups, state=state)
 
 
-def _worker_run(items: list[tuple[str, bool]]) -> Result:
-    return lint_group(items, _WORKER["config"], _WORKER["options"], _WORKER["rules"], _WORKER["settings"])
+def _worker_run(indices: list[int]) -> list[tuple[int, Result]]:
+    """Check the groups at ``indices``, marking each STARTED then DONE, so that when the process dies (a crash in
+    C code, the kernel's out-of-memory killer) the parent knows which group it was checking."""
+    out = []
+    state = _WORKER["state"]
+    for index in indices:
+        state[index] = STARTED
+        out.append((index, lint_group(_WORKER["groups"][index], _WORKER["config"], _WORKER["options"],
+                                      _WORKER["rules"], _WORKER["settings"])))
+        state[index] = DONE
+    return out
 
 
 def _parallel(groups, config, options, rules, settings, workers):
+    """Results of the groups as the workers finish them (nothing is kept here: memory stays flat). A worker that
+    dies takes only its own group down: the groups it held are checked again, each suspect alone in a pool of
+    one, and a group that kills its worker alone is reported with F010 instead of ending the run."""
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
 
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    chunk = max(1, len(groups) // (workers * 8))
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_init,
-                             initargs=(config, options, [r.code for r in rules], settings)) as pool:
-        yield from pool.map(_worker_run, groups, chunksize=chunk)
+    state = context.RawArray("b", len(groups))
+    pending = list(range(len(groups)))
+    suspects: list[int] = []
+    while pending or suspects:
+        alone = bool(suspects)  # a suspect runs by itself: if its worker dies, it is the one
+        batch = suspects[:1] if alone else pending
+        chunk = 1 if alone else max(1, min(64, len(batch) // (workers * 8)))
+        received: set[int] = set()
+        with ProcessPoolExecutor(max_workers=1 if alone else workers, mp_context=context, initializer=_worker_init,
+                                 initargs=(config, options, [r.code for r in rules], settings, groups, state)) as pool:
+            futures = [pool.submit(_worker_run, batch[i:i + chunk]) for i in range(0, len(batch), chunk)]
+            for future in as_completed(futures):
+                try:
+                    done = future.result()
+                except BrokenProcessPool:
+                    continue
+                for index, result in done:
+                    received.add(index)
+                    yield result
+            futures.clear()
+        lost = [i for i in batch if i not in received]
+        if alone:
+            suspects.pop(0)
+            if lost:
+                yield _crashed(groups[lost[0]], config)
+            continue
+        suspects = [i for i in lost if state[i] == STARTED]
+        if lost and not suspects and not received:
+            suspects = lost  # the pool died before any group started: try each alone rather than loop
+        pending = [i for i in lost if i not in suspects]  # not started, or done in a chunk that was lost
+        for i in pending:
+            state[i] = PENDING
+
+
+def _crashed(items: list[tuple[str, bool]], config: Config) -> Result:
+    """F010 for each file of a group whose check killed its worker process."""
+    errors = [InternalError(path, "the check of its group of files", "its worker process died (a crash, or "
+                                  "out of memory): these files were not checked") for path, _ in items]
+    return Result(diagnostics=internal_error_diagnostics(Project([], config), errors))
 
 
 def apply_fixes(project: Project, diagnostics: list[Diagnostic], allowed: set[Applicability]) -> int:
