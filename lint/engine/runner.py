@@ -8,8 +8,8 @@ from rlhf_lint.startup.records import field, record
 from rlhf_lint.engine.config import Config, ConfigError
 from rlhf_lint.engine.discovery import discover
 from rlhf_lint.readers.kinds import kind_from_content, kind_from_name
-from rlhf_lint.model import (DEBUG, MAX_MESSAGE, Applicability, Diagnostic, Finding, InternalError, Position, Severity,
-                             excerpt)
+from rlhf_lint.model import (DEBUG, MAX_MESSAGE, Applicability, Diagnostic, Finding, InternalError, ParseError, Position,
+                             Severity, excerpt)
 from rlhf_lint.startup import restore_gc_threshold
 from rlhf_lint.engine.project import Context, Project, parse_source
 from rlhf_lint.engine.registry import REGISTRY, Rule
@@ -171,11 +171,87 @@ def read_group(items: list[tuple[str, bool]]) -> tuple[list[Source], list[Unread
 
 
 def project_of(sources: list[Source], config: Config) -> Project:
-    for source in sources:
-        parse_source(source)
+    workers = PARSE_WORKERS["n"]
+    if workers > 1 and len(sources) >= PARSE_PARALLEL_MIN:
+        _parse_parallel(sources, workers)
+    else:
+        for source in sources:
+            parse_source(source)
     project = Project(sources, config)
     classify(project)
     return project
+
+
+# One repository is one group (rlhf_lint.engine.groups), checked by one process; its files are parsed by worker
+# processes when the run has cores to spare (lint() sets this). A shell script's tree-sitter tree is parsed again on
+# arrival (rlhf_lint.readers.shell._Doc.__getstate__).
+PARSE_WORKERS = {"n": 1}
+PARSE_PARALLEL_MIN = 200  # files in one group; below this, starting workers costs more than it saves
+PARSE_CHUNK = 16
+_PARSING: dict = {}
+
+
+def _parse_remote(indices: list[int]) -> list[tuple]:
+    out = []
+    sources, state = _PARSING["sources"], _PARSING["state"]
+    for i in indices:
+        state[i] = STARTED
+        s = sources[i]
+        parse_source(s)
+        err = s.parse_error
+        out.append((i, s.tree, None if err is None else (err.message, err.offset, err.end), s.internal_errors,
+                    s.skipped))
+        state[i] = DONE
+    return out
+
+
+def _parse_parallel(sources: list[Source], workers: int) -> None:
+    """parse_source for each source, in forked workers. A worker that dies (a crash in a parser's
+    C code, memory) costs the file it was parsing an internal error; the files it had not finished are parsed here."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+    import pickle
+
+    if "fork" not in multiprocessing.get_all_start_methods():  # the sources reach the workers by fork, not by pickle
+        for source in sources:
+            parse_source(source)
+        return
+    context = multiprocessing.get_context("fork")
+    remote = list(range(len(sources)))
+    state = context.RawArray("b", len(sources))
+    _PARSING.update(sources=sources, state=state)
+    received: set[int] = set()
+
+    def run(batches: list[list[int]], processes: int) -> None:
+        with ProcessPoolExecutor(max_workers=processes, mp_context=context) as pool:
+            futures = [pool.submit(_parse_remote, batch) for batch in batches]
+            for future in futures:
+                try:
+                    done = future.result()
+                except (BrokenProcessPool, pickle.PicklingError, TypeError, AttributeError):
+                    continue  # a dead worker or a tree that cannot travel: handled below
+                for i, tree, err, internal, skipped in done:
+                    s = sources[i]
+                    s.tree, s.internal_errors, s.skipped = tree, internal, skipped
+                    s.parse_error = None if err is None else ParseError(*err)
+                    received.add(i)
+
+    try:
+        run([remote[k:k + PARSE_CHUNK] for k in range(0, len(remote), PARSE_CHUNK)], workers)
+        # the files being parsed when a worker died: each again alone, so that only the one that kills it is lost
+        for i in [i for i in remote if i not in received and state[i] == STARTED]:
+            state[i] = PENDING
+            run([[i]], 1)
+            if i not in received:
+                sources[i].internal_errors.append(InternalError(sources[i].path, "the parser",
+                                                                "its worker process died (a crash, or out of memory)"))
+                received.add(i)
+    finally:
+        _PARSING.clear()
+    for i in remote:
+        if i not in received:
+            parse_source(sources[i])  # not started, or parsed in a batch whose worker died later
 
 
 def build_project(paths: list[str], config: Config) -> tuple[Project, list[Unreadable]]:
@@ -333,6 +409,9 @@ def lint(paths: list[str], config: Config, options: Options) -> Result:
     fixing = options.fix or options.diff
     settings = run_settings(config, options, rules) if options.cache and not fixing else None
     workers = worker_count(options, len(groups), len(discovered))
+    PARSE_WORKERS["n"] = 1
+    if workers == 1 and not fixing and len(discovered) >= PARSE_PARALLEL_MIN:
+        PARSE_WORKERS["n"] = min(options.jobs or env_jobs() or available_cpus(), available_cpus())
     if workers > 1:
         outcomes = _parallel(groups, config, options, rules, settings, workers)
     else:

@@ -93,6 +93,18 @@ class _Doc:
             self._b2c = table
         self.tree = _parser().parse(self.data)
 
+    def __getstate__(self) -> dict:
+        # a tree-sitter tree cannot be pickled: a parsed script sent back by a parsing worker process
+        # (rlhf_lint.engine.runner) carries the text, and the tree is parsed again on arrival (the C parser: ~1 ms);
+        # the Source is needed only while the script is evaluated
+        return {k: v for k, v in self.__dict__.items() if k not in ("tree", "data", "source")}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.source = None
+        self.data = self.text.encode("utf-8")
+        self.tree = _parser().parse(self.data)
+
     def char(self, byte: int) -> int:
         c = byte if self._b2c is None else self._b2c[min(byte, len(self._b2c) - 1)]
         if self.outer is None:
