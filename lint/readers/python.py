@@ -41,6 +41,10 @@ def is_relevant_python(source: Source) -> bool:
 def parse_python_source(source: Source):
     if not is_relevant_python(source):
         return None
+    if len(source.raw) > MAX_BYTES:
+        source.skipped.append((Span(0, 0), f"a Python config of {len(source.raw) >> 10} KiB, over the "
+                                            f"{MAX_BYTES >> 10} KiB rlhf-lint reads: not checked"))
+        return None
     _python_gate(source)
     import libcst
 
@@ -54,6 +58,7 @@ def parse_python_source(source: Source):
 # id(module) -> (module, {node: CodeSpan}); the module is kept so the id cannot be reused while cached
 _POSITIONS: dict[int, tuple[Any, Any]] = {}
 _MAX_CACHED = 64
+MAX_BYTES = 128 << 10  # an ORZ config or setup.py read with libcst (real ones: a few KB)
 
 
 def _byte_spans(module) -> Any:

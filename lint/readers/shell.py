@@ -1087,8 +1087,8 @@ def parse_shell_source(source: Source) -> ShellScript:
 def script_of(source: Source, project=None) -> ShellScript | None:
     script = source.tree if isinstance(source.tree, ShellScript) else None
     if script is None:
-        if source.kind != "shell" or source.parse_error is not None:
-            return None
+        if source.kind != "shell" or source.parse_error is not None or source.skipped:
+            return None  # a script over its bound (F004) is not evaluated here either
         cached = getattr(source, "_shell_script", None)
         if cached is None:
             cached = read_script(source)

@@ -8,6 +8,7 @@ from rlhf_lint.model import ParseError, Span
 from rlhf_lint.readers.source import Source
 from rlhf_lint.startup.lazyre import lazy_compile
 
+MAX_BYTES = 128 << 10  # a relevant YAML config (the largest real one seen: 36 KB)
 MAX_DEPTH = 200  # nesting of mappings and sequences (as the JSON reader)
 MAX_NODES = 200_000  # nodes of a file once its aliases and merge keys (<<) are expanded; past it, it is not read
 
@@ -26,6 +27,10 @@ def is_relevant_yaml(source: Source) -> bool:
 def parse_yaml_source(source: Source) -> list:
     """All documents of the file as composed nodes (no tags constructed, so no code runs and no alias expands)."""
     if not is_relevant_yaml(source):
+        return None
+    if len(source.raw) > MAX_BYTES:
+        source.skipped.append((Span(0, 0), f"a YAML config of {len(source.raw) >> 10} KiB, over the {MAX_BYTES >> 10} "
+                                            "KiB rlhf-lint reads: not checked"))
         return None
     if flow_depth(source.text) > MAX_DEPTH:
         # before composing: libyaml's composer recurses in C and a 30,000-deep '[' run crashes the process
