@@ -36,3 +36,12 @@ def test_a_script_under_its_bound_is_still_checked(tmp_path):
     proc = run_cli("--no-cache", "--format", "json", "train.sh", cwd=tmp_path)
     codes = {d["code"] for d in json.loads(proc.stdout)["diagnostics"]}
     assert "F004" not in codes and "F010" not in codes
+
+
+@pytest.mark.parametrize("depth", [150, 1000])
+def test_a_python_config_nesting_past_the_bound_is_f004_not_a_recursion_error(tmp_path, depth):
+    (tmp_path / "orz_ppo.py").write_text("from orz.ppo import PPOExpConfig\n\nclass C(PPOExpConfig):\n"
+                                         f"    x: int = {'(' * depth}1{')' * depth}\n")
+    proc = run_cli("--no-cache", "--format", "json", "orz_ppo.py", cwd=tmp_path)
+    codes = [d["code"] for d in json.loads(proc.stdout)["diagnostics"]]
+    assert "F010" not in codes and "F004" in codes, codes
