@@ -156,7 +156,8 @@ def _names_rlhf_lint(path: str) -> bool:
             raw = fh.read(MAX_CONFIG_BYTES)
     except OSError:
         return False
-    return re.search(rb"^\s*\[\s*tool\s*\.\s*[\"']?rlhf-lint\b", raw, re.MULTILINE) is not None
+    # [ \t]*, not \s*: with MULTILINE, \s* over 200,000 blank lines is quadratic (a minute)
+    return re.search(rb"^[ \t]*\[[ \t]*tool[ \t]*\.[ \t]*[\"']?rlhf-lint\b", raw, re.MULTILINE) is not None
 
 
 def find_config_file(start: str) -> str | None:

@@ -43,3 +43,14 @@ def test_a_broken_pyproject_in_a_parent_without_our_table_is_ignored(tmp_path):
     (repo / "ds_config.json").write_text('{"train_batch_size": 8}\n')
     proc = run_cli("--no-cache", ".", cwd=repo)
     assert proc.returncode in (0, 1) and proc.stderr == "", proc.stderr
+
+
+def test_a_broken_pyproject_of_200000_blank_lines_is_read_at_once(tmp_path):
+    # the check for a [tool.rlhf-lint] table in a pyproject that is not TOML was a quadratic regex: a minute
+    import time
+
+    (tmp_path / "pyproject.toml").write_bytes(b"[project\n" + b"\n" * 200_000 + b"x = [\n")
+    (tmp_path / "ds_config.json").write_text('{"train_batch_size": 8}\n')
+    started = time.monotonic()
+    proc = run_cli("--no-cache", "-q", ".", cwd=tmp_path)
+    assert time.monotonic() - started < 20 and "Traceback" not in proc.stderr
