@@ -165,6 +165,9 @@ def main() -> None:
           f"as binary, not UTF-8 or too large, each with a diagnostic)")
     print(f"CLI runs: {cli_runs} (every {args.cli_every}th batch, plus the special cases: {'; '.join(cases)})")
     print(f"slowest batch: {slowest[0]:.2f} s ({os.path.basename(slowest[1])}); total {total:.0f} s")
+    import resource
+
+    print(f"peak memory of the in-process runs: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
     print(f"crashes: {len(crashes)}")
     for c in crashes[:50]:
         print("  " + c.replace("\n", "\n    "))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 
 from corpus import (accelerate_yaml, deepspeed_script, ds_config, helper_module, launch_script, orz_config,
                     requirements, verl_script, verl_yaml)
@@ -116,11 +117,58 @@ def _op_many_lines(data: bytes, r: random.Random) -> bytes:
     return data + b"\n" * r.choice([10_000, 200_000]) + data
 
 
+# issue 17's classes: small inputs whose naive handling is exponential or quadratic
+def _op_merge_key_bomb(data: bytes, r: random.Random) -> bytes:
+    levels = r.choice([10, 20, 25])
+    lines = [b"m0: &m0 {x: 1, y: 2}"]
+    lines += [b"m%d: &m%d {<<: [*m%d, *m%d], k%d: 1}" % (n, n, n - 1, n - 1, n) for n in range(1, levels)]
+    return b"\n".join(lines) + b"\n" + data
+
+
+def _op_duplicate_keys_one_line(data: bytes, r: random.Random) -> bytes:
+    i = data.find(b"{")
+    if i < 0:
+        return data
+    return data[:i + 1] + b'"train_batch_size": 8, ' * r.choice([100, 10_000]) + data[i + 1:]
+
+
+def _op_hostile_number(data: bytes, r: random.Random) -> bytes:
+    digits = [m.start() for m in re.finditer(rb"\b\d+\b", data)]
+    if not digits:
+        return data
+    i = r.choice(digits)
+    end = i + len(re.match(rb"\d+", data[i:]).group())
+    value = r.choice([b"Infinity", b"NaN", b".inf", b"-Infinity", b"9" * 4300, b"9" * 4301, b"1." + b"1" * 400,
+                      b"4294967296", b"100000", b"1e309"])
+    return data[:i] + value + data[end:]
+
+
+def _op_repeated_flag(data: bytes, r: random.Random) -> bytes:
+    i = data.find(b"\n")
+    i = len(data) if i < 0 else i
+    return data[:i] + b" --zero_stage 3" * r.choice([100, 4000]) + data[i:]
+
+
+def _op_bracket_run(data: bytes, r: random.Random) -> bytes:
+    i = r.randrange(len(data) + 1)
+    return data[:i] + b"[" * r.choice([1000, 65536]) + data[i:]
+
+
+def _op_variable_doubling(data: bytes, r: random.Random) -> bytes:
+    return b"A=x\n" + b'A="$A$A"\n' * r.choice([10, 24, 32]) + b"echo $A $A\n" + data
+
+
+def _op_continued_pins(data: bytes, r: random.Random) -> bytes:
+    pins = [b"torch==2.%d.0 vllm==0.%d.0 transformers==4.4%d.0" % (n % 7, n % 9, n % 9) for n in range(25)]
+    return data + b"\nRUN pip install \\\n    " + b" \\\n    ".join(pins) + b"\n"
+
+
 OPERATIONS = [_op_truncate, _op_delete, _op_insert_bytes, _op_insert_token, _op_nul, _op_invalid_utf8, _op_crlf,
               _op_bom, _op_cr_only, _op_duplicate, _op_swap_lines, _op_deep_nesting, _op_huge_value, _op_yaml_bomb,
-              _op_many_lines]
+              _op_many_lines, _op_merge_key_bomb, _op_duplicate_keys_one_line, _op_hostile_number,
+              _op_repeated_flag, _op_bracket_run, _op_variable_doubling, _op_continued_pins]
 # the costly ones (megabytes, deep nesting) are rarer so a run of 10,000 files stays short
-WEIGHTS = [6, 8, 6, 10, 2, 2, 2, 2, 1, 4, 4, 1, 1, 1, 1]
+WEIGHTS = [6, 8, 6, 10, 2, 2, 2, 2, 1, 4, 4, 1, 1, 1, 1, 1, 1, 3, 1, 1, 1, 1]
 
 
 def mutate(data: bytes, r: random.Random) -> tuple[bytes, list[str]]:

@@ -41,7 +41,10 @@ def _line_end(text: str, offset: int) -> int:
 
 
 def _starts_line(text: str, offset: int) -> bool:
-    return text[_line_start(text, offset):offset].strip(_BLANK) == ""
+    i = offset  # walk back over blanks only: slicing the whole line is quadratic on a line of many members
+    while i > 0 and text[i - 1] in _BLANK:
+        i -= 1
+    return i == 0 or text[i - 1] == "\n"
 
 
 def _indent_of(text: str, offset: int) -> str:
@@ -110,18 +113,23 @@ def rename_key(member: JMember, new_key: str) -> Edit:
     return Edit(member.key_span.start, member.key_span.end, dumps(new_key))
 
 
-def delete_member(text: str, obj: JObject, member: JMember) -> tuple[Edit, ...]:
+def delete_member(text: str, obj: JObject, member: JMember, index: int | None = None) -> tuple[Edit, ...]:
     """Remove a member with its comma. A member alone on its line(s) takes its whole lines (and a comment that
-    follows it on its last line); when the last member goes, the comma before it goes too."""
-    index = next(i for i, m in enumerate(obj.members) if m is member)
+    follows it on its last line); when the last member goes, the comma before it goes too. ``index``: the member's
+    place in ``obj.members`` when the caller knows it (a search per member is quadratic in the object's size)."""
+    if index is None or obj.members[index] is not member:
+        index = next(i for i, m in enumerate(obj.members) if m is member)
     prev = obj.members[index - 1] if index > 0 else None
     comma = _comma_after(text, member.value.span.end)
     after = comma + 1 if comma is not None else member.value.span.end
     edits: list[Edit] = []
-    line_end = _line_end(text, after)
-    rest = text[after:line_end].strip(_BLANK)
-    own_lines = (_starts_line(text, member.key_span.start) and (rest == "" or rest.startswith(("//", "#")))
-                 and line_end < obj.span.end - 1)
+    own_lines = False
+    if _starts_line(text, member.key_span.start):
+        line_end = _line_end(text, after)
+        i = after
+        while i < line_end and text[i] in _BLANK:
+            i += 1
+        own_lines = (i == line_end or text.startswith(("//", "#"), i)) and line_end < obj.span.end - 1
     if own_lines:
         start = _line_start(text, member.key_span.start)
         nl = text.find("\n", line_end)

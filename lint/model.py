@@ -128,7 +128,9 @@ class Diagnostic:
     end: Position
     fix: Fix | None = None
     related: tuple[Related, ...] = ()
-    source_line: str = ""
+    source_line: str = ""  # an excerpt of the line (at most MAX_EXCERPT characters around the span), not all of it
+    source_line_start: int = 0  # characters of the line left out before the excerpt (its column is this + 1)
+    source_line_cut: bool = False  # whether characters of the line were left out after the excerpt
 
     def sort_key(self) -> tuple:
         return (self.path, self.start.line, self.start.column, self.code)
@@ -139,6 +141,21 @@ def paths_with_positions(diagnostics) -> set[str]:
     wanted = {d.path for d in diagnostics if d.fix is not None}
     wanted.update(r.path for d in diagnostics for r in d.related if r.span is not None)
     return wanted
+
+
+MAX_EXCERPT = 200  # characters of a source line a diagnostic carries and prints: output linear in findings
+MAX_MESSAGE = 2000  # characters of a message (one that quotes a huge value is cut)
+
+
+def excerpt(text: str, line_start: int, line_end: int, column: int) -> tuple[str, int, bool]:
+    """The part of the line text[line_start:line_end] a diagnostic at 1-based ``column`` shows: at most MAX_EXCERPT
+    characters, starting up to a third of it before the column; (excerpt, characters left out before, cut after)."""
+    if line_end - line_start <= MAX_EXCERPT:
+        return text[line_start:line_end], 0, False
+    skip = min(max(0, column - 1 - MAX_EXCERPT // 3), line_end - line_start - MAX_EXCERPT)
+    begin = line_start + skip
+    end = begin + MAX_EXCERPT
+    return text[begin:end], skip, end < line_end
 
 
 @record(frozen=True, slots=True)
@@ -185,6 +202,22 @@ def is_known(value: Any) -> bool:
     return value is not UNKNOWN
 
 
+MAX_SETTING_NUMBER = 1 << 62  # no count, size or rate of a real launch comes near; past it a value is unknown
+
+
+def _bounded(setting: Setting) -> Setting:
+    """The setting, or the same one with an UNKNOWN value when its number is infinite, NaN or beyond
+    MAX_SETTING_NUMBER (``Infinity`` in a ds_config, a 4,000-digit verl override): arithmetic on it would fail or
+    loop, and no rule can say what such a launch does."""
+    value = setting.value
+    if (type(value) is float and not -MAX_SETTING_NUMBER < value < MAX_SETTING_NUMBER) or (
+            type(value) is int and not -MAX_SETTING_NUMBER < value < MAX_SETTING_NUMBER):
+        raw = setting.raw if setting.raw is not None else (repr(value) if type(value) is float else "a huge integer")
+        return Setting(setting.key, UNKNOWN, setting.path, setting.span,
+                       (setting.origin + "; " if setting.origin else "") + "a number out of range: not used", raw[:40])
+    return setting
+
+
 @record(slots=True)
 class Settings:
     """An ordered bag of Settings; the last write of a key wins, as in argparse and dict merges.
@@ -198,11 +231,12 @@ class Settings:
     def __post_init__(self) -> None:
         for setting in self.items:
             check_key(setting.key)
+        self.items = [_bounded(s) for s in self.items]
 
     def add(self, setting: Setting) -> None:
         if setting.key not in DECLARED:
             check_key(setting.key)
-        self.items.append(setting)
+        self.items.append(_bounded(setting))
 
     def get(self, key: str) -> Setting | None:
         if key not in DECLARED:

@@ -99,7 +99,7 @@ def diagnostic_to_json(d) -> dict:
         "a": [d.start.line, d.start.column], "b": [d.end.line, d.end.column],
         "f": fix,
         "r": [[r.path, None if r.span is None else [r.span.start, r.span.end], r.message] for r in d.related],
-        "l": d.source_line,
+        "l": d.source_line, "ls": d.source_line_start, "lc": d.source_line_cut,
     }
 
 
@@ -115,7 +115,7 @@ def diagnostic_from_json(data: dict):
         span=None if data["sp"] is None else Span(*data["sp"]),
         start=Position(*data["a"]), end=Position(*data["b"]), fix=fix,
         related=tuple(Related(p, None if s is None else Span(*s), m) for p, s, m in data["r"]),
-        source_line=data["l"],
+        source_line=data["l"], source_line_start=data.get("ls", 0), source_line_cut=data.get("lc", False),
     )
 
 

@@ -17,6 +17,7 @@ from rlhf_lint.model import HARDWARE_KEYS, Severity
 from rlhf_lint.startup.lazyre import lazy_compile
 
 CONFIG_FILES = ("rlhf-lint.toml", ".rlhf-lint.toml", "pyproject.toml")
+MAX_CONFIG_BYTES = 1 << 20  # a configuration file larger than this is refused, not read
 
 _SIZE_RE = lazy_compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgtp]?)(i?)b?\s*$", re.IGNORECASE)
 _UNITS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
@@ -139,13 +140,31 @@ def _load_toml(path: str) -> dict:
         import tomli as tomllib
     try:
         with open(path, "rb") as fh:
-            return tomllib.load(fh)
+            raw = fh.read(MAX_CONFIG_BYTES + 1)
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{path}: over the {MAX_CONFIG_BYTES >> 20} MiB limit for a configuration file")
+        return tomllib.loads(raw.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: not UTF-8 ({exc.reason})") from None
+    except RecursionError:  # tomllib recurses per nested array or inline table
+        raise ConfigError(f"{path}: invalid TOML: nesting too deep to read") from None
+    except ValueError as exc:  # an integer over Python's int_max_str_digits
+        raise ConfigError(f"{path}: invalid TOML: {str(exc).split(';')[0]}") from None
     except OSError as exc:  # missing, a directory, unreadable: the user's error, one line, never a traceback
         raise ConfigError(f"cannot read configuration file {path}: {exc.strerror or exc}") from None
+
+
+def _names_rlhf_lint(path: str) -> bool:
+    """Whether a pyproject.toml that could not be read as TOML has a [tool.rlhf-lint] table, by its bytes."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_CONFIG_BYTES)
+    except OSError:
+        return False
+    # [ \t]*, not \s*: with MULTILINE, \s* over 200,000 blank lines is quadratic (a minute)
+    return re.search(rb"^[ \t]*\[[ \t]*tool[ \t]*\.[ \t]*[\"']?rlhf-lint\b", raw, re.MULTILINE) is not None
 
 
 def find_config_file(start: str, memo: dict[str, str | None] | None = None) -> str | None:
@@ -184,6 +203,8 @@ def _config_in(folder: str) -> str | None:
                 if "rlhf-lint" in _load_toml(candidate).get("tool", {}):
                     return candidate
             except (ConfigError, OSError):
+                if _names_rlhf_lint(candidate):
+                    raise  # the configuration that applies is broken: say so rather than run without it
                 continue
     return None
 

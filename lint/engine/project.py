@@ -10,7 +10,7 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
 from rlhf_lint.startup.records import record
 from rlhf_lint.engine.config import Config
 from rlhf_lint.frameworks.jobs import Job, builders_for
-from rlhf_lint.model import DEBUG, InternalError, ParseError, Setting
+from rlhf_lint.model import DEBUG, InternalError, ParseError, Setting, Span
 from rlhf_lint.readers.kinds import may_declare_pins
 from rlhf_lint.readers.source import Source
 from rlhf_lint.startup import import_module
@@ -53,10 +53,29 @@ def _overlong_number(text: str) -> ParseError | None:
     return None
 
 
+# Bytes a reader takes per file kind (YAML and Python configs: rlhf_lint.readers.yaml / .python). The largest real
+# launch script seen is 14 KB, the largest pin file 10 KB; a file over its bound is F004, not minutes of evaluation.
+MAX_PARSE_BYTES = {"shell": 64 << 10, "requirements": 32 << 10, "pyproject_toml": 32 << 10, "setup_cfg": 32 << 10,
+                   "dockerfile": 32 << 10}
+
+
+def over_parse_bound(source: Source, limit: int) -> bool:
+    """Whether the source is over ``limit`` bytes; if so it is recorded as skipped (F004)."""
+    if len(source.raw) <= limit:
+        return False
+    source.skipped.append((Span(0, 0), f"a {source.kind} file of {len(source.raw) >> 10} KiB, over the {limit >> 10} "
+                                       "KiB rlhf-lint reads for this kind of file: not checked"))
+    return True
+
+
 def parse_source(source: Source) -> None:
     """Set source.tree, or source.parse_error on failure. Never raises for bad input."""
     spec = PARSERS.get(source.kind)
     if spec is None:
+        return
+    limit = MAX_PARSE_BYTES.get(source.kind)
+    if limit is not None and over_parse_bound(source, limit):
+        source.tree, source.parse_error = None, None
         return
     overlong = _overlong_number(source.text)
     if overlong is not None:
@@ -164,6 +183,8 @@ class Project:
         fact must be a condition without which the rule surely finds nothing."""
         if source is not None and fact == "parse error":
             return source.parse_error is not None
+        if source is not None and fact == "over bounds":
+            return bool(source.skipped)
         if fact == "pins":
             return self.declares_pins()
         if fact == "pin files":  # a file that may pin, even when nothing in it resolves to a version (``-e .``)

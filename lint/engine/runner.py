@@ -8,7 +8,8 @@ from rlhf_lint.startup.records import field, record
 from rlhf_lint.engine.config import Config, ConfigError, Configs
 from rlhf_lint.engine.discovery import Exclusions, discover
 from rlhf_lint.readers.kinds import kind_from_content, kind_from_name
-from rlhf_lint.model import DEBUG, Applicability, Diagnostic, Finding, InternalError, Position, Severity
+from rlhf_lint.model import (DEBUG, MAX_MESSAGE, Applicability, Diagnostic, Finding, InternalError, ParseError, Position,
+                             Severity, excerpt)
 from rlhf_lint.startup import restore_gc_threshold
 from rlhf_lint.engine.project import Context, Project, parse_source
 from rlhf_lint.engine.registry import REGISTRY, Rule
@@ -17,6 +18,7 @@ from rlhf_lint.engine.suppressions import Suppressions
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 MAX_FIX_ROUNDS = 10
+MAX_FINDINGS_PER_RULE = 1000  # per rule and file (or launch): a 1 MB file of duplicates stays a few seconds
 
 
 
@@ -173,11 +175,87 @@ def read_group(items: list[tuple[str, bool]]) -> tuple[list[Source], list[Unread
 
 
 def project_of(sources: list[Source], config: Config, configs: dict[str, Config] | None = None) -> Project:
-    for source in sources:
-        parse_source(source)
+    workers = PARSE_WORKERS["n"]
+    if workers > 1 and len(sources) >= PARSE_PARALLEL_MIN:
+        _parse_parallel(sources, workers)
+    else:
+        for source in sources:
+            parse_source(source)
     project = Project(sources, config, configs)
     classify(project)
     return project
+
+
+# One repository is one group (rlhf_lint.engine.groups), checked by one process; its files are parsed by worker
+# processes when the run has cores to spare (lint() sets this). A shell script's tree-sitter tree is parsed again on
+# arrival (rlhf_lint.readers.shell._Doc.__getstate__).
+PARSE_WORKERS = {"n": 1}
+PARSE_PARALLEL_MIN = 200  # files in one group; below this, starting workers costs more than it saves
+PARSE_CHUNK = 16
+_PARSING: dict = {}
+
+
+def _parse_remote(indices: list[int]) -> list[tuple]:
+    out = []
+    sources, state = _PARSING["sources"], _PARSING["state"]
+    for i in indices:
+        state[i] = STARTED
+        s = sources[i]
+        parse_source(s)
+        err = s.parse_error
+        out.append((i, s.tree, None if err is None else (err.message, err.offset, err.end), s.internal_errors,
+                    s.skipped))
+        state[i] = DONE
+    return out
+
+
+def _parse_parallel(sources: list[Source], workers: int) -> None:
+    """parse_source for each source, in forked workers. A worker that dies (a crash in a parser's
+    C code, memory) costs the file it was parsing an internal error; the files it had not finished are parsed here."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+    import pickle
+
+    if "fork" not in multiprocessing.get_all_start_methods():  # the sources reach the workers by fork, not by pickle
+        for source in sources:
+            parse_source(source)
+        return
+    context = multiprocessing.get_context("fork")
+    remote = list(range(len(sources)))
+    state = context.RawArray("b", len(sources))
+    _PARSING.update(sources=sources, state=state)
+    received: set[int] = set()
+
+    def run(batches: list[list[int]], processes: int) -> None:
+        with ProcessPoolExecutor(max_workers=processes, mp_context=context) as pool:
+            futures = [pool.submit(_parse_remote, batch) for batch in batches]
+            for future in futures:
+                try:
+                    done = future.result()
+                except (BrokenProcessPool, pickle.PicklingError, TypeError, AttributeError):
+                    continue  # a dead worker or a tree that cannot travel: handled below
+                for i, tree, err, internal, skipped in done:
+                    s = sources[i]
+                    s.tree, s.internal_errors, s.skipped = tree, internal, skipped
+                    s.parse_error = None if err is None else ParseError(*err)
+                    received.add(i)
+
+    try:
+        run([remote[k:k + PARSE_CHUNK] for k in range(0, len(remote), PARSE_CHUNK)], workers)
+        # the files being parsed when a worker died: each again alone, so that only the one that kills it is lost
+        for i in [i for i in remote if i not in received and state[i] == STARTED]:
+            state[i] = PENDING
+            run([[i]], 1)
+            if i not in received:
+                sources[i].internal_errors.append(InternalError(sources[i].path, "the parser",
+                                                                "its worker process died (a crash, or out of memory)"))
+                received.add(i)
+    finally:
+        _PARSING.clear()
+    for i in remote:
+        if i not in received:
+            parse_source(sources[i])  # not started, or parsed in a batch whose worker died later
 
 
 def build_project(paths: list[str], config: Config) -> tuple[Project, list[Unreadable]]:
@@ -193,15 +271,19 @@ def _to_diagnostic(rule: Rule, finding: Finding, project: Project, default_path:
     if source is not None and finding.span is not None:
         start = source.position(finding.span.start)
         end = source.position(finding.span.end)
-        line_text = source.line_text(start.line)
+        line = source.line_span(start.line)
+        line_text, skipped, cut = excerpt(source.text, line.start, line.end, start.column)
     else:
         start = end = Position(1, 1)
-        line_text = ""
+        line_text, skipped, cut = "", 0, False
+    message = finding.message
+    if len(message) > MAX_MESSAGE:
+        message = message[:MAX_MESSAGE] + "..."
     return Diagnostic(
         code=rule.code,
         name=rule.name,
         severity=finding.severity or rule.severity,
-        message=finding.message,
+        message=message,
         path=path,
         span=finding.span,
         start=start,
@@ -209,6 +291,8 @@ def _to_diagnostic(rule: Rule, finding: Finding, project: Project, default_path:
         fix=finding.fix,
         related=finding.related,
         source_line=line_text,
+        source_line_start=skipped,
+        source_line_cut=cut,
     )
 
 
@@ -246,7 +330,13 @@ def check_project(project: Project, unreadable: list[Unreadable], rules: list[Ru
             # code reading project.config sees the configuration of the file checked (per-file configuration)
             project.focus = ctx.path or (ctx.job.path if ctx.job is not None else None)
             try:
-                for finding in rule.run(ctx):
+                for count, finding in enumerate(rule.run(ctx)):
+                    if count == MAX_FINDINGS_PER_RULE:  # the rest would repeat these: say so, stop looking
+                        add(_to_diagnostic(rule, Finding(finding.span, (
+                            f"more findings of {rule.code} here are not reported (at most {MAX_FINDINGS_PER_RULE} "
+                            "per rule and file); fix these and run again"), severity=Severity.INFO, path=finding.path),
+                            project, ctx.path))
+                        break
                     add(_to_diagnostic(rule, finding, project, ctx.path))
             except Exception as exc:  # a bug in one rule must not hide the other rules' findings
                 if DEBUG["raise"]:
@@ -359,6 +449,9 @@ def _lint(paths: list[str], config: Config, options: Options, configs: Configs |
         from rlhf_lint import cachedir
 
         cachedir.usable()  # the folder is checked (and its key read) once, before workers fork
+    PARSE_WORKERS["n"] = 1
+    if workers == 1 and not fixing and len(discovered) >= PARSE_PARALLEL_MIN:
+        PARSE_WORKERS["n"] = min(options.jobs or env_jobs() or available_cpus(), available_cpus())
     if workers > 1:
         outcomes = _parallel(groups, config, options, settings, workers)
     else:
@@ -549,28 +642,78 @@ def _state(project: Project) -> tuple:
 _WORKER: dict = {}
 
 
-def _worker_init(config: Config, options: Options, settings: str | None) -> None:
+PENDING, STARTED, DONE = 0, 1, 2  # a group's state in the array the workers share with the parent
+
+
+def _worker_init(config: Config, options: Options, settings: str | None, groups=None, state=None) -> None:
     restore_gc_threshold()  # a forked worker inherits the console script's start-up setting
     DEBUG["raise"] = options.debug
-    _WORKER.update(config=config, options=options, settings=settings)
+    _WORKER.update(config=config, options=options, settings=settings, groups=groups, state=state)
 
 
-def _worker_run(group) -> Result:
-    items, own, codes = group
-    return lint_group(items, _WORKER["config"], _WORKER["options"], [REGISTRY.get(c) for c in codes],
-                      _WORKER["settings"], own)
+def _worker_run(indices: list[int]) -> list[tuple[int, Result]]:
+    """Check the groups at ``indices``, marking each STARTED then DONE, so that when the process dies (a crash in
+    C code, the kernel's out-of-memory killer) the parent knows which group it was checking."""
+    out = []
+    state = _WORKER["state"]
+    for index in indices:
+        state[index] = STARTED
+        items, own, codes = _WORKER["groups"][index]
+        out.append((index, lint_group(items, _WORKER["config"], _WORKER["options"], [REGISTRY.get(c) for c in codes],
+                                      _WORKER["settings"], own)))
+        state[index] = DONE
+    return out
 
 
 def _parallel(groups, config, options, settings, workers):
+    """Results of the groups as the workers finish them (nothing is kept here: memory stays flat). A worker that
+    dies takes only its own group down: the groups it held are checked again, each suspect alone in a pool of
+    one, and a group that kills its worker alone is reported with F010 instead of ending the run."""
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
 
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    chunk = max(1, len(groups) // (workers * 8))
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_init,
-                             initargs=(config, options, settings)) as pool:
-        yield from pool.map(_worker_run, groups, chunksize=chunk)
+    state = context.RawArray("b", len(groups))
+    pending = list(range(len(groups)))
+    suspects: list[int] = []
+    while pending or suspects:
+        alone = bool(suspects)  # a suspect runs by itself: if its worker dies, it is the one
+        batch = suspects[:1] if alone else pending
+        chunk = 1 if alone else max(1, min(64, len(batch) // (workers * 8)))
+        received: set[int] = set()
+        with ProcessPoolExecutor(max_workers=1 if alone else workers, mp_context=context, initializer=_worker_init,
+                                 initargs=(config, options, settings, groups, state)) as pool:
+            futures = [pool.submit(_worker_run, batch[i:i + chunk]) for i in range(0, len(batch), chunk)]
+            for future in as_completed(futures):
+                try:
+                    done = future.result()
+                except BrokenProcessPool:
+                    continue
+                for index, result in done:
+                    received.add(index)
+                    yield result
+            futures.clear()
+        lost = [i for i in batch if i not in received]
+        if alone:
+            suspects.pop(0)
+            if lost:
+                yield _crashed(groups[lost[0]][0], config)
+            continue
+        suspects = [i for i in lost if state[i] == STARTED]
+        if lost and not suspects and not received:
+            suspects = lost  # the pool died before any group started: try each alone rather than loop
+        pending = [i for i in lost if i not in suspects]  # not started, or done in a chunk that was lost
+        for i in pending:
+            state[i] = PENDING
+
+
+def _crashed(items: list[tuple[str, bool]], config: Config) -> Result:
+    """F010 for each file of a group whose check killed its worker process."""
+    errors = [InternalError(path, "the check of its group of files", "its worker process died (a crash, or "
+                                  "out of memory): these files were not checked") for path, _ in items]
+    return Result(diagnostics=internal_error_diagnostics(Project([], config), errors))
 
 
 def apply_fixes(project: Project, diagnostics: list[Diagnostic], allowed: set[Applicability],

@@ -150,9 +150,9 @@ def settings_from_ds_config(doc: JSONDocument, path: str) -> Settings:
         value = node.to_python()
         if isinstance(value, bool) or value == "auto":
             return UNKNOWN
-        if isinstance(value, (int, float)) and float(value).is_integer():
-            return int(value)
-        if isinstance(value, str) and value.strip().isdecimal():
+        if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
+            return int(value)  # float(value) would overflow on a 400-digit integer
+        if isinstance(value, str) and value.strip().isdecimal() and len(value) < 20:
             return int(value)
         return UNKNOWN
 

@@ -303,6 +303,28 @@ def exact_version(cons: dict[str, list[Constraint]], name: str) -> Constraint | 
 def compatible(specifiers, package: str = "") -> bool:
     """Whether some version satisfies every specifier set: tried on the versions they mention, just above each,
     and the known releases of the package."""
+    for c in _candidates(specifiers, package):
+        if all(_contains(s, c) for s in specifiers):
+            return True
+    return False
+
+
+def satisfying(specifiers, package: str = "") -> list[int]:
+    """For each specifier set, a bit mask of the candidate versions (as compatible() tries them, pooled over all
+    the sets) it admits: two sets are compatible when their masks share a bit. Pairs of a package's constraints
+    then cost an AND each, not a search of every release (25 continued lines of pins: 45 s before)."""
+    pool = sorted(_candidates(specifiers, package))
+    masks = []
+    memo: dict[str, int] = {}
+    for s in specifiers:
+        key = str(s)
+        if key not in memo:
+            memo[key] = sum(1 << i for i, c in enumerate(pool) if _contains(s, c))
+        masks.append(memo[key])
+    return masks
+
+
+def _candidates(specifiers, package: str) -> set[str]:
     from packaging.version import InvalidVersion, Version
 
     candidates = {"0"}
@@ -319,10 +341,7 @@ def compatible(specifiers, package: str = "") -> bool:
                 continue
     if package:
         candidates.update(releases(package))
-    for c in candidates:
-        if all(_contains(s, c) for s in specifiers):
-            return True
-    return False
+    return candidates
 
 
 # -- settings a hazard may depend on (project-wide) ---------------------------------------------------------------
@@ -434,11 +453,13 @@ def _find_conflicts(project):
         found: list[Conflict] = []
         for name, items in cons.items():
             items = sorted(items, key=_order)
+            masks = satisfying([c.specifier for c in items], name)
             for i, a in enumerate(items):
-                for b in items[i + 1 :]:
+                for j in range(i + 1, len(items)):
+                    b = items[j]
                     if a.root is b.root and a.direct and b.direct:
                         continue
-                    if not compatible([a.specifier, b.specifier], name):
+                    if not masks[i] & masks[j]:
                         found.append(Conflict(name, a, b, s))
         contested = {(c.package, frozenset((id(c.first.root), id(c.second.root)))) for c in found}
         reported: set[tuple] = set()

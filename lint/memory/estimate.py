@@ -1191,15 +1191,19 @@ def _one_process(phase: str, models: list[RoleEstimate], held) -> list[tuple[str
     return items
 
 
+MAX_PLACED_NODES = 64  # per GPU group: further nodes of a group hold what its others hold (2^32 nodes stay cheap)
+
+
 def _place(role_nodes: dict[str, tuple[int, int]], groups: list[GpuGroup], per_node: int) -> list[dict[str, int]]:
-    """First-fit placement of each GPU group's per-node chunks onto nodes of ``per_node`` GPUs."""
+    """First-fit placement of each GPU group's per-node chunks onto nodes of ``per_node`` GPUs (at most
+    MAX_PLACED_NODES chunks of a group: the rest would repeat the same nodes)."""
     nodes: list[dict[str, int]] = []
     free: list[int] = []
     for g in groups:
         lead = g.roles[0].role
         count, chunk = role_nodes.get(lead, (1, 1))
         chunk = max(1, min(chunk, per_node))
-        for _ in range(count):
+        for _ in range(min(count, MAX_PLACED_NODES)):
             for i, f in enumerate(free):
                 if f >= chunk:
                     break
@@ -1219,6 +1223,9 @@ def _host(roles, role_nodes, groups, inp: _Inputs, ctx: dict, hardware, versions
     if not hardware.gpus_per_node:
         assumptions.append(f"{per_node} GPUs per node assumed for host RAM placement")
     placement = _place(role_nodes, groups, per_node)
+    if any(count > MAX_PLACED_NODES for count, _ in role_nodes.values()):
+        assumptions.append(f"host RAM is placed for the first {MAX_PLACED_NODES} nodes of each role; its other "
+                           "nodes hold the same")
     if len(groups) > 1:
         assumptions.append("roles are placed on nodes in launch order, first fit (Ray may place them otherwise)")
     limit, limit_name = None, ""

@@ -41,6 +41,15 @@ def is_relevant_python(source: Source) -> bool:
 def parse_python_source(source: Source):
     if not is_relevant_python(source):
         return None
+    if len(source.raw) > MAX_BYTES:
+        source.skipped.append((Span(0, 0), f"a Python config of {len(source.raw) >> 10} KiB, over the "
+                                            f"{MAX_BYTES >> 10} KiB rlhf-lint reads: not checked"))
+        return None
+    if _bracket_depth(source.text) > MAX_DEPTH:
+        # libcst parses it, but every walker over the tree (job builder, rules) would recurse past the limit
+        source.skipped.append((Span(0, 0), f"brackets nest deeper than {MAX_DEPTH} levels here, the most rlhf-lint "
+                                            "reads in a Python config: not checked"))
+        return None
     _python_gate(source)
     import libcst
 
@@ -54,6 +63,21 @@ def parse_python_source(source: Source):
 # id(module) -> (module, {node: CodeSpan}); the module is kept so the id cannot be reused while cached
 _POSITIONS: dict[int, tuple[Any, Any]] = {}
 _MAX_CACHED = 64
+MAX_BYTES = 128 << 10  # an ORZ config or setup.py read with libcst (real ones: a few KB)
+MAX_DEPTH = 100  # nested brackets (CPython itself refuses 200)
+
+
+def _bracket_depth(text: str) -> int:
+    """The deepest bracket nesting, every bracket counted (in strings too: an over-estimate, never less)."""
+    depth = deepest = 0
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+        elif ch in ")]}" and depth:
+            depth -= 1
+    return deepest
 
 
 def _byte_spans(module) -> Any:

@@ -93,6 +93,18 @@ class _Doc:
             self._b2c = table
         self.tree = _parser().parse(self.data)
 
+    def __getstate__(self) -> dict:
+        # a tree-sitter tree cannot be pickled: a parsed script sent back by a parsing worker process
+        # (rlhf_lint.engine.runner) carries the text, and the tree is parsed again on arrival (the C parser: ~1 ms);
+        # the Source is needed only while the script is evaluated
+        return {k: v for k, v in self.__dict__.items() if k not in ("tree", "data", "source")}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.source = None
+        self.data = self.text.encode("utf-8")
+        self.tree = _parser().parse(self.data)
+
     def char(self, byte: int) -> int:
         c = byte if self._b2c is None else self._b2c[min(byte, len(self._b2c) - 1)]
         if self.outer is None:
@@ -1094,8 +1106,8 @@ def parse_shell_source(source: Source) -> ShellScript:
 def script_of(source: Source, project=None) -> ShellScript | None:
     script = source.tree if isinstance(source.tree, ShellScript) else None
     if script is None:
-        if source.kind != "shell" or source.parse_error is not None:
-            return None
+        if source.kind != "shell" or source.parse_error is not None or source.skipped:
+            return None  # a script over its bound (F004) is not evaluated here either
         cached = getattr(source, "_shell_script", None)
         if cached is None:
             cached = read_script(source)

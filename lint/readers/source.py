@@ -33,6 +33,7 @@ class Source:
     tree: Any = None  # the format-specific parse result, set by the parser
     parse_error: Any = None  # a Finding-like object when parsing failed
     internal_errors: list = field(default_factory=list, repr=False)  # InternalError from our own code, not the file
+    skipped: list = field(default_factory=list, repr=False)  # (Span, message): what a reader left out, over a bound
     _line_starts: list[int] | None = field(default=None, repr=False)
     _byte_to_char: Any = field(default=None, repr=False)
 

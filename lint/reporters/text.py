@@ -16,16 +16,21 @@ def _caret(diag) -> str:
     """The source line, escaped (rlhf_lint.reporters.escape), and a caret under the diagnostic's columns: a tab is
     one space and an escaped character as wide as its escape, so the caret stays under the same characters."""
     raw = diag.source_line or ""
-    pieces = [" " if ch == "\t" else ESCAPES.get(ord(ch), ch) for ch in raw]
-    line = "".join(pieces)
-    if not line:
+    if not raw:
         return ""
-    col = max(diag.start.column, 1)
-    width = (diag.end.column - diag.start.column) if diag.end.line == diag.start.line else len(raw) - col + 1
+    skipped = diag.source_line_start  # the source line is an excerpt: columns count from its first character
+    col = max(diag.start.column - skipped, 1)
+    width = ((diag.end.column - diag.start.column) if diag.end.line == diag.start.line else len(raw) - col + 1)
     width = max(1, min(width, max(1, len(raw) - col + 1)))
-    before = sum(len(p) for p in pieces[:col - 1]) + max(0, col - 1 - len(raw))
-    under = max(1, sum(len(p) for p in pieces[col - 1:col - 1 + width]))
-    return f"    {line}\n    {' ' * before}{'^' * under}"
+    if raw.isprintable():  # the usual line: every character one column wide (no tab, nothing escaped)
+        line, before, under = raw, col - 1, min(width, max(1, len(raw) - col + 1))
+    else:
+        pieces = [" " if ch == "\t" else ESCAPES.get(ord(ch), ch) for ch in raw]
+        line = "".join(pieces)
+        before = sum(len(p) for p in pieces[:col - 1]) + max(0, col - 1 - len(raw))
+        under = max(1, sum(len(p) for p in pieces[col - 1:col - 1 + width]))
+    lead = "..." if skipped else ""
+    return f"    {lead}{line}{'...' if diag.source_line_cut else ''}\n    {' ' * (before + len(lead))}{'^' * under}"
 
 
 def rule_pages(diagnostics) -> list[str]:

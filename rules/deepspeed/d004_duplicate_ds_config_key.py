@@ -44,12 +44,12 @@ def duplicate_ds_config_key(ctx):
     if doc is None:
         return
     for obj in _objects(doc.root):
+        last = {m.key: m for m in obj.members}  # one pass: 10,000 duplicates on a line stay linear
         for i, m in enumerate(obj.members):
-            later = [n for n in obj.members[i + 1:] if n.key == m.key]
-            if not later:
+            if last[m.key] is m:
                 continue
-            line = ctx.source.position(later[-1].key_span.start).line
+            line = ctx.source.position(last[m.key].key_span.start).line
             yield Finding(m.key_span, f"duplicate key {m.key!r} (again on line {line}): DeepSpeed raises ValueError; "
                                       "json.load (HF, accelerate) keeps the last value",
-                          fix=Fix(f"delete this earlier {m.key!r}", jfix.delete_member(ctx.source.text, obj, m),
+                          fix=Fix(f"delete this earlier {m.key!r}", jfix.delete_member(ctx.source.text, obj, m, i),
                                   Applicability.UNSAFE))

@@ -15,7 +15,9 @@ from mutations import OPERATIONS, seeds  # noqa: E402
 
 SEEDS = seeds(7)
 # the megabyte-sized mutations run in bench/fuzz.py and in the targeted tests below, not in every example
-CHEAP = [op for op in OPERATIONS if op.__name__ not in ("_op_huge_value", "_op_many_lines", "_op_deep_nesting")]
+CHEAP = [op for op in OPERATIONS if op.__name__ not in ("_op_huge_value", "_op_many_lines", "_op_deep_nesting",
+                                                         "_op_duplicate_keys_one_line", "_op_repeated_flag",
+                                                         "_op_bracket_run", "_op_variable_doubling")]
 FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
