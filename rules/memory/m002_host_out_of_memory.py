@@ -48,9 +48,26 @@ def host_out_of_memory(ctx):
         top = sorted(((v, k) for k, v in parts.items() if v), reverse=True)[:5]
         detail = ", ".join(f"{k.replace(':', ' of ').replace('_', ' ')} {_gib(v)}" for v, k in top)
         roles = ", ".join(f"{r} x{n}" for r, n in node.ranks.items())
+        # host RAM grows with the processes on a node; when no launch says how many, the count is the hardware
+        # profile's guess, and so is the verdict
+        guessed = not _launch_counts_processes(ctx.job)
+        note = "; the processes per node are the hardware profile's, no launch gives them" if guessed else ""
         yield Finding(ctx.job.span,
                       f"node {node.index} ({roles}) needs {_gib(node.total)} host RAM, its {node.limit_name} is "
-                      f"{_gib(node.limit)}: {detail}{_cpu_adam_note(est, node)}{_assumed(est)}")
+                      f"{_gib(node.limit)}: {detail}{_cpu_adam_note(est, node)}{note}{_assumed(est)}",
+                      severity=Severity.WARNING if guessed else None)
+
+
+def _launch_counts_processes(job) -> bool:
+    """Whether the launch itself (not the hardware profile) says how many processes run per node or in all."""
+    from rlhf_lint.settings import ROLES
+
+    keys = ["topology.world_size", "topology.gpus_per_node"] + [f"topology.{r}.gpus_per_node" for r in ROLES]
+    for key in keys:
+        setting = job.settings.get(key)
+        if setting is not None and not (setting.origin or "").startswith("hardware profile"):
+            return True
+    return False
 
 
 def _gb(n: float) -> str:
