@@ -851,6 +851,12 @@ def _derived_models(inv: Invocation, settings: Settings, path: str) -> None:
     actor = settings.get("model.actor.path")
     if actor is None:
         return
+    if inv.job_type in ("inference", "serve"):  # --pretrain names the one model, loaded for inference (_roles)
+        role = _roles(inv)[0]
+        if settings.get(f"model.{role}.path") is None:
+            settings.add(Setting(f"model.{role}.path", actor.value, path, actor.span,
+                                 f"OpenRLHF {inv.cli}: the model it loads for inference"))
+        return
     if settings.get("model.ref.path") is None and inv.cli in ("train_ppo_ray", "train_ppo", "train_dpo", "train_kto"):
         settings.add(Setting("model.ref.path", actor.value, path, actor.span, "OpenRLHF: the reference model is the "
                                                                               "actor's initial weights"))
@@ -887,6 +893,11 @@ def _job_type(inv: Invocation) -> str:
 
 
 def _roles(inv: Invocation) -> tuple[str, ...]:
+    if inv.job_type in ("inference", "serve"):
+        # nothing is trained: serve_rm and batch_inference --eval_task rm load a reward model, the other inference
+        # tasks a generating model, each for forward passes only (no gradients or optimizer states)
+        task = next((_text(u.values[0]) for u in inv.uses if u.written == "--eval_task" and u.values), None)
+        return ("reward",) if inv.cli == "serve_rm" or task == "rm" else ("ref",)
     if inv.cli not in ("train_ppo_ray", "train_ppo"):
         roles = ["actor"]
         if inv.cli in ("train_dpo", "train_kto", "train_kd"):

@@ -227,3 +227,24 @@ def test_release_inference_counts_match_flag_tables_of_every_release():
         fast = _count_accepted_at(k, cli, releases, written)
         assert fast == {i: _count_accepted(k, cli, i, written) for i in releases}, cli
         assert _count_accepted_at(k, cli, releases[40:60:3], written) == {i: fast[i] for i in releases[40:60:3]}
+
+
+def test_inference_clis_train_nothing(tmp_path):
+    """batch_inference and serve_rm load a model for forward passes only: an inference role, no optimizer states
+    (a trained actor here gave false M001 errors on OpenRLHF v0.8.11's conditional-SFT example)."""
+    from rlhf_lint.engine.config import config_from_mapping
+    from rlhf_lint.engine.runner import build_project
+    from rlhf_lint.memory.estimate import estimate
+
+    (tmp_path / "run.sh").write_text(
+        "deepspeed --module openrlhf.cli.batch_inference --eval_task rm --pretrain meta-llama/Llama-2-7b-hf "
+        "--bf16 --zero_stage 0 --micro_batch_size 4\n"
+        "deepspeed --module openrlhf.cli.batch_inference --eval_task generate --pretrain meta-llama/Llama-2-7b-hf "
+        "--bf16 --zero_stage 0\n")
+    config = config_from_mapping({"openrlhf-version": "0.8.11", "gpu": "A100-80GB"}, str(tmp_path / "rlhf-lint.toml"))
+    project, _ = build_project([str(tmp_path / "run.sh")], config)
+    rm, generate = project.jobs
+    assert rm.roles == ("reward",) and generate.roles == ("ref",)
+    for job in (rm, generate):
+        [role] = estimate(job, config.hardware).roles
+        assert not role.trainable and not any(t.name in ("optimizer_states", "gradients") for t in role.terms)
