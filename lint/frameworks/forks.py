@@ -144,18 +144,10 @@ def verl_keys(root: str, config_name: str = "ppo_trainer") -> dict | None:
 
 @functools.lru_cache(maxsize=8)
 def _verl_keys(signature: tuple, folder: str) -> dict | None:
-    import yaml
-
     if not signature:
         return None
-    text = _read(signature[0][0])
-    if text is None:
-        return None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError:
-        return None
-    if not isinstance(data, dict):
+    data = _yaml_mapping(signature[0][0])
+    if data is None:
         return None
     out: dict = {}
     for group in _defaults_list(data):  # a Hydra source config: mount each group's file where it says
@@ -166,6 +158,20 @@ def _verl_keys(signature: tuple, folder: str) -> dict | None:
     data = {k: v for k, v in data.items() if k != "defaults"}
     _flatten(data, "", out)
     return out
+
+
+def _yaml_mapping(path: str) -> dict | None:
+    """The mapping a YAML file of the checkout holds, read safely; None when unreadable or not a mapping."""
+    import yaml
+
+    text = _read(path)
+    if text is None:
+        return None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def _defaults_list(data: dict) -> list[tuple[str, str]]:
@@ -183,18 +189,10 @@ def _defaults_list(data: dict) -> list[tuple[str, str]]:
 
 
 def _load_group(folder: str, package: str, option: str, depth: int = 0) -> dict | None:
-    import yaml
-
     if depth > 4:
         return None
-    text = _read(os.path.join(folder, option + ".yaml"))
-    if text is None:
-        return None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError:
-        return None
-    if not isinstance(data, dict):
+    data = _yaml_mapping(os.path.join(folder, option + ".yaml"))
+    if data is None:
         return None
     merged: dict = {}
     group = option.split("/", 1)[0]
