@@ -64,6 +64,7 @@ class RequiresRow:
     extra: str
     requires: str
     source: str
+    versions_text: str = ""  # the specifier as written in the table: the key of _contains' memory
 
 
 @record(frozen=True)
@@ -98,7 +99,7 @@ def requires_table() -> dict[str, list[RequiresRow]]:
     for row in _read_tsv("requires.tsv"):
         out[canonical(row["package"])].append(
             RequiresRow(canonical(row["package"]), SpecifierSet(row["versions"]), row["extra"], row["requires"],
-                        row["source"]))
+                        row["source"], row["versions"]))
     return dict(out)
 
 
@@ -145,13 +146,28 @@ def releases(package: str) -> tuple[str, ...]:
     return tuple(v for _, v in sorted(out))
 
 
-def _contains(specifier, version: str) -> bool:
+_CONTAINS: dict = {}  # (specifier text, version) -> bool, for the process: every group asks about the same pins
+MAX_CONTAINS = 200_000
+
+
+def _contains(specifier, version: str, text: str | None = None) -> bool:
+    """Whether ``specifier`` admits ``version``; with ``text`` (the specifier as a string, which the caller has
+    anyway) the answer is remembered for the process: hashing a SpecifierSet costs more than the test itself."""
+    if text is not None:
+        hit = _CONTAINS.get((text, version))
+        if hit is not None:
+            return hit
     from packaging.version import InvalidVersion
 
     try:
-        return specifier.contains(version, prereleases=True)
+        answer = specifier.contains(version, prereleases=True)
     except InvalidVersion:
-        return False
+        answer = False
+    if text is not None:
+        if len(_CONTAINS) >= MAX_CONTAINS:  # bounded: a hostile pin file cannot grow it without limit
+            _CONTAINS.clear()
+        _CONTAINS[(text, version)] = answer
+    return answer
 
 
 def marker_applies(marker) -> bool:
@@ -273,7 +289,7 @@ def _implied(out, name: str, version: str, extras, root: Pin, chain: tuple, dept
     if depth > 3:
         return
     for row in requires_table().get(name, []):
-        if not _contains(row.versions, version) or (row.extra and row.extra not in extras):
+        if not _contains(row.versions, version, row.versions_text) or (row.extra and row.extra not in extras):
             continue
         try:
             req = Requirement(row.requires)
@@ -319,7 +335,7 @@ def satisfying(specifiers, package: str = "") -> list[int]:
     for s in specifiers:
         key = str(s)
         if key not in memo:
-            memo[key] = sum(1 << i for i, c in enumerate(pool) if _contains(s, c))
+            memo[key] = sum(1 << i for i, c in enumerate(pool) if _contains(s, c, key))
         masks.append(memo[key])
     return masks
 
