@@ -177,6 +177,15 @@ class Setting:
     origin: str = ""
     raw: str | None = None  # the text as written, when it differs from the value
 
+    @property
+    def filled(self) -> bool:
+        """The value is, or rests on, one the hardware profile supplied because the launch left it open (a world
+        size of nodes x a filled GPU count names the filled part in its origin)."""
+        return FILLED in self.origin
+
+
+FILLED = "hardware profile"  # begins the origin of every value the hardware profile filled (launch model)
+
 
 class _Unknown:
     """A value the linter cannot know without running something (``$(cmd)``, an unset variable)."""

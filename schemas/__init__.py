@@ -58,6 +58,23 @@ def _with_shared_strings(value, seen: dict):
     return value
 
 
+def tsv_rows(lines) -> list[dict[str, str]]:
+    """The rows of a knowledge TSV file's lines as dicts: the first line that is neither blank nor a ``#`` comment
+    is the header; a short row gets empty cells."""
+    header: list[str] | None = None
+    rows = []
+    for line in lines:
+        line = line.rstrip("\n")
+        if not line or line.startswith("#"):
+            continue
+        cells = line.split("\t")
+        if header is None:
+            header = cells
+            continue
+        rows.append(dict(zip(header, cells + [""] * (len(header) - len(cells)))))
+    return rows
+
+
 def path(name: str) -> str:
     return os.path.join(HERE, name)
 

@@ -826,10 +826,6 @@ def atomic_write(path: str, data: bytes, mode: int | None, expected: bytes | Non
         raise
 
 
-def severity_at_least(diagnostics: list[Diagnostic], level: Severity) -> bool:
-    return any(d.severity >= level for d in diagnostics)
-
-
 def lint_stdin(path: str, raw: bytes, config: Config, options: Options) -> tuple[Result, bytes]:
     """Check text given on standard input as the file ``path`` (its kind from the name, else the content); the
     fixed bytes (the input itself when nothing was fixed). Nothing is written."""

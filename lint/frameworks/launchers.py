@@ -14,7 +14,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~2 ms of
 
 from rlhf_lint.readers.commands import Arg, Command, Word
 from rlhf_lint.frameworks.jobs import Job, job_builder
-from rlhf_lint.model import UNKNOWN, Setting, Settings, Span
+from rlhf_lint.model import FILLED, UNKNOWN, Setting, Settings, Span
 from rlhf_lint.startup.records import field, record
 from rlhf_lint.startup import import_module
 
@@ -434,7 +434,6 @@ class LaunchTopology:
         return [s for s in (self.nodes, self.per_node, self.devices, self.visible, self.world) if s is not None]
 
 
-FILLED = "hardware profile"  # the start of the origin of every value the hardware profile filled
 
 
 def _word_setting(key: str, word: Word, value, how: str) -> Setting:
@@ -639,7 +638,7 @@ def launch_topology(command: Command, source: "Source | None" = None, project=No
     if top.world is None and top.nodes is not None and top.per_node is not None:
         n, p = top.nodes.value, top.per_node.value
         if isinstance(n, int) and isinstance(p, int):
-            filled = [s.origin for s in (top.nodes, top.per_node) if s.origin.startswith(FILLED)]
+            filled = [s.origin for s in (top.nodes, top.per_node) if s.filled]
             origin = "nodes x GPUs per node of the launcher" + (f"; {'; '.join(filled)}" if filled else "")
             span_of = top.per_node if top.per_node.span is not None else top.nodes
             top.world = Setting("topology.world_size", n * p, span_of.path or command.path, span_of.span, origin)
@@ -671,7 +670,7 @@ def _topology(command: Command, settings: Settings, assumptions: list[str], sour
     top = launch_topology(command, source, project)
     for s in top.settings():
         settings.add(s)
-        if s.origin.startswith(FILLED):
+        if s.filled:
             assumptions.append(f"{s.key.rsplit('.', 1)[1].replace('_', ' ')} {s.value} from the {s.origin}")
     assumptions.extend(top.notes)
 
@@ -802,9 +801,9 @@ def gpu_demand(job: Job) -> Demand:
         return d
     nodes, per = s.get("topology.nodes"), s.get("topology.gpus_per_node")
     d.devices, d.visible = s.get("topology.device_ids"), s.get("topology.visible_gpus")
-    if per is not None and not per.origin.startswith(FILLED):
+    if per is not None and not per.filled:
         d.per_node = per
-    if nodes is not None and not nodes.origin.startswith(FILLED):
+    if nodes is not None and not nodes.filled:
         d.nodes = nodes
     if _known_int(d.per_node) and _known_int(d.nodes):
         d.total = d.per_node.value * d.nodes.value

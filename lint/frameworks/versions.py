@@ -42,19 +42,10 @@ def _schema_path(name: str) -> str:
 
 
 def _read_tsv(name: str) -> list[dict[str, str]]:
-    rows: list[dict[str, str]] = []
-    header: list[str] | None = None
+    from rlhf_lint.schemas import tsv_rows
+
     with open(_schema_path(name), encoding="utf-8") as fh:
-        for line in fh:
-            line = line.rstrip("\n")
-            if not line or line.startswith("#"):
-                continue
-            cells = line.split("\t")
-            if header is None:
-                header = cells
-                continue
-            rows.append(dict(zip(header, cells + [""] * (len(header) - len(cells)))))
-    return rows
+        return tsv_rows(fh)
 
 
 @record(frozen=True)

@@ -181,10 +181,6 @@ class GpuGroup:
         """The phase without the terms sized at a length bound (what the job needs however short its sequences)."""
         return sum(t.bytes for _, t in self.phases.get(phase, []) if not t.at_length_bound)
 
-    @property
-    def floor_peak(self) -> int:
-        return max((self.floor_total(p) for p in self.phases), default=0)
-
     def band_total(self, phase: str, end: int) -> int:
         """The low (end 0) or high (end 1) end of a phase's band: each term scaled by its kind's factor
         (schemas/memory/constants.json band_factors); a term sized at a length bound counts 0 at the low end."""

@@ -20,7 +20,7 @@ def _world_sizes(ctx):
                 out.append((ws, Related(s.path, s.span, f"world size {ws} of {job.name} comes from this file")))
                 continue
             span = s.span if s is not None and s.path == job.path else None
-            how = f" ({s.origin})" if s is not None and "hardware profile" in s.origin else ""
+            how = f" ({s.origin})" if s is not None and s.filled else ""
             out.append((ws, Related(job.path, span, f"world size {ws} comes from this launch{how}")))
     if not out and ctx.config.world_size:
         out.append((ctx.config.world_size, None))

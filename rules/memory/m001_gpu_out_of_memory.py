@@ -4,7 +4,7 @@ from __future__ import annotations
 from rlhf_lint.model import Applicability, Finding, Severity
 from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.memory._common import (
-    PHASE_NOTES, _length_bound_case, _assumed, _best_utilization, _breakdown, _checkpointing_off, _estimate, _gib, _need,
+    PHASE_NOTES, _m001_reports, _assumed, _best_utilization, _breakdown, _checkpointing_off, _estimate, _gib, _need,
     _no_verdict,
     _what_if,
 )
@@ -122,7 +122,7 @@ def gpu_out_of_memory(ctx):
     if _no_verdict(est):
         return
     for group in est.groups:
-        if not group.certain_overflow and (not group.tight or _length_bound_case(group)):
+        if not _m001_reports(group):
             continue  # fits with its whole band, or overflows only at the length bound of micro batches (M009)
         changes = _ranked_changes(ctx, est, group)
         fitting = [c for c in changes if c[2]]

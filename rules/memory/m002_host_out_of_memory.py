@@ -65,7 +65,7 @@ def _launch_counts_processes(job) -> bool:
     keys = ["topology.world_size", "topology.gpus_per_node"] + [f"topology.{r}.gpus_per_node" for r in ROLES]
     for key in keys:
         setting = job.settings.get(key)
-        if setting is not None and not (setting.origin or "").startswith("hardware profile"):
+        if setting is not None and not setting.filled:
             return True
     return False
 

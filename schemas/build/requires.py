@@ -31,19 +31,11 @@ def _canonical(name: str) -> str:
 
 def read_rows(path: str = TABLE) -> tuple[list[str], list[dict]]:
     """(the file's lines, its rows as dicts)."""
+    from rlhf_lint.schemas import tsv_rows
+
     with open(path, encoding="utf-8") as fh:
         lines = fh.read().splitlines()
-    header = None
-    rows = []
-    for line in lines:
-        if not line or line.startswith("#"):
-            continue
-        cells = line.split("\t")
-        if header is None:
-            header = cells
-            continue
-        rows.append(dict(zip(header, cells + [""] * (len(header) - len(cells)))))
-    return lines, rows
+    return lines, tsv_rows(lines)
 
 
 def covered(rows: list[dict], package: str, version: str) -> bool:
