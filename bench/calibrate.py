@@ -3,12 +3,13 @@
     python bench/calibrate.py            # the table (markdown) and its summary figures
     python bench/calibrate.py --check    # exit 1 when a verdict is wrong or an error leaves its bound
 
-Every row is a public measurement with its source and the configuration it was taken under; the estimate is
-computed here from that configuration (rlhf_lint.memory.estimate), never copied. Rows marked held out were not
+Every row (bench/calibration/*.json) is a public measurement with its source and the configuration it was taken
+under; the estimate is computed here from that configuration (rlhf_lint.memory.estimate), never copied. Rows marked held out were not
 looked at while the band factors (schemas/memory/constants.json band_factors) were chosen.
 """
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import sys
@@ -16,46 +17,26 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GIB = 2**30
 
-# (id, what was measured, source, configuration (estimate options), measured, unit, held out)
-# unit: GiB (a GPU or host figure), "oom" / "fits" (a verdict)
-ROWS = [
-    ("G1", "vLLM's PyTorch allocations at gpu_memory_utilization 0.85 (\"PyTorch already holds 66.85 GiB\")",
-     "https://github.com/Open-Reasoner-Zero/Open-Reasoner-Zero/issues/24",
-     {"example": "examples/case3_orz_1p5b", "quantity": "vllm_torch"}, 66.85, "GiB", False),
-    ("G2", "memory outside vLLM's allocations at the weight sync (79.15 - 66.85 - 0.27 GiB free)",
-     "https://github.com/Open-Reasoner-Zero/Open-Reasoner-Zero/issues/24",
-     {"example": "examples/case3_orz_1p5b", "quantity": "sync_outside"}, 79.15 - 66.85 - 278 / 1024, "GiB", False),
-    ("G3", "verdict of that ORZ 1.5B PPO, 4 x A100-80GB, colocate_all, utilisation 0.85",
-     "https://github.com/Open-Reasoner-Zero/Open-Reasoner-Zero/issues/24",
-     {"example": "examples/case3_orz_1p5b", "quantity": "verdict"}, "oom", "verdict", False),
-    ("G4", "verdict: Qwen1.5-7B actor + 1.8B reward PPO on 8 x RTX 4090, ZeRO-3, Adam on the CPU",
-     "https://github.com/OpenRLHF/OpenRLHF/issues/407",
-     {"example": "examples/case5_7b_4090", "quantity": "verdict"}, "fits", "verdict", False),
-    ("G5", "host RAM of the actor processes with CPU Adam (13B, fp32 gradient accumulation), one node",
-     "https://github.com/OpenRLHF/OpenRLHF/issues/171",
-     {"model": "meta-llama/Llama-2-13b-hf", "gpus": 8, "zero": 3, "offload_optimizer": "cpu",
-      "grad_accum_dtype": "fp32", "quantity": "host_states"}, 211e9 / GIB, "GiB", False),
-    ("G6", "verdict: llama-7b full fine-tuning, 8 x V100-32GB, fp16, ZeRO-2 (OOM in the Adam step at 28.28 GiB "
-           "allocated + 3.14 GiB requested)",
-     "https://github.com/hiyouga/LlamaFactory/issues/1221",
-     {"model": "huggyllama/llama-7b", "gpus": 8, "gpu": "V100-32GB", "zero": 2, "dtype": "fp16",
-      "micro_batch": 1, "seq_len": 1024, "quantity": "verdict"}, "oom", "verdict", False),
-    ("G7", "verdict: 70B QLoRA on one A100-40GB with ZeRO-2 and optimizer offload",
-     "https://github.com/InternLM/xtuner/issues/88",
-     {"model": "meta-llama/Llama-2-70b-hf", "gpus": 1, "gpu": "A100-40GB", "zero": 2, "offload_optimizer": "cpu",
-      "lora_rank": 64, "quantization": "4bit", "micro_batch": 1, "seq_len": 2048, "checkpointing": True,
-      "quantity": "verdict"}, "oom", "verdict", False),
-    ("H1", "verdict: the same llama-7b run with ZeRO-3 (\"after switching to stage 3 it runs\")",
-     "https://github.com/hiyouga/LlamaFactory/issues/1221",
-     {"model": "huggyllama/llama-7b", "gpus": 8, "gpu": "V100-32GB", "zero": 3, "dtype": "fp16",
-      "micro_batch": 1, "seq_len": 1024, "quantity": "verdict"}, "fits", "verdict", True),
-    ("H2", "verdict: QLoRA paper, LLaMA-65B on a single 48 GB GPU (NF4, LoRA r 64 on every linear layer, paged "
-           "AdamW, bf16 adapters, checkpointing, batch 1 x 528 tokens)",
-     "https://arxiv.org/abs/2305.14314",
-     {"model": "huggyllama/llama-65b", "gpus": 1, "gpu": "A6000", "strategy": "ddp", "master_dtype": "bf16",
-      "lora_rank": 64, "quantization": "4bit", "optimizer": "paged_adamw_32bit", "micro_batch": 1, "seq_len": 528,
-      "checkpointing": True, "quantity": "verdict"}, "fits", "verdict", True),
-]
+CALIBRATION = os.path.join(ROOT, "bench", "calibration")
+
+
+def load_rows(folder: str = CALIBRATION) -> list[dict]:
+    """Every row of every bench/calibration/*.json file (one file per kind of source), in file order.
+
+    A row: id, what was measured, source (URL), config (estimate options and the quantity compared), measured (GiB,
+    or "oom" / "fits" for a verdict), unit ("GiB" or "verdict"), held_out (not looked at while fitting)."""
+    out: list[dict] = []
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".json"):
+            with open(os.path.join(folder, name), encoding="utf-8") as fh:
+                out.extend(json.load(fh))
+    ids = [r["id"] for r in out]
+    if len(ids) != len(set(ids)):
+        raise ValueError("duplicate calibration row ids: " + ", ".join(sorted({i for i in ids if ids.count(i) > 1})))
+    return out
+
+
+ROWS = load_rows()
 
 
 def _estimate_row(config: dict):
@@ -113,7 +94,9 @@ def measure(config: dict, est) -> float | str:
 
 def rows() -> list[dict]:
     out = []
-    for rid, what, source, config, published, unit, held in ROWS:
+    for spec in ROWS:
+        rid, what, source, config = spec["id"], spec["what"], spec["source"], spec["config"]
+        published, unit, held = spec["measured"], spec["unit"], spec["held_out"]
         est = _estimate_row(config)
         ours = measure(config, est)
         row = {"id": rid, "what": what, "source": source, "published": published, "ours": ours, "unit": unit,
