@@ -12,6 +12,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
     from typing import Any
 
+from rlhf_lint.engine.ancestors import nearest
 from rlhf_lint.startup.records import field, record
 from rlhf_lint.model import HARDWARE_KEYS, Severity
 from rlhf_lint.startup.lazyre import lazy_compile
@@ -173,24 +174,7 @@ def find_config_file(start: str, memo: dict[str, str | None] | None = None) -> s
     current = os.path.abspath(start)
     if os.path.isfile(current):
         current = os.path.dirname(current)
-    memo = {} if memo is None else memo
-    visited = []
-    found = None
-    while True:
-        if current in memo:
-            found = memo[current]
-            break
-        visited.append(current)
-        found = _config_in(current)
-        if found is not None:
-            break
-        parent = os.path.dirname(current)
-        if parent == current:
-            break
-        current = parent
-    for folder in visited:
-        memo[folder] = found
-    return found
+    return nearest(current, {} if memo is None else memo, _config_in, None)
 
 
 def _config_in(folder: str) -> str | None:

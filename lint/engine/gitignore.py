@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import re
 
+from rlhf_lint.engine.ancestors import nearest
+
 
 def _translate(glob: str) -> str:
     """A gitignore glob (no leading or trailing slash) as a regular expression over a /-separated relative path."""
@@ -104,24 +106,7 @@ class GitIgnore:
         self._answers: dict[str, bool] = {}
 
     def _root_of(self, folder: str) -> str | None:
-        seen = []
-        current = folder
-        root = None
-        while True:
-            if current in self._worktree:
-                root = self._worktree[current]
-                break
-            seen.append(current)
-            if os.path.exists(os.path.join(current, ".git")):
-                root = current
-                break
-            parent = os.path.dirname(current)
-            if parent == current:
-                break
-            current = parent
-        for f in seen:
-            self._worktree[f] = root
-        return root
+        return nearest(folder, self._worktree, _worktree_root, None)
 
     def _patterns(self, path: str) -> list[Pattern]:
         if path not in self._files:
@@ -171,3 +156,7 @@ class GitIgnore:
             verdict = self._verdict(folder, "/".join(parts[depth:]), is_dir, verdict)
             folder = os.path.join(folder, parts[depth])
         return bool(verdict)
+
+
+def _worktree_root(folder: str) -> str | None:
+    return folder if os.path.exists(os.path.join(folder, ".git")) else None

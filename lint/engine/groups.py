@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 
+from rlhf_lint.engine.ancestors import nearest
 from rlhf_lint.engine.project import reference_candidates
 from rlhf_lint.startup.lazyre import lazy_compile
 
@@ -27,24 +28,11 @@ MAX_SCAN_BYTES = 1 << 20  # a reference is written near the launch command; huge
 
 def repository_root(directory: str, memo: dict[str, str]) -> str:
     """The nearest ancestor of ``directory`` (itself included) with a repository marker, or "" if none."""
-    seen = []
-    current = directory
-    while True:
-        if current in memo:
-            root = memo[current]
-            break
-        seen.append(current)
-        if any(os.path.exists(os.path.join(current, m)) for m in REPO_MARKERS):
-            root = current
-            break
-        parent = os.path.dirname(current)
-        if parent == current:
-            root = ""
-            break
-        current = parent
-    for d in seen:
-        memo[d] = root
-    return root
+    return nearest(directory, memo, _marked, "")
+
+
+def _marked(folder: str) -> str | None:
+    return folder if any(os.path.exists(os.path.join(folder, m)) for m in REPO_MARKERS) else None
 
 
 class _UnionFind:
