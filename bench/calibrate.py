@@ -39,7 +39,37 @@ def load_rows(folder: str = CALIBRATION) -> list[dict]:
 ROWS = load_rows()
 
 
+# estimate options that the first rows did not need (issue-thread rows, bench/calibration/issues.json)
+_MORE_OPTIONS = {"job_type", "offload_param", "fused_loss", "packing", "sequence_parallel_size", "ring_attn_size",
+                 "max_tokens_per_gpu", "lora_targets", "flash", "host_memory"}
+
+
+def _estimate_options_row(config: dict):
+    """A row given by `rlhf-lint estimate` options, with the options of _MORE_OPTIONS too (same mapping as the CLI)."""
+    from rlhf_lint.cli.estimate import _job_from_options
+    from rlhf_lint.engine.config import Hardware
+    from rlhf_lint.memory.estimate import estimate
+
+    extra = {"train.strategy": config.get("strategy"), "precision.master_dtype": config.get("master_dtype"),
+             "train.lora_rank": config.get("lora_rank"), "train.quantization": config.get("quantization"),
+             "train.optimizer": config.get("optimizer"), "train.fused_loss": config.get("fused_loss"),
+             "train.packing": config.get("packing"), "train.ring_attn_size": config.get("ring_attn_size"),
+             "train.sequence_parallel_size": config.get("sequence_parallel_size"),
+             "train.lora_targets": tuple(config["lora_targets"].split(",")) if config.get("lora_targets") else None}
+    if config.get("max_tokens_per_gpu"):
+        extra |= {"batch.dynamic": True, "batch.max_tokens_per_gpu": config["max_tokens_per_gpu"]}
+    job = _job_from_options(config["model"], config["gpus"], None, config.get("zero"), config.get("offload_optimizer"),
+                            config.get("offload_param"), config.get("dtype"), config.get("grad_accum_dtype"),
+                            config.get("micro_batch"), config.get("seq_len"), config.get("checkpointing"),
+                            config.get("flash", True), config.get("job_type", "sft"), extra)
+    hw = Hardware.from_mapping({"gpu": config.get("gpu"), "gpus-per-node": min(8, config["gpus"]),
+                                "host-memory": config.get("host_memory")})
+    return estimate(job, hw)
+
+
 def _estimate_row(config: dict):
+    if "model" in config and _MORE_OPTIONS & set(config):
+        return _estimate_options_row(config)
     from rlhf_lint.cli.estimate import _job_from_options
     from rlhf_lint.engine.config import Config, Hardware
     from rlhf_lint.memory.estimate import estimate
@@ -89,7 +119,27 @@ def measure(config: dict, est) -> float | str:
         node = est.nodes[0]
         return sum(t.bytes for t in node.persistent if t.name.endswith(":policy") and not t.name.startswith("process"))\
             / GIB
+    more = _measure_more(quantity, est)
+    if more is not None:
+        return more
     raise ValueError(quantity)
+
+
+def _measure_more(quantity: str, est) -> float | None:
+    """Quantities of the issue-thread rows: "gpu_peak" the largest phase of the fullest GPU group, runtime included
+    (what nvidia-smi shows); "gpu_allocated" the same phase without the CUDA context and allocator fragmentation
+    (torch.cuda.max_memory_allocated); "host_node" node 0's host RAM; "host_verdict" whether node 0's RAM fits."""
+    groups = [g for g in est.groups if g.phases]
+    if quantity == "gpu_peak":
+        return max(g.peak for g in groups) / GIB
+    if quantity == "gpu_allocated":
+        group = max(groups, key=lambda g: g.peak)
+        return sum(t.bytes for _, t in group.phases[group.peak_phase] if t.name != "runtime") / GIB
+    if quantity == "host_node":
+        return est.nodes[0].total / GIB
+    if quantity == "host_verdict":
+        return {True: "fits", False: "oom", None: "no verdict"}[est.nodes[0].fits]
+    return None
 
 
 def rows() -> list[dict]:

@@ -28,3 +28,21 @@ def test_docs_table_is_what_the_script_prints():
     table = cal.markdown(cal.rows())
     with open(os.path.join(ROOT, "docs", "accuracy.md"), encoding="utf-8") as fh:
         assert table in fh.read()
+
+
+def test_issue_rows_reach_the_estimate():
+    """The options and quantities the issue-thread rows added (bench/calibration/issues.json) reach the estimate."""
+    cal = _calibrate()
+    rows = {r["id"]: r["config"] for r in cal.ROWS}
+    sp = rows["I13"]  # Ulysses SP 4 at 32k tokens
+    with_sp = cal.measure(sp, cal._estimate_row(sp))
+    without = cal.measure(dict(sp, sequence_parallel_size=1), cal._estimate_row(dict(sp, sequence_parallel_size=1)))
+    assert with_sp < without  # each rank holds a quarter of the sequence's activations
+    est = cal._estimate_row(rows["I21"])  # ZeRO-3, parameters and optimizer on the CPU
+    assert est.role("policy").term("weights") == 0
+    assert cal.measure(dict(rows["I21"], quantity="gpu_allocated"), est) < cal.measure(rows["I21"], est)
+    assert cal.measure(rows["I19"], cal._estimate_row(rows["I19"])) == "oom"  # LLaMA-33B offload on 600 GB of RAM
+    host = cal.measure(rows["I18"], cal._estimate_row(rows["I18"]))
+    assert 12 * 32.5e9 / 2**30 < host < 700  # CPU Adam's 12 B/param alone is 363 GiB
+    dpo = cal._estimate_row(dict(rows["I20"], job_type="dpo"))
+    assert [r.role for r in dpo.roles] == ["policy", "ref"]
