@@ -61,7 +61,7 @@ def _estimate_row(config: dict):
              "train.lora_rank": config.get("lora_rank"), "train.quantization": config.get("quantization"),
              "train.optimizer": config.get("optimizer")}
     job = _job_from_options(config["model"], config["gpus"], None, config.get("zero"), config.get("offload_optimizer"),
-                            None, config.get("dtype"), config.get("grad_accum_dtype"), config.get("micro_batch"),
+                            config.get("offload_param"), config.get("dtype"), config.get("grad_accum_dtype"), config.get("micro_batch"),
                             config.get("seq_len"), config.get("checkpointing"), config.get("flash", True), "sft",
                             extra)
     return estimate(job, Hardware(gpu=config.get("gpu"), gpus_per_node=min(8, config["gpus"])))
@@ -81,6 +81,13 @@ def measure(config: dict, est) -> float | str:
     if quantity == "verdict":
         return _verdict(est)
     group = est.group_of("vllm") or est.groups[0]
+    if quantity == "peak":
+        # what a device-level reading (nvidia-smi, NVML) sees: every term, the CUDA context and allocator slack included
+        return group.peak / GIB
+    if quantity == "peak_allocated":
+        # torch.cuda.max_memory_allocated: the tensors only, without the runtime term (CUDA context, cached slack)
+        phase = group.peak_phase
+        return sum(t.bytes for _, t in group.phases[phase] if t.name != "runtime") / GIB
     if quantity == "vllm_torch":
         return est.role("vllm").term("vllm_reservation") / GIB
     if quantity == "sync_outside":
