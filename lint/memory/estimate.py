@@ -418,13 +418,14 @@ def _activation_terms(arch: ModelArch, batch: int, seq: int, checkpointing: bool
     if with_logits and fused and not forward_only:
         # Liger's fused linear cross entropy: chunks of ceil(BT / ceil(V/H)) rows, so one chunk of fp32 logits is
         # about BT x H x 4 B, plus the gradient of the hidden states it writes (BT x H x w)
-        terms.append(Term("logits", int(seq * batch * h * (lc + w)),
-                          f"fused/chunked loss: one chunk of fp32 logits ~ s*b*h*{lc} + hidden-state gradient "
-                          f"s*b*h*{w} = {seq}*{batch}*{h}*{lc + w} B (no full logits)", SRC_LIGER))
+        f32 = dtype_bytes("fp32", 4)  # the chunk is fp32 whatever the loss path around full logits holds
+        terms.append(Term("logits", int(seq * batch * h * (f32 + w)),
+                          f"fused/chunked loss: one chunk of fp32 logits ~ s*b*h*{f32} + hidden-state gradient "
+                          f"s*b*h*{w} = {seq}*{batch}*{h}*{f32 + w} B (no full logits)", SRC_LIGER))
     elif with_logits:
         terms.append(Term("logits", int(seq * batch * arch.vocab_size * (w + lc)),
-                          f"s*b*V*({w}+{lc}) = {seq}*{batch}*{arch.vocab_size}*{w + lc} B: 16-bit logits and the fp32 "
-                          f"copy the loss takes", SRC_ACTIVATIONS))
+                          f"s*b*V*({w}+{lc}) = {seq}*{batch}*{arch.vocab_size}*{w + lc} B: 16-bit logits and what the "
+                          f"loss holds beside them (fp32 upcast, log-softmax, gradients; fitted)", SRC_ACTIVATIONS))
     return terms
 
 
@@ -562,12 +563,11 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict) -> 
     elif stage == 0:
         r.terms.append(Term("gradients", a * T, f"{a} B ({adt}) x {ts}", SRC_TORCH_ADAMW if ctx["plain"] else SRC_ZERO))
     elif stage == 1:
-        r.terms.append(Term("gradients", a * T + f32 * T // n,
-                            f"ZeRO-1 full {adt} grads {a} B x {ts} + fp32 partition {f32} B x P / {n}",
+        r.terms.append(Term("gradients", a * T, f"ZeRO-1 full {adt} grads {a} B x {ts} (fp32 partition: at the step)",
                             SRC_DS_STAGE12))
     elif stage == 2:
-        r.terms.append(Term("gradients", (a + f32) * T // n,
-                            f"ZeRO-2 ({a} B {adt} + {f32} B fp32) x {ts} / {n}", SRC_DS_STAGE12))
+        r.terms.append(Term("gradients", a * T // n, f"ZeRO-2 {a} B ({adt}) x {ts} / {n} (fp32 copy: at the step)",
+                            SRC_DS_STAGE12))
     else:
         r.terms.append(Term("gradients", a * T // n, f"ZeRO-3 {a} B ({adt}) x {ts} / {n}", SRC_DS_STAGE3))
     # optimizer states
@@ -600,6 +600,14 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
         buckets = K.overlap_comm_buckets if ctx["overlap_comm"] else 1
         r.terms.append(Term("deepspeed_buffers", buckets * reduce * w,
                             f"{buckets} reduce bucket(s) x {_sci(reduce)} elements x {w} B", SRC_DS_STAGE12))
+        if not ctx["offload_optimizer"]:
+            # step() converts the 16-bit gradient partition to fp32 after the backward has freed its activations:
+            # only what exceeds those transients counts at the peak (as ZeRO-3's sub-group copy below)
+            step = f32 * T // r.gpus
+            backward = sum(t.bytes for t in r.terms if t.name in ("activations", "logits"))
+            r.terms.append(Term("optimizer_step", max(0, step - backward),
+                                f"fp32 gradient partition {f32} B x {_count(T)} / {r.gpus} = {gib(step)}, made in step() "
+                                f"beyond the backward's {gib(backward)} of transient tensors", SRC_DS_STAGE12))
     elif stage == 3:
         # the IPG reduce bucket is allocated when the optimizer is built and stays (stage3.py, "# IPG"); the
         # persistent small params stay gathered; the largest module's gathered 16-bit param and its full 16-bit
