@@ -855,12 +855,30 @@ def _fsdp_inference_role(role: str, arch: ModelArch, params: int, n: int, inp: _
     return r
 
 
-def _runtime(r: RoleEstimate) -> None:
-    tensors = r.total
+# the caching allocator's slack comes from blocks freed and requested again at other sizes: the tensors of a forward
+# and backward and of the optimizer step; weights, gradients, optimizer states and buckets are allocated once
+CHURNING = ("activations", "logits", "gathered_params", "optimizer_step")
+
+
+def _slack(owner_terms: list[Term], label: str) -> list[Term]:
+    """The runtime of one process: its CUDA context plus allocator slack on its transient tensors. The slack on
+    tensors sized at a length bound is a term of its own, at the bound too: it shrinks with them (a token budget)."""
     context, fragmentation = K.cuda_context, K.allocator_fragmentation
-    r.terms.append(Term("runtime", context + int(tensors * fragmentation),
-                        f"CUDA context and NCCL {gib(context)} + allocator fragmentation "
-                        f"{fragmentation:.0%} of {gib(tensors)}", SRC_OVERHEAD))
+    churn = [t for t in owner_terms if t.name in CHURNING]
+    fixed = sum(t.bytes for t in churn if not t.at_length_bound)
+    bound = sum(t.bytes for t in churn if t.at_length_bound)
+    out = [Term("runtime", context + int(fixed * fragmentation),
+                f"{label}CUDA context and NCCL {gib(context)} + allocator fragmentation {fragmentation:.0%} of "
+                f"{gib(fixed)} of transient tensors", SRC_OVERHEAD)]
+    if bound:
+        out.append(Term("allocator_slack", int(bound * fragmentation),
+                        f"allocator fragmentation {fragmentation:.0%} of the {gib(bound)} of transient tensors sized "
+                        f"at the length bound", SRC_OVERHEAD, at_length_bound=True))
+    return out
+
+
+def _runtime(r: RoleEstimate) -> None:
+    r.terms += _slack(r.terms, "")
 
 
 def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, gpu_memory: int | None) -> RoleEstimate:
@@ -1176,7 +1194,7 @@ def _one_process(phase: str, models: list[RoleEstimate], held) -> list[tuple[str
     items: list[tuple[str, Term]] = []
     transient: dict[str, list[Term]] = {}
     for m in models:
-        terms = [t for t in held(m, phase) if t.name != "runtime"]
+        terms = [t for t in held(m, phase) if t.name not in ("runtime", "allocator_slack")]
         items += [(m.role, t) for t in terms if t.name in m.resident]
         moving = [t for t in terms if t.name not in m.resident]
         if moving:
@@ -1185,13 +1203,9 @@ def _one_process(phase: str, models: list[RoleEstimate], held) -> list[tuple[str
         busiest = max(transient, key=lambda role: sum(t.bytes for t in transient[role]))
         items += [(busiest, t) for t in transient[busiest]]
     # vLLM's reservation is a cap that already covers its own allocator's slack
-    tensors = sum(t.bytes for _, t in items if t.name != "vllm_reservation")
     names = "+".join(m.role for m in models)
     lead = models[0].role
-    context, fragmentation = K.cuda_context, K.allocator_fragmentation
-    items.append((lead, Term("runtime", context + int(tensors * fragmentation),
-                             f"one process holds {names}: CUDA context and NCCL {gib(context)} once + allocator "
-                             f"fragmentation {fragmentation:.0%} of {gib(tensors)}", SRC_OVERHEAD)))
+    items += [(lead, t) for t in _slack([t for _, t in items], f"one process holds {names}: context once; ")]
     return items
 
 
