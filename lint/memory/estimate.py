@@ -422,6 +422,11 @@ def _activation_terms(arch: ModelArch, batch: int, seq: int, checkpointing: bool
         terms.append(Term("logits", int(seq * batch * h * (f32 + w)),
                           f"fused/chunked loss: one chunk of fp32 logits ~ s*b*h*{f32} + hidden-state gradient "
                           f"s*b*h*{w} = {seq}*{batch}*{h}*{f32 + w} B (no full logits)", SRC_LIGER))
+    elif with_logits and forward_only:
+        f32 = dtype_bytes("fp32", 4)  # log-probs without a backward: the fp32 log-softmax beside the 16-bit logits
+        terms.append(Term("logits", int(seq * batch * arch.vocab_size * (w + f32)),
+                          f"s*b*V*({w}+{f32}) = {seq}*{batch}*{arch.vocab_size}*{w + f32} B: 16-bit logits and their "
+                          f"fp32 log-softmax (forward only)", SRC_ACTIVATIONS))
     elif with_logits:
         terms.append(Term("logits", int(seq * batch * arch.vocab_size * (w + lc)),
                           f"s*b*V*({w}+{lc}) = {seq}*{batch}*{arch.vocab_size}*{w + lc} B: 16-bit logits and what the "

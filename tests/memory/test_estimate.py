@@ -231,7 +231,10 @@ def test_one_process_counts_the_cuda_context_once_and_the_largest_transient_only
     training = g.phases["training"]
     runtimes = [t for _, t in training if t.name == "runtime"]
     assert len(runtimes) == 1
-    tensors = sum(t.bytes for _, t in training if t.name != "runtime")
+    # allocator slack on the transient tensors only (model states are allocated once)
+    tensors = sum(t.bytes for _, t in training if t.name in ("activations", "logits", "gathered_params",
+                                                               "optimizer_step") and not t.at_length_bound)
+    assert 0 < tensors < sum(t.bytes for _, t in training if t.name != "runtime")
     assert runtimes[0].bytes == K.cuda_context + int(tensors * K.allocator_fragmentation)
     assert len([t for _, t in r.phases["training"] if t.name == "runtime"]) == 4
     # actor and critic train one after another: only the actor's (larger) activations and gathered params are live
