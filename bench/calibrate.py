@@ -5,8 +5,8 @@
     python bench/calibrate.py --fit      # the fixed terms of schemas/memory/constants.json fitted on the rows
 
 Every row (bench/calibration/*.json) is a public measurement with its source and the configuration it was taken
-under; the estimate is computed here from that configuration (rlhf_lint.memory.estimate), never copied. Rows marked held out never
-enter the fit of the fixed terms (--fit, schemas/memory/constants.json).
+under; the estimate is computed here from that configuration (rlhf_lint.memory.estimate), never copied. Rows
+marked held out never enter the fit of the fixed terms (--fit, schemas/memory/constants.json).
 """
 from __future__ import annotations
 
