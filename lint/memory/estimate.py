@@ -611,8 +611,8 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
             step = f32 * T // r.gpus
             backward = sum(t.bytes for t in r.terms if t.name in ("activations", "logits"))
             r.terms.append(Term("optimizer_step", max(0, step - backward),
-                                f"fp32 gradient partition {f32} B x {_count(T)} / {r.gpus} = {gib(step)}, made in step() "
-                                f"beyond the backward's {gib(backward)} of transient tensors", SRC_DS_STAGE12))
+                                f"fp32 gradient partition {f32} B x {_count(T)} / {r.gpus} = {gib(step)}, made in "
+                                f"step() beyond the backward's {gib(backward)} of transient tensors", SRC_DS_STAGE12))
     elif stage == 3:
         # the IPG reduce bucket is allocated when the optimizer is built and stays (stage3.py, "# IPG"); the
         # persistent small params stay gathered; the largest module's gathered 16-bit param and its full 16-bit
