@@ -418,13 +418,19 @@ def _activation_terms(arch: ModelArch, batch: int, seq: int, checkpointing: bool
     if with_logits and fused and not forward_only:
         # Liger's fused linear cross entropy: chunks of ceil(BT / ceil(V/H)) rows, so one chunk of fp32 logits is
         # about BT x H x 4 B, plus the gradient of the hidden states it writes (BT x H x w)
-        terms.append(Term("logits", int(seq * batch * h * (lc + w)),
-                          f"fused/chunked loss: one chunk of fp32 logits ~ s*b*h*{lc} + hidden-state gradient "
-                          f"s*b*h*{w} = {seq}*{batch}*{h}*{lc + w} B (no full logits)", SRC_LIGER))
+        f32 = dtype_bytes("fp32", 4)  # the chunk is fp32 whatever the loss path around full logits holds
+        terms.append(Term("logits", int(seq * batch * h * (f32 + w)),
+                          f"fused/chunked loss: one chunk of fp32 logits ~ s*b*h*{f32} + hidden-state gradient "
+                          f"s*b*h*{w} = {seq}*{batch}*{h}*{f32 + w} B (no full logits)", SRC_LIGER))
+    elif with_logits and forward_only:
+        f32 = dtype_bytes("fp32", 4)  # log-probs without a backward: the fp32 log-softmax beside the 16-bit logits
+        terms.append(Term("logits", int(seq * batch * arch.vocab_size * (w + f32)),
+                          f"s*b*V*({w}+{f32}) = {seq}*{batch}*{arch.vocab_size}*{w + f32} B: 16-bit logits and their "
+                          f"fp32 log-softmax (forward only)", SRC_ACTIVATIONS))
     elif with_logits:
         terms.append(Term("logits", int(seq * batch * arch.vocab_size * (w + lc)),
-                          f"s*b*V*({w}+{lc}) = {seq}*{batch}*{arch.vocab_size}*{w + lc} B: 16-bit logits and the fp32 "
-                          f"copy the loss takes", SRC_ACTIVATIONS))
+                          f"s*b*V*({w}+{lc}) = {seq}*{batch}*{arch.vocab_size}*{w + lc} B: 16-bit logits and what the "
+                          f"loss holds beside them (fp32 upcast, log-softmax, gradients; fitted)", SRC_ACTIVATIONS))
     return terms
 
 
@@ -562,12 +568,11 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict) -> 
     elif stage == 0:
         r.terms.append(Term("gradients", a * T, f"{a} B ({adt}) x {ts}", SRC_TORCH_ADAMW if ctx["plain"] else SRC_ZERO))
     elif stage == 1:
-        r.terms.append(Term("gradients", a * T + f32 * T // n,
-                            f"ZeRO-1 full {adt} grads {a} B x {ts} + fp32 partition {f32} B x P / {n}",
+        r.terms.append(Term("gradients", a * T, f"ZeRO-1 full {adt} grads {a} B x {ts} (fp32 partition: at the step)",
                             SRC_DS_STAGE12))
     elif stage == 2:
-        r.terms.append(Term("gradients", (a + f32) * T // n,
-                            f"ZeRO-2 ({a} B {adt} + {f32} B fp32) x {ts} / {n}", SRC_DS_STAGE12))
+        r.terms.append(Term("gradients", a * T // n, f"ZeRO-2 {a} B ({adt}) x {ts} / {n} (fp32 copy: at the step)",
+                            SRC_DS_STAGE12))
     else:
         r.terms.append(Term("gradients", a * T // n, f"ZeRO-3 {a} B ({adt}) x {ts} / {n}", SRC_DS_STAGE3))
     # optimizer states
@@ -600,6 +605,14 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
         buckets = K.overlap_comm_buckets if ctx["overlap_comm"] else 1
         r.terms.append(Term("deepspeed_buffers", buckets * reduce * w,
                             f"{buckets} reduce bucket(s) x {_sci(reduce)} elements x {w} B", SRC_DS_STAGE12))
+        if not ctx["offload_optimizer"]:
+            # step() converts the 16-bit gradient partition to fp32 after the backward has freed its activations:
+            # only what exceeds those transients counts at the peak (as ZeRO-3's sub-group copy below)
+            step = f32 * T // r.gpus
+            backward = sum(t.bytes for t in r.terms if t.name in ("activations", "logits"))
+            r.terms.append(Term("optimizer_step", max(0, step - backward),
+                                f"fp32 gradient partition {f32} B x {_count(T)} / {r.gpus} = {gib(step)}, made in "
+                                f"step() beyond the backward's {gib(backward)} of transient tensors", SRC_DS_STAGE12))
     elif stage == 3:
         # the IPG reduce bucket is allocated when the optimizer is built and stays (stage3.py, "# IPG"); the
         # persistent small params stay gathered; the largest module's gathered 16-bit param and its full 16-bit
@@ -847,12 +860,30 @@ def _fsdp_inference_role(role: str, arch: ModelArch, params: int, n: int, inp: _
     return r
 
 
-def _runtime(r: RoleEstimate) -> None:
-    tensors = r.total
+# the caching allocator's slack comes from blocks freed and requested again at other sizes: the tensors of a forward
+# and backward and of the optimizer step; weights, gradients, optimizer states and buckets are allocated once
+CHURNING = ("activations", "logits", "gathered_params", "optimizer_step")
+
+
+def _slack(owner_terms: list[Term], label: str) -> list[Term]:
+    """The runtime of one process: its CUDA context plus allocator slack on its transient tensors. The slack on
+    tensors sized at a length bound is a term of its own, at the bound too: it shrinks with them (a token budget)."""
     context, fragmentation = K.cuda_context, K.allocator_fragmentation
-    r.terms.append(Term("runtime", context + int(tensors * fragmentation),
-                        f"CUDA context and NCCL {gib(context)} + allocator fragmentation "
-                        f"{fragmentation:.0%} of {gib(tensors)}", SRC_OVERHEAD))
+    churn = [t for t in owner_terms if t.name in CHURNING]
+    fixed = sum(t.bytes for t in churn if not t.at_length_bound)
+    bound = sum(t.bytes for t in churn if t.at_length_bound)
+    out = [Term("runtime", context + int(fixed * fragmentation),
+                f"{label}CUDA context and NCCL {gib(context)} + allocator fragmentation {fragmentation:.0%} of "
+                f"{gib(fixed)} of transient tensors", SRC_OVERHEAD)]
+    if bound:
+        out.append(Term("allocator_slack", int(bound * fragmentation),
+                        f"allocator fragmentation {fragmentation:.0%} of the {gib(bound)} of transient tensors sized "
+                        f"at the length bound", SRC_OVERHEAD, at_length_bound=True))
+    return out
+
+
+def _runtime(r: RoleEstimate) -> None:
+    r.terms += _slack(r.terms, "")
 
 
 def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, gpu_memory: int | None) -> RoleEstimate:
@@ -1168,7 +1199,7 @@ def _one_process(phase: str, models: list[RoleEstimate], held) -> list[tuple[str
     items: list[tuple[str, Term]] = []
     transient: dict[str, list[Term]] = {}
     for m in models:
-        terms = [t for t in held(m, phase) if t.name != "runtime"]
+        terms = [t for t in held(m, phase) if t.name not in ("runtime", "allocator_slack")]
         items += [(m.role, t) for t in terms if t.name in m.resident]
         moving = [t for t in terms if t.name not in m.resident]
         if moving:
@@ -1177,13 +1208,9 @@ def _one_process(phase: str, models: list[RoleEstimate], held) -> list[tuple[str
         busiest = max(transient, key=lambda role: sum(t.bytes for t in transient[role]))
         items += [(busiest, t) for t in transient[busiest]]
     # vLLM's reservation is a cap that already covers its own allocator's slack
-    tensors = sum(t.bytes for _, t in items if t.name != "vllm_reservation")
     names = "+".join(m.role for m in models)
     lead = models[0].role
-    context, fragmentation = K.cuda_context, K.allocator_fragmentation
-    items.append((lead, Term("runtime", context + int(tensors * fragmentation),
-                             f"one process holds {names}: CUDA context and NCCL {gib(context)} once + allocator "
-                             f"fragmentation {fragmentation:.0%} of {gib(tensors)}", SRC_OVERHEAD)))
+    items += [(lead, t) for t in _slack([t for _, t in items], f"one process holds {names}: context once; ")]
     return items
 
 

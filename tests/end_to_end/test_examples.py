@@ -13,9 +13,8 @@ EXPECTED = [
     ("M002", "examples/case1_70b_cpu_adam/train_ppo_70b.sh", 9, 1, "error"),
     # case 2: 13B PPO in a 500 GB container: fp32 grad accumulation, host limit; on the GPU the band of each group
     # (activations without checkpointing) straddles the card: one "tight" warning per group naming the cheapest
-    # change (checkpointing) as its fix; M004 points to it with the other change the case asks for, ZeRO-3
-    ("M004", "examples/case2_13b_container/train_ppo_13b.sh", 7, 30, "info"),
-    ("M004", "examples/case2_13b_container/train_ppo_13b.sh", 7, 30, "info"),
+    # change (checkpointing) as its fix. No M004: with the fitted activation and allocator terms (docs/accuracy.md)
+    # 4 x 2048 tokens without checkpointing hold ~69 GiB of activations and logits, so ZeRO-3 alone no longer fits
     ("M003", "examples/case2_13b_container/train_ppo_13b.sh", 7, 73, "warning"),
     ("M001", "examples/case2_13b_container/train_ppo_13b.sh", 9, 1, "warning"),
     ("M001", "examples/case2_13b_container/train_ppo_13b.sh", 9, 1, "warning"),

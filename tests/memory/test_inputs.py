@@ -78,7 +78,7 @@ def test_fused_loss_has_no_full_logits():
     h, V = 3584, 152064
     full = terms(estimate(job(micro=2, seq=4096), A100))["logits"]
     fused = terms(estimate(job(micro=2, seq=4096, **{"train.fused_loss": True}), A100))["logits"]
-    assert full == 4096 * 2 * V * (2 + 4)
+    assert full == 4096 * 2 * V * (2 + 12)  # 16-bit logits + 12 B the loss holds per logit (fitted)
     assert fused == 4096 * 2 * h * (4 + 2)  # one fp32 chunk ~ BT x H + the hidden-state gradient
 
 
@@ -86,7 +86,7 @@ def test_token_budget_sizes_the_micro_batch_and_is_a_length_bound():
     est = estimate(job(micro=8, seq=32768, **{"batch.dynamic": True, "batch.max_tokens_per_gpu": 16384}), A100)
     r = est.role("policy")
     logits = next(t for t in r.terms if t.name == "logits")
-    assert logits.bytes == 16384 * 152064 * 6 and logits.at_length_bound
+    assert logits.bytes == 16384 * 152064 * 14 and logits.at_length_bound
     assert r.micro_tokens["training"][0] == 16384
 
 
@@ -94,9 +94,9 @@ def test_packing_and_ring_attention():
     packed = estimate(job(micro=4, seq=8192, **{"train.packing": True}), A100).role("policy")
     assert all(t.at_length_bound for t in packed.terms if t.name in ("activations", "logits"))
     ring = terms(estimate(job(micro=1, seq=8192, **{"train.ring_attn_size": 4}), A100))
-    assert ring["logits"] == 2048 * 152064 * 6  # each rank holds a quarter of the sequence
+    assert ring["logits"] == 2048 * 152064 * 14  # each rank holds a quarter of the sequence
     sp = terms(estimate(job(micro=1, seq=8192, **{"train.sequence_parallel_size": 2}), A100))
-    assert sp["logits"] == 4096 * 152064 * 6
+    assert sp["logits"] == 4096 * 152064 * 14
 
 
 def test_ds_config_bucket_sizes_replace_the_defaults():
@@ -194,8 +194,8 @@ def test_moe_counts_every_experts_states_and_the_active_experts_activations():
     est = estimate(moe(), A100)
     t = terms(est)
     assert t["optimizer_states"] == 12 * total // 8  # all 8 experts' states
-    # activations: 34 B with the MLP's 19 B scaled by 2 experts x 14336 / (4 x 4096) = 1.75
-    act = 34 - 19 + 19 * 2 * 14336 / (4 * 4096)
+    # activations: 40 B (fitted) with the MLP's 19 B scaled by 2 experts x 14336 / (4 x 4096) = 1.75
+    act = 40 - 19 + 19 * 2 * 14336 / (4 * 4096)
     assert t["activations"] == int(arch.num_layers * 4096 * 1 * 4096 * act)
     # expert parallel 4: each rank holds 2 of the 8 experts of every layer
     experts = arch.num_layers * 8 * arch.mlp_params(14336)

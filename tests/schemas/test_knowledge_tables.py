@@ -123,15 +123,15 @@ def test_the_estimate_reads_the_memory_constants(edit_schema):
     def change(data):
         c = data["constants"]
         c["cuda_context"]["value"] = 3
-        c["activation_bytes"]["value"] = 68
+        c["activation_bytes"]["value"] = 80
         c["reduce_bucket_elements"]["value"] = 250000000
         c["optimizer_state_bytes"]["value"]["adamw"] = 12  # + the fp32 master copy: 16 B instead of 12
 
     edit_schema("memory/constants.json", change)
     after = _estimate()
-    assert after["runtime"].bytes - before["runtime"].bytes >= 2 * GIB  # 3 GiB of context instead of 1
+    assert after["runtime"].bytes - before["runtime"].bytes >= 1.75 * GIB  # 3 GiB of context instead of 1.25
     assert "CUDA context and NCCL 3.00 GiB" in after["runtime"].formula
-    assert after["activations"].bytes == 2 * before["activations"].bytes and "*68" in after["activations"].formula
+    assert after["activations"].bytes == 2 * before["activations"].bytes and "*80" in after["activations"].formula
     assert after["deepspeed_buffers"].bytes == before["deepspeed_buffers"].bytes // 2
     assert "2.5e8 elements" in after["deepspeed_buffers"].formula
     assert after["optimizer_states"].bytes * 12 == before["optimizer_states"].bytes * 16
@@ -141,7 +141,7 @@ def test_constants_read_the_data_with_their_units(edit_schema):
     from rlhf_lint.memory.catalog import GIB
     from rlhf_lint.memory.estimate import K
 
-    assert K.cuda_context == GIB and K.sleep_keeps == ("weights", "gradients")  # GiB in bytes, a list as a tuple
+    assert K.cuda_context == 1.25 * GIB and K.sleep_keeps == ("weights", "gradients")  # GiB in bytes, a list as a tuple
     edit_schema("memory/constants.json", lambda d: d["constants"]["process_host_ram"].update(value=4))
     assert K.process_host_ram == 4 * GIB
     with pytest.raises(AttributeError):
