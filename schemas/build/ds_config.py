@@ -370,6 +370,100 @@ def extend(data: dict, version: str, facts: dict, base: bool = False) -> dict:
     return {"added": added, "closed": closed}
 
 
+def _version_key(version: str):
+    from packaging.version import Version
+
+    return Version(version)
+
+
+def _older(version: str) -> bool:
+    from packaging.version import Version
+
+    return Version(version) < Version(DS_VERSION)
+
+
+def backfill(data: dict, older: dict[str, dict]) -> dict:
+    """Fold releases older than the TSV's (``older``: version -> facts, any order): a strict key gets as ``since``
+    the first release of its unbroken run up to the TSV's release when an older release read had the section's
+    model without the field; a field only older releases had becomes a row with ``since`` (when not in the oldest
+    read) and ``removed_in`` (the first release read without it), each with its source. A release that lacks the
+    section's model says nothing about its keys (the section was not validated there): its section gets
+    ``model_since``, its keys stay as they are. Returns rows added and closed."""
+    from packaging.version import Version
+
+    order = sorted(older, key=Version)
+    if not order:
+        return {"added": 0, "closed": 0}
+    keys, aliases, sections = data["keys"], data.get("aliases", {}), data["sections"]
+    fields: dict[str, dict[str, tuple[dict, str]]] = {}  # path -> version -> (field, file)
+    models: dict[str, list[str]] = {}  # section -> releases whose model was found
+    for v in order:
+        for section, info in older[v]["sections"].items():
+            models.setdefault(section, []).append(v)
+            for key, field in info["fields"].items():
+                path = f"{section}.{key}"
+                path = aliases.get(f"{section}.{field['field']}", path) if path not in keys else path
+                fields.setdefault(path, {})[v] = (field, info["file"])
+    added = closed = 0
+    with open(os.path.join(HERE, "ds_config_section_eras.json"), encoding="utf-8") as fh:
+        with_eras = set(json.load(fh)) - {"$comment"}  # sections whose eras were read by hand, per release
+    for section, found in models.items():
+        sec = sections.get(section)
+        if section in with_eras:
+            continue
+        if sec is not None and found[0] != order[0] and found != order[order.index(found[0]):]:
+            continue  # the model came and went: say nothing
+        if sec is not None and found[0] != order[0]:
+            sec["model_since"] = found[0]
+            sec["model_since_source"] = _RELEASE_FILE.format(version=found[0], path=older[found[0]]["sections"][section]["file"])
+    for path, row in keys.items():
+        section = path.rpartition(".")[0]
+        if section not in models or row.get("mode") != "strict" or path in sections or row.get("deprecated"):
+            continue
+        had = fields.get(path, {})
+        since, certain = DS_VERSION, False
+        for v in reversed(order):  # newest first: the run of releases up to the TSV's that had the field
+            if v in had:
+                since = v
+                continue
+            certain = v in models[section]  # the model was there without the field: the key is newer
+            break
+        if certain:
+            row["since"] = since
+            row["since_source"] = (_RELEASE_FILE.format(version=since, path=had[since][1]) if since in had
+                                   else data["deepspeed"]["source"])
+            added += 1
+    for path, had in fields.items():
+        if path in keys or path in sections:
+            continue
+        section = path.rpartition(".")[0]
+        if section not in sections:
+            continue  # a section the table does not know (a removed feature): its keys are not judged
+        last = max(had, key=Version)
+        nxt = [v for v in order if Version(v) > Version(last)]
+        if any(v not in models[section] for v in nxt):
+            continue  # the model went away: whether the key is refused after is not known
+        start = last
+        for v in reversed(order[: order.index(last)]):
+            if v not in had:
+                break
+            start = v
+        field, file = had[last]
+        row = {"type": field["type"], "nullable": field["nullable"], "mode": "strict",
+               "source": _RELEASE_FILE.format(version=last, path=file)}
+        if start != order[0]:
+            row["since"] = start
+        if "default" in field:
+            row["default"] = field["default"]
+        row["removed_in"] = nxt[0] if nxt else DS_VERSION
+        row["removed_source"] = (_RELEASE_FILE.format(version=nxt[0], path=older[nxt[0]]["sections"][section]["file"])
+                                 if nxt else data["deepspeed"]["source"])
+        keys[path] = row
+        added += 1
+        closed += 1
+    return {"added": added, "closed": closed}
+
+
 def fold_releases(data: dict) -> dict:
     """Fold schemas/deepspeed/releases.json (written by ``python -m rlhf_lint.schemas.build --only deepspeed``) into
     the keys read off the TSV: returns rows added and closed by the releases after the TSV's."""
@@ -379,7 +473,15 @@ def fold_releases(data: dict) -> dict:
     if os.path.exists(FACTS_OUT):
         with open(FACTS_OUT, encoding="utf-8") as fh:
             stored = json.load(fh)["releases"]
+        older = {v: f for v, f in stored.items() if _older(v)}
+        counts = backfill(data, older)
+        total["added"] += counts["added"]
+        total["closed"] += counts["closed"]
+        releases[:0] = sorted(older, key=_version_key)
+        sources.update({v: older[v]["source"] for v in older})
         for version, facts in stored.items():
+            if version in older:
+                continue
             counts = extend(data, version, facts, base=version == DS_VERSION)
             if version != DS_VERSION:
                 total["added"] += counts["added"]
