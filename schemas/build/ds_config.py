@@ -464,6 +464,55 @@ def backfill(data: dict, older: dict[str, dict]) -> dict:
     return {"added": added, "closed": closed}
 
 
+def fold_top_level(data: dict, stored: dict[str, dict]) -> dict:
+    """Top-level keys ``runtime/config.py`` of some release read reads with dict.get / get_scalar_param that the
+    table lacks: a lenient row each, with ``since`` (when not in the oldest release read) and ``removed_in`` (the
+    first release read after its last one that does not read it). Returns rows added and closed."""
+    from packaging.version import Version
+
+    order = sorted(stored, key=Version)
+    known = set(data["keys"]) | set(data["sections"]) | set(data.get("aliases", {})) | set(data.get("deprecated", {}))
+    seen: dict[str, list[str]] = {}
+    for v in order:
+        for key in stored[v].get("top_level", []):
+            if key not in known:
+                seen.setdefault(key, []).append(v)
+    added = closed = 0
+    for key, had in sorted(seen.items()):
+        last = had[-1]
+        start = last
+        for v in reversed(order[: order.index(last)]):
+            if v not in had:
+                break
+            start = v
+        row = {"type": "any", "nullable": True, "mode": "lenient",
+               "source": _RELEASE_FILE.format(version=last, path="deepspeed/runtime/config.py")}
+        if start != order[0]:
+            row["since"] = start
+        later = order[order.index(last) + 1:]
+        if later:
+            row["removed_in"] = later[0]
+            row["removed_source"] = _RELEASE_FILE.format(version=later[0], path="deepspeed/runtime/config.py")
+            closed += 1
+        data["keys"][key] = row
+        added += 1
+    return {"added": added, "closed": closed}
+
+
+def diff_keys(before: dict, after: dict) -> dict:
+    """What a refresh changed in ds_config_keys.json: rows added (keys and refused keys), rows closed (a
+    ``removed_in`` set), rows bounded (a ``since`` set on a row that had none), releases added."""
+    old_keys, new_keys = before.get("keys", {}), after.get("keys", {})
+    added = sorted(set(new_keys) - set(old_keys)) + sorted(set(after.get("removed", {})) - set(before.get("removed", {})))
+    closed = sorted(k for k, v in new_keys.items() if v.get("removed_in") and not old_keys.get(k, {}).get("removed_in"))
+    bounded = sorted(k for k, v in new_keys.items() if k in old_keys and v.get("since") and not old_keys[k].get("since"))
+    releases = [v for v in after.get("deepspeed", {}).get("releases", [])
+                if v not in before.get("deepspeed", {}).get("releases", [])]
+    return {"table": "ds_config_keys.json", "added": len(added), "closed": len(closed), "bounded": len(bounded),
+            "releases": releases, "newest": after.get("deepspeed", {}).get("version"),
+            "rows": {"added": added, "closed": closed, "bounded": bounded}}
+
+
 def fold_releases(data: dict) -> dict:
     """Fold schemas/deepspeed/releases.json (written by ``python -m rlhf_lint.schemas.build --only deepspeed``) into
     the keys read off the TSV: returns rows added and closed by the releases after the TSV's."""
@@ -488,6 +537,9 @@ def fold_releases(data: dict) -> dict:
                 total["closed"] += counts["closed"]
                 releases.append(version)
                 sources[version] = facts["source"]
+        counts = fold_top_level(data, stored)
+        total["added"] += counts["added"]
+        total["closed"] += counts["closed"]
     data["deepspeed"].update({"version": releases[-1], "releases": releases, "release_sources": sources})
     data["keys"] = dict(sorted(data["keys"].items()))
     data["removed"] = dict(sorted(data["removed"].items()))
