@@ -15,7 +15,9 @@ import ast
 import json
 import os
 
-from rlhf_lint.schemas.build.ds_config import FACTS_OUT, KEYS_OUT, diff_keys, extend, main as write_tables, read_tsv_version
+from rlhf_lint.schemas.build.ds_config import (
+    KEYS_OUT, diff_keys, extend, load_facts, main as write_tables, read_tsv_version, save_facts,
+)
 
 # Where each strict (pydantic) section's model is: the section path -> class name. The class is looked up in the
 # release (its file is found by the extractor), so a renamed or removed model is reported, not guessed.
@@ -89,6 +91,10 @@ def model_classes(files: dict[str, str]) -> dict[str, dict]:
                 continue
             fields = {}
             for stmt in node.body:
+                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                        and stmt.targets[0].id not in ("model_config", "Config"):
+                    # pydantic v1 (DeepSpeed < 0.15) takes an un-annotated attribute with a default as a field
+                    stmt = ast.AnnAssign(target=stmt.targets[0], annotation=ast.Name("Any"), value=stmt.value, simple=1)
                 if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
                     continue
                 name = stmt.target.id
@@ -281,8 +287,7 @@ def refresh(cache, versions: list[str] | None = None, log=print) -> dict:
 
     base = read_tsv_version()
     try:
-        with open(FACTS_OUT, encoding="utf-8") as fh:
-            stored = json.load(fh)
+        stored = load_facts()
     except OSError:
         stored = {"base": base, "releases": {}}
     if versions is None:
@@ -299,10 +304,7 @@ def refresh(cache, versions: list[str] | None = None, log=print) -> dict:
         facts["source"] = release.url + " (" + os.path.basename(release.path) + ")"
         stored["releases"][v] = facts
     stored["releases"] = dict(sorted(stored["releases"].items(), key=lambda kv: Version(kv[0])))
-    os.makedirs(os.path.dirname(FACTS_OUT), exist_ok=True)
-    with open(FACTS_OUT, "w", encoding="utf-8", newline="\n") as fh:
-        json.dump(stored, fh, indent=1, ensure_ascii=False)
-        fh.write("\n")
+    save_facts(stored)
     write_tables()
     with open(KEYS_OUT, encoding="utf-8") as fh:
         summary = diff_keys(before, json.load(fh))  # what this run changed, row by row

@@ -513,6 +513,54 @@ def diff_keys(before: dict, after: dict) -> dict:
             "rows": {"added": added, "closed": closed, "bounded": bounded}}
 
 
+def load_facts() -> dict:
+    """schemas/deepspeed/releases.json with each ``{"same_as": V}`` (a section, or the top-level keys, unchanged
+    since release V) expanded."""
+    with open(FACTS_OUT, encoding="utf-8") as fh:
+        stored = json.load(fh)
+    releases = stored["releases"]
+    for facts in releases.values():
+        for name, section in list(facts.get("sections", {}).items()):
+            if isinstance(section, dict) and "same_as" in section:
+                facts["sections"][name] = releases[section["same_as"]]["sections"][name]
+        top = facts.get("top_level")
+        if isinstance(top, dict) and "same_as" in top:
+            facts["top_level"] = releases[top["same_as"]]["top_level"]
+    return stored
+
+
+def save_facts(stored: dict) -> None:
+    """Write the per-release facts compactly: a section (or the top-level key list) equal to the previous
+    release's is written as ``{"same_as": V}``, V the release that holds it in full."""
+    from packaging.version import Version
+
+    out = {k: v for k, v in stored.items() if k != "releases"}
+    out["releases"] = {}
+    full: dict = {}  # section -> (release holding it in full, its value)
+    for version in sorted(stored["releases"], key=Version):
+        facts = dict(stored["releases"][version])
+        sections = {}
+        for name, section in facts.get("sections", {}).items():
+            held = full.get(name)
+            if held is not None and held[1] == section:
+                sections[name] = {"same_as": held[0]}
+            else:
+                sections[name] = section
+                full[name] = (version, section)
+        facts["sections"] = sections
+        if "top_level" in facts:
+            held = full.get(" top_level")
+            if held is not None and held[1] == facts["top_level"]:
+                facts["top_level"] = {"same_as": held[0]}
+            else:
+                full[" top_level"] = (version, facts["top_level"])
+        out["releases"][version] = facts
+    os.makedirs(os.path.dirname(FACTS_OUT), exist_ok=True)
+    with open(FACTS_OUT, "w", encoding="utf-8", newline="\n") as fh:
+        json.dump(out, fh, indent=1, ensure_ascii=False)
+        fh.write("\n")
+
+
 def fold_releases(data: dict) -> dict:
     """Fold schemas/deepspeed/releases.json (written by ``python -m rlhf_lint.schemas.build --only deepspeed``) into
     the keys read off the TSV: returns rows added and closed by the releases after the TSV's."""
@@ -520,8 +568,7 @@ def fold_releases(data: dict) -> dict:
     releases, sources = [DS_VERSION], {DS_VERSION: data["deepspeed"]["source"]}
     data.setdefault("removed", {})
     if os.path.exists(FACTS_OUT):
-        with open(FACTS_OUT, encoding="utf-8") as fh:
-            stored = json.load(fh)["releases"]
+        stored = load_facts()["releases"]
         older = {v: f for v, f in stored.items() if _older(v)}
         counts = backfill(data, older)
         total["added"] += counts["added"]

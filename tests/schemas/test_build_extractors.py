@@ -70,6 +70,8 @@ def test_deepspeed_model_fields_aliases_inheritance_and_removed_keys():
         "prefetch_bucket_size"
     assert fields["cpu_offload"].get("deprecated") is True
     assert fields["overlap_comm"]["nullable"] and fields["compute_grad_norm"]["type"] == "bool"
+    assert fields["legacy_knob"] == {"field": "legacy_knob", "type": "any", "nullable": True, "default": 5}
+    assert "Config" not in fields
     assert facts["sections"]["zero_optimization.offload_optimizer"]["fields"]["pin_memory"]["default"] is True
     assert "bf16 (DeepSpeedBF16Config)" in facts["missing_models"]  # not in this tree: reported, not guessed
     assert facts["removed"] == {"amp": {"message": "AMP has been removed. See https://example.invalid/issues/1."},
@@ -110,6 +112,23 @@ def test_deepspeed_fold_top_level_adds_lenient_rows_with_ranges():
     assert data["keys"]["gc"]["since"] == "0.14.5" and "removed_in" not in data["keys"]["gc"]
     assert data["keys"]["gc"]["source"].endswith("/v0.19.8/deepspeed/runtime/config.py")
     assert data["keys"]["steps"] == {"mode": "lenient"}  # a row of the table is left as it is
+
+
+def test_deepspeed_release_facts_are_stored_compactly_and_read_back_whole(tmp_path, monkeypatch):
+    from rlhf_lint.schemas.build import ds_config
+
+    monkeypatch.setattr(ds_config, "FACTS_OUT", str(tmp_path / "releases.json"))
+    stored = {"base": "0.19.6", "releases": {
+        "0.19.7": {**_facts({"zero_optimization": ["stage", "knob"]}), "top_level": ["a", "b"]},
+        "0.10.3": {**_facts({"zero_optimization": ["stage"], "bf16": ["enabled"]}), "top_level": ["a"]},
+        "0.14.5": {**_facts({"zero_optimization": ["stage"], "bf16": ["enabled"]}), "top_level": ["a"]}}}
+    ds_config.save_facts(stored)
+    raw = json.loads((tmp_path / "releases.json").read_text())
+    assert list(raw["releases"]) == ["0.10.3", "0.14.5", "0.19.7"]
+    assert raw["releases"]["0.14.5"]["sections"]["zero_optimization"] == {"same_as": "0.10.3"}
+    assert raw["releases"]["0.14.5"]["top_level"] == {"same_as": "0.10.3"}
+    assert "fields" in raw["releases"]["0.19.7"]["sections"]["zero_optimization"]  # changed: written in full
+    assert ds_config.load_facts()["releases"] == {v: stored["releases"][v] for v in raw["releases"]}
 
 
 def _facts(sections: dict) -> dict:
