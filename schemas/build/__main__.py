@@ -136,11 +136,11 @@ def report(ref: str) -> str:
 
 def format_summary(summaries: list[dict]) -> str:
     """One line per table: releases added, rows added and closed, newest release covered."""
-    lines = ["table | releases added | rows added | rows closed | newest"]
+    lines = ["table | releases added | rows added | rows closed | rows bounded | newest"]
     for s in summaries:
         for row in s.get("tables", [s]):
             lines.append(f"{row['table']} | {', '.join(row.get('releases', [])) or '-'} | {row.get('added', 0)} | "
-                         f"{row.get('closed', 0)} | {row.get('newest', '?')}")
+                         f"{row.get('closed', 0)} | {row.get('bounded', '-')} | {row.get('newest', '?')}")
     return "\n".join(lines)
 
 

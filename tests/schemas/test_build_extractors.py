@@ -131,6 +131,21 @@ def test_deepspeed_release_facts_are_stored_compactly_and_read_back_whole(tmp_pa
     assert ds_config.load_facts()["releases"] == {v: stored["releases"][v] for v in raw["releases"]}
 
 
+def test_deepspeed_refresh_summary_counts_rows_added_closed_and_bounded():
+    from rlhf_lint.schemas.build.__main__ import format_summary
+    from rlhf_lint.schemas.build.ds_config import diff_keys
+
+    before = {"deepspeed": {"releases": ["0.19.6"], "version": "0.19.6"},
+              "keys": {"a": {}, "b": {}, "c": {"removed_in": "0.19.6"}}, "removed": {}}
+    after = {"deepspeed": {"releases": ["0.10.3", "0.19.6"], "version": "0.19.6"},
+             "keys": {"a": {"since": "0.14.5"}, "b": {"removed_in": "0.19.7"}, "c": {"removed_in": "0.19.6"},
+                      "d": {"since": "0.19.8"}}, "removed": {"e": {"since": "0.19.7"}}}
+    d = diff_keys(before, after)
+    assert d["rows"] == {"added": ["d", "e"], "closed": ["b"], "bounded": ["a"]}
+    assert (d["added"], d["closed"], d["bounded"], d["releases"]) == (2, 1, 1, ["0.10.3"])
+    assert format_summary([d]).splitlines()[1] == "ds_config_keys.json | 0.10.3 | 2 | 1 | 1 | 0.19.6"
+
+
 def _facts(sections: dict) -> dict:
     return {"sections": {sec: {"file": "deepspeed/runtime/zero/config.py",
                                "fields": {k: {"field": k, "type": "int", "nullable": False} for k in keys}}
