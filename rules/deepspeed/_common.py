@@ -127,15 +127,13 @@ def _presence(path: str, ctx) -> tuple[str, str]:
     """Whether a key exists in the targeted release: "yes", "no" or "maybe" (with why) for a key of the table, read
     against the releases the table was read from; "unlisted" when no release read has it. With the release
     assumed, every key of the table counts."""
-    from rlhf_lint.frameworks.deepspeed import ds_version, key_presence
+    from rlhf_lint.frameworks.deepspeed import ds_version, key_presence, version_tuple
 
     if not _known(path):
         return "unlisted", ""
     data = ds_keys()
     version, known = ds_version(ctx)
     row = data["keys"].get(_canonical(path))
-    from rlhf_lint.frameworks.deepspeed import version_tuple
-
     refused = data["removed"].get(path)
     if not known or row is None or (refused and version_tuple(version) >= version_tuple(refused["since"])):
         return "yes", ""  # a section, an alias, a deprecated name; a key the release refuses is D041's
@@ -273,6 +271,13 @@ def _other_release_finding(ctx, member, section: str, strict: bool, state: str, 
 
     version = ds_version(ctx)[0]
     where = f"in {section!r}" if section else "at the top level"
+    edge = _past_edge(ctx)
+    if state == "no" and edge is not None:  # removed before the edge: a newer release may have it back
+        from rlhf_lint.frameworks.edge import edge_note
+
+        return Finding(member.key_span, f"key {member.key!r} {where} was {why.replace('DeepSpeed ', '')}, but "
+                                        f"{edge_note('deepspeed', *edge)}: that release may differ",
+                       severity=Severity.WARNING)
     if state == "maybe":
         effect = "may reject it at start-up" if strict else "may ignore it"
         return Finding(member.key_span, f"key {member.key!r} {where} was {why}; rlhf-lint has no key table of "
