@@ -92,6 +92,41 @@ def version_at_least(config, release: str) -> bool:
     return version_tuple(ds_version(config)[0]) >= version_tuple(release)
 
 
+def read_releases() -> list[str]:
+    """The DeepSpeed releases the key table was read from, oldest first."""
+    table = ds_keys()["deepspeed"]
+    return list(table.get("releases") or [table["version"]])
+
+
+def key_presence(row: dict | None, version: str) -> tuple[str, str]:
+    """Whether a key row of the table exists in ``version``: ("yes" | "no" | "maybe", why). Between two releases
+    read, a key whose status changed there is "maybe"; outside the releases read, "maybe" too, unless the row has
+    no bounds at all (then the table says nothing beyond "known")."""
+    if row is None:
+        return "no", ""
+    read = [version_tuple(v) for v in read_releases()]
+    at = version_tuple(version)
+    since, removed = row.get("since"), row.get("removed_in")
+    if since and at < version_tuple(since):
+        before = [v for v in read_releases() if version_tuple(v) < version_tuple(since)]
+        if before and read[0] <= at <= version_tuple(before[-1]):
+            return "no", f"added in DeepSpeed {since}"
+        return "maybe", (f"added after {before[-1]}, by {since}" if before else f"added by {since}")
+    if removed:
+        if at >= version_tuple(removed):
+            return "no", f"removed in DeepSpeed {removed}"
+        before = [v for v in read_releases() if version_tuple(v) < version_tuple(removed)]
+        if before and at > version_tuple(before[-1]):
+            return "maybe", f"removed after {before[-1]}, by {removed}"
+    return "yes", ""
+
+
+def before_edge(version: str) -> str | None:
+    """The oldest release read when ``version`` is older than it, else None."""
+    read = read_releases()
+    return read[0] if read and version_tuple(version) < version_tuple(read[0]) else None
+
+
 def assumed_version_note(config) -> str:
     if fork_source(config):
         return "DeepSpeed checkout named by deepspeed-source"

@@ -371,6 +371,27 @@ class Invocation:
         return edge_note(FRAMEWORK, self.declared, self.version_reason.split(";", 1)[0])
 
     @property
+    def before_edge(self) -> bool:
+        """Whether the declared release is older than every release the flag tables cover."""
+        from rlhf_lint.frameworks.edge import is_past
+
+        k = self.k or knowledge()
+        oldest = next((t for t in k.tags if t != "HEAD"), None)
+        return bool(self.declared) and oldest is not None and is_past(oldest.lstrip("v"), self.declared.lstrip("v"))
+
+    @property
+    def outside_note(self) -> str:
+        """Why a finding read off the flag table is not certain for the declared release ("" when it is)."""
+        if self.past_edge:
+            return self.edge_note
+        if self.before_edge:
+            k = self.k or knowledge()
+            oldest = next(t for t in k.tags if t != "HEAD")
+            return (f"OpenRLHF {self.declared.lstrip('v')} ({self.version_reason.split(';', 1)[0]}) is older than "
+                    f"the oldest release rlhf-lint knows, {oldest.lstrip('v')}")
+        return ""
+
+    @property
     def version(self) -> str:
         return (self.k or knowledge()).label(self.tag)
 

@@ -58,8 +58,7 @@ def schema_keys(version: str | None, config_name: str = "ppo_trainer") -> tuple[
 
     data = _defaults()
     if config_name == "ppo_megatron_trainer":
-        release, entry = next(iter(data["megatron"].items()))
-        return release, entry["keys"], version is not None
+        return _megatron_keys(data["megatron"], version)
     if config_name != "ppo_trainer":
         return "", {}, False
     releases = data["releases"]
@@ -79,6 +78,34 @@ def schema_keys(version: str | None, config_name: str = "ppo_trainer") -> tuple[
     for name in sorted(releases, key=_release_order):
         union.update(releases[name]["keys"])
     return "any release", union, False
+
+
+def _megatron_keys(tables: dict, version: str | None) -> tuple[str, dict, bool]:
+    """The Megatron trainer's keys of the newest release at or before ``version``; for no version, or one older
+    than every release read, the union of all (exact False): never the keys of a release it does not target."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        wanted = Version(version) if version else None
+    except InvalidVersion:
+        wanted = None
+    if wanted is not None:
+        candidates = [r for r in tables if Version(r) <= wanted]
+        if candidates:
+            best = max(candidates, key=Version)
+            return best, tables[best]["keys"], True
+    union: dict = {}
+    for name in sorted(tables, key=Version):
+        union.update(tables[name]["keys"])
+    return "any release", union, False
+
+
+def releases_having(key: str, config_name: str = "ppo_trainer") -> list[str]:
+    """The releases whose trainer config (FSDP or Megatron) has ``key``, oldest first."""
+    data = _defaults()
+    tables = data["megatron"] if config_name == "ppo_megatron_trainer" else \
+        data["releases"] if config_name == "ppo_trainer" else {}
+    return sorted((r for r, t in tables.items() if key in t["keys"]), key=_release_order)
 
 
 def close_key(key: str, keys: dict) -> str | None:

@@ -83,6 +83,11 @@ def _section_mode(path: str, config) -> str:
         return "open"
     if sec.get("strict_since") and not version_at_least(config, sec["strict_since"]):
         return "lenient"
+    if sec.get("model_since") and sec["mode"] == "strict" and not version_at_least(config, sec["model_since"]):
+        from rlhf_lint.frameworks.deepspeed import ds_version
+
+        if ds_version(config)[1]:
+            return "lenient"  # no pydantic model of the section in that release: nothing validated it
     return sec["mode"]
 
 
@@ -116,6 +121,23 @@ def _canonical(path: str) -> str:
     if path.startswith("bfloat16."):
         path = "bf16." + path[len("bfloat16."):]
     return ds_keys()["aliases"].get(path, path)
+
+
+def _presence(path: str, ctx) -> tuple[str, str]:
+    """Whether a key exists in the targeted release: "yes", "no" or "maybe" (with why) for a key of the table, read
+    against the releases the table was read from; "unlisted" when no release read has it. With the release
+    assumed, every key of the table counts."""
+    from rlhf_lint.frameworks.deepspeed import ds_version, key_presence, version_tuple
+
+    if not _known(path):
+        return "unlisted", ""
+    data = ds_keys()
+    version, known = ds_version(ctx)
+    row = data["keys"].get(_canonical(path))
+    refused = data["removed"].get(path)
+    if not known or row is None or (refused and version_tuple(version) >= version_tuple(refused["since"])):
+        return "yes", ""  # a section, an alias, a deprecated name; a key the release refuses is D041's
+    return key_presence(row, version)
 
 
 def _known(path: str) -> bool:
@@ -191,8 +213,22 @@ def _unknown_keys(ctx, strict: bool):
         older = _older_era_keys(section) if era is not None and not known else {}
         for m in obj.members:
             path = f"{section}.{m.key}" if section else m.key
-            if ((m.key in era_keys) if era_keys is not None else _known(path)) or fork_knows(ctx, section, m.key):
+            if fork_knows(ctx, section, m.key):
                 continue
+            if era_keys is not None:
+                if m.key in era_keys:
+                    continue
+            else:
+                state, why = _presence(path, ctx)
+                if state == "yes":
+                    continue
+                if state != "unlisted":  # a key of another release: no rename, the release decides
+                    yield _other_release_finding(ctx, m, section, strict, state, why)
+                    continue
+                before = _before_edge(ctx)
+                if before is not None:
+                    yield _before_edge_finding(m, section, strict, before)
+                    continue
             if m.key in older and strict:
                 # valid on an older release, rejected on the one assumed: without the version it is not certain
                 accepted = older[m.key]
@@ -230,6 +266,52 @@ def _unknown_keys(ctx, strict: bool):
             yield Finding(m.key_span, message, fix=fix)
 
 
+def _other_release_finding(ctx, member, section: str, strict: bool, state: str, why: str) -> Finding:
+    from rlhf_lint.frameworks.deepspeed import ds_version
+
+    version = ds_version(ctx)[0]
+    where = f"in {section!r}" if section else "at the top level"
+    edge = _past_edge(ctx)
+    if state == "no" and edge is not None:  # removed before the edge: a newer release may have it back
+        from rlhf_lint.frameworks.edge import edge_note
+
+        return Finding(member.key_span, f"key {member.key!r} {where} was {why.replace('DeepSpeed ', '')}, but "
+                                        f"{edge_note('deepspeed', *edge)}: that release may differ",
+                       severity=Severity.WARNING)
+    if state == "maybe":
+        effect = "may reject it at start-up" if strict else "may ignore it"
+        return Finding(member.key_span, f"key {member.key!r} {where} was {why}; rlhf-lint has no key table of "
+                                        f"DeepSpeed {version} itself: that release {effect} "
+                                        f"({assumed_version_note(ctx)})", severity=Severity.WARNING)
+    if strict:
+        return Finding(member.key_span, f"key {member.key!r} {where} is not a key of DeepSpeed {version} ({why}): "
+                                        f"it rejects it at start-up (ValidationError) ({assumed_version_note(ctx)})")
+    return Finding(member.key_span, f"key {member.key!r} {where} is not read by DeepSpeed {version} ({why}): it is "
+                                    f"silently ignored ({assumed_version_note(ctx)})", severity=Severity.WARNING)
+
+
+def _before_edge(ctx):
+    """(version, origin, oldest release read) when the targeted DeepSpeed is older than every release read."""
+    from rlhf_lint.frameworks.deepspeed import before_edge, ds_version_origin, fork_source
+
+    if fork_source(ctx):
+        return None
+    version, origin = ds_version_origin(ctx)
+    oldest = before_edge(version) if origin != "assumed" else None
+    if oldest is None:
+        return None
+    return version, "set by deepspeed-version" if origin == "configured" else origin, oldest
+
+
+def _before_edge_finding(member, section: str, strict: bool, before) -> Finding:
+    version, origin, oldest = before
+    where = f"in {section!r}" if section else "at the top level"
+    effect = "may accept it" if strict else "may read it"
+    return Finding(member.key_span, f"key {member.key!r} {where} is not in any DeepSpeed release rlhf-lint read, "
+                                    f"but DeepSpeed {version} ({origin}) is older than the oldest one, {oldest}: "
+                                    f"that release {effect}", severity=Severity.WARNING)
+
+
 def _table_version() -> str:
     return ds_keys()["deepspeed"]["version"]
 
@@ -240,10 +322,15 @@ def _table_note(ctx) -> str:
 
     from rlhf_lint.frameworks.deepspeed import fork_source
 
+    from rlhf_lint.frameworks.deepspeed import read_releases, version_tuple
+
     version = ds_version(ctx)[0]
     if fork_source(ctx):
         return f"; keys of DeepSpeed {_table_version()} and those the checkout's config modules declare"
-    return "" if version == _table_version() else f"; checked against the key table of DeepSpeed {_table_version()}"
+    read = read_releases()
+    if version in read or version_tuple(read[0]) <= version_tuple(version) <= version_tuple(read[-1]):
+        return ""  # the releases read around it cover it
+    return f"; checked against the key table of DeepSpeed {_table_version()}"
 
 
 def _past_edge(ctx):

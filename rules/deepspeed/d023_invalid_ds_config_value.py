@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from rlhf_lint.frameworks.deepspeed import assumed_version_note, ds_keys, version_at_least
 from rlhf_lint.fixers import json as jfix
+from rlhf_lint.frameworks.edge import edge_note
 from rlhf_lint.model import Finding, Severity
 from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.deepspeed._common import (
-    FALSE_STRINGS, KINDS, TRUE_STRINGS, _canonical, _doc, _is_auto, _section_mode, _sections,
+    FALSE_STRINGS, KINDS, TRUE_STRINGS, _canonical, _doc, _is_auto, _past_edge, _section_mode, _sections,
 )
 
 
@@ -118,6 +119,7 @@ def invalid_ds_config_value(ctx):
     if doc is None:
         return
     data = ds_keys()
+    edge = _past_edge(ctx)
     for section, obj in _sections(doc):
         mode = _section_mode(section, ctx)
         if mode == "open":
@@ -135,6 +137,11 @@ def invalid_ds_config_value(ctx):
                 if why:
                     what = "rejects it at start-up" if strict else "raises at start-up"
                     note = f" ({assumed_version_note(ctx)})" if "int_from_float" in why else ""
+                    if edge is not None:  # the key's type is the table's: a newer release may have changed it
+                        yield Finding(m.value.span, f"{m.key}: {why} in the key table of DeepSpeed "
+                                                    f"{data['deepspeed']['version']}, but {edge_note('deepspeed', *edge)}: "
+                                                    f"that release may differ", severity=Severity.WARNING)
+                        continue
                     yield Finding(m.value.span, f"{m.key}: {why}; DeepSpeed {what}{note}")
             else:
                 why = _lenient_hazard(entry, value)

@@ -5,7 +5,8 @@ from rlhf_lint.frameworks.deepspeed import ds_keys, ds_version_origin, version_t
 from rlhf_lint.fixers import json as jfix
 from rlhf_lint.model import Applicability, Finding, Fix, Severity
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.deepspeed._common import KINDS, _doc, _lookup_member
+from rlhf_lint.frameworks.edge import edge_note
+from rlhf_lint.rules.deepspeed._common import KINDS, _doc, _lookup_member, _past_edge
 
 
 @rule("D041", "removed-ds-config-key", Severity.ERROR, kinds=KINDS, fixable=True)
@@ -44,6 +45,7 @@ def removed_ds_config_key(ctx):
     if not removed:
         return
     version, origin = ds_version_origin(ctx)
+    edge = _past_edge(ctx)
     text = ctx.source.text
     for dotted, info in removed.items():
         member = _lookup_member(doc, dotted)
@@ -65,4 +67,7 @@ def removed_ds_config_key(ctx):
         if note:
             message += f". DeepSpeed says: {note}"
         fix = Fix(f"delete {member.key!r}", jfix.delete_member(text, parent, member), Applicability.UNSAFE)
+        if edge is not None:  # a release newer than the table may have brought the key back: say so, delete nothing
+            message += f"; but {edge_note('deepspeed', *edge)}: that release may differ"
+            fix, severity = None, Severity.WARNING
         yield Finding(member.key_span, message, fix=fix, severity=severity)

@@ -44,6 +44,18 @@ def _literal_at(source, span: Span, expected: str) -> bool:
     return source is not None and source.text[span.start : span.end] == expected
 
 
+def _judged(inv, span, message: str, fix=None, severity=None, tail: str = ""):
+    """A finding read off the flag table of the targeted release, ``message`` without the release: outside the
+    releases the table covers (a newer or older pin), a warning that says so, with no fix (issue 13, item 3)."""
+    from rlhf_lint.model import Finding, Severity
+
+    outside = inv.outside_note
+    if outside:
+        return Finding(span, f"{message} in the flag table of OpenRLHF {inv.version}, but {outside}: that release "
+                             f"may differ{tail}", severity=Severity.WARNING)
+    return Finding(span, f"{message} ({inv.about_version}){tail}", fix=fix, severity=severity)
+
+
 def _num(inv, name):
     value = inv.get(name)
     if isinstance(value, bool) or value is UNKNOWN:

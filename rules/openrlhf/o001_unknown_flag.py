@@ -49,7 +49,7 @@ def unknown_flag(ctx):
 
 def _unknown_flag_finding(ctx, inv, use, valid, k):
     flag = use.written
-    if inv.past_edge:
+    if inv.outside_note:  # a newer (or older) release than the tables cover
         return _past_edge_finding(inv, use, valid, k)
     parts = [f"`{flag}` is not a flag of {inv.cli} in {inv.release_phrase}: argparse exits with "
              f"'unrecognized arguments'"]
@@ -82,7 +82,7 @@ def _past_edge_finding(inv, use, valid, k):
     import difflib
 
     flag = use.written
-    parts = [f"`{flag}` is not a flag of {inv.cli} in OpenRLHF {inv.version}, but {inv.edge_note}: "
+    parts = [f"`{flag}` is not a flag of {inv.cli} in OpenRLHF {inv.version}, but {inv.outside_note}: "
              f"that release may define it"]
     close = difflib.get_close_matches(flag, list(valid), n=1, cutoff=0.6)
     if close:

@@ -34,10 +34,10 @@ def unknown_module(ctx):
             continue
         k = inv.k or _k()
         span = inv.entry_span or inv.command.span
-        if inv.past_edge:  # a module new in a release the tables lack
+        if inv.outside_note:  # a module of a release the tables lack
             known = f"; known in {inv.module_lifetime}" if inv.module_lifetime else ""
             yield Finding(span, f"`{inv.entry}` is not a module of OpenRLHF {inv.version}{known}, but "
-                                f"{inv.edge_note}: that release may have it", severity=Severity.WARNING)
+                                f"{inv.outside_note}: that release may have it", severity=Severity.WARNING)
         elif not inv.module_lifetime:
             import difflib
 

@@ -1,9 +1,9 @@
 """O003 invalid-flag-value."""
 from __future__ import annotations
 
-from rlhf_lint.model import Finding, Severity
+from rlhf_lint.model import Severity
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.openrlhf._common import SHELL, _invocations
+from rlhf_lint.rules.openrlhf._common import SHELL, _invocations, _judged
 
 
 @rule("O003", "invalid-flag-value", Severity.ERROR, kinds=SHELL)
@@ -46,4 +46,4 @@ def invalid_flag_value(ctx):
                 note = ""
                 if getattr(word, "literal_quotes", False) and any(q in word.text for q in "\"'"):
                     note = " (the quotes are part of the value: bash does not remove quotes from an expanded variable)"
-                yield Finding(word.span, f"{use.spec.flag}: {error}{note} ({inv.about_version})")
+                yield _judged(inv, word.span, f"{use.spec.flag}: {error}{note}")

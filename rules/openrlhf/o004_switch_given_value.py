@@ -1,9 +1,9 @@
 """O004 switch-given-value."""
 from __future__ import annotations
 
-from rlhf_lint.model import Applicability, Edit, Finding, Fix, Severity, Span
+from rlhf_lint.model import Applicability, Edit, Fix, Severity, Span
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.openrlhf._common import SHELL, _invocations, _literal_at
+from rlhf_lint.rules.openrlhf._common import SHELL, _invocations, _judged, _literal_at
 
 
 @rule("O004", "switch-given-value", Severity.ERROR, kinds=SHELL, fixable=True)
@@ -55,8 +55,6 @@ def switch_given_value(ctx):
                 edits = remove_flag(ctx.source.text, inv.command, use.arg)
                 if edits:
                     fix = Fix(f"remove the switch {use.spec.flag} (off is its default)", edits, Applicability.UNSAFE)
-            message = (f"{use.spec.flag} is a switch and takes no value; argparse exits on `{text}` "
-                       f"({inv.about_version})")
-            if meaning == "off":
-                message += "; to turn it off, leave the switch out"
-            yield Finding(word.span, message, fix=fix)
+            message = f"{use.spec.flag} is a switch and takes no value; argparse exits on `{text}`"
+            tail = "; to turn it off, leave the switch out" if meaning == "off" else ""
+            yield _judged(inv, word.span, message, fix=fix, tail=tail)

@@ -1,9 +1,9 @@
 """O005 wrong-value-count: a flag with too few values, or words argparse does not consume."""
 from __future__ import annotations
 
-from rlhf_lint.model import Finding, Severity
+from rlhf_lint.model import Severity
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.openrlhf._common import SHELL, _invocations
+from rlhf_lint.rules.openrlhf._common import SHELL, _invocations, _judged
 
 
 @rule("O005", "wrong-value-count", Severity.ERROR, kinds=SHELL)
@@ -34,8 +34,8 @@ def wrong_value_count(ctx):
     for inv in _invocations(ctx):
         for word in inv.stray:
             if word.known:
-                yield Finding(word.span, f"`{word.text}` is not an option of {inv.cli}: argparse exits with "
-                                         f"'unrecognized arguments' ({inv.about_version})")
+                yield _judged(inv, word.span, f"`{word.text}` is not an option of {inv.cli}: argparse exits with "
+                                              f"'unrecognized arguments'")
         for use in inv.uses:
             spec = use.spec
             if spec is None or spec.is_switch or not use.count_known:
@@ -47,9 +47,8 @@ def wrong_value_count(ctx):
                 need = 1
             if len(use.values) < need:
                 what = "one argument" if need == 1 else f"{need} arguments"
-                yield Finding(use.flag_span, f"{spec.flag} expects {what}, got {len(use.values)} "
-                                             f"({inv.about_version})")
+                yield _judged(inv, use.flag_span, f"{spec.flag} expects {what}, got {len(use.values)}")
             elif use.extra:
                 extra = " ".join(w.text for w in use.extra if w.known)
-                yield Finding(use.extra[0].span, f"{spec.flag} takes {need} value(s); argparse exits with "
-                                                 f"'unrecognized arguments: {extra}' ({inv.about_version})")
+                yield _judged(inv, use.extra[0].span, f"{spec.flag} takes {need} value(s); argparse exits with "
+                                                      f"'unrecognized arguments: {extra}'")

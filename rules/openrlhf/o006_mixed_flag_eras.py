@@ -1,9 +1,9 @@
 """O006 mixed-flag-eras."""
 from __future__ import annotations
 
-from rlhf_lint.model import Finding, Severity
+from rlhf_lint.model import Severity
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.openrlhf._common import SHELL, _invocations, _k
+from rlhf_lint.rules.openrlhf._common import SHELL, _invocations, _judged, _k
 
 
 @rule("O006", "mixed-flag-eras", Severity.ERROR, kinds=SHELL)
@@ -39,7 +39,7 @@ def mixed_flag_eras(ctx):
                 flat.append(use)
         if flat and dotted:
             minority = flat if inv.tag >= k.index("v0.10.2") else dotted
-            yield Finding(minority[0].flag_span,
+            yield _judged(inv, minority[0].flag_span,
                           f"this command mixes {len(flat)} flat flag(s) of OpenRLHF <= v0.10.1.post2 (e.g. "
                           f"`{flat[0].written}`) with {len(dotted)} dotted flag(s) of v0.10.2+ (e.g. "
-                          f"`{dotted[0].written}`); no release accepts both ({inv.about_version})")
+                          f"`{dotted[0].written}`); no release accepts both")

@@ -30,5 +30,11 @@ def ambiguous_flag(ctx):
         for use in inv.uses:
             if use.match == "ambiguous":
                 shown = ", ".join(use.candidates[:6]) + (" ..." if len(use.candidates) > 6 else "")
+                outside = inv.outside_note
+                if outside:  # a newer release may define the word as a flag of its own
+                    yield Finding(use.flag_span, f"`{use.written}` is ambiguous in the flag table of OpenRLHF "
+                                                 f"{inv.version} (it could be {shown}), but {outside}: that release "
+                                                 f"may differ", severity=Severity.WARNING)
+                    continue
                 yield Finding(use.flag_span, f"`{use.written}` is ambiguous in {inv.release_phrase}: it could be "
                                              f"{shown}")

@@ -1,9 +1,9 @@
 """O008 abbreviated-flag: a flag written as an abbreviation that argparse expands today but may not tomorrow."""
 from __future__ import annotations
 
-from rlhf_lint.model import Applicability, Edit, Finding, Fix, Severity
+from rlhf_lint.model import Applicability, Edit, Fix, Severity
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.openrlhf._common import SHELL, _invocations, _literal_at
+from rlhf_lint.rules.openrlhf._common import SHELL, _invocations, _judged, _literal_at
 
 
 @rule("O008", "abbreviated-flag", Severity.WARNING, kinds=SHELL, fixable=True)
@@ -35,5 +35,5 @@ def abbreviated_flag(ctx):
             fix = None
             if _literal_at(ctx.source, use.flag_span, use.written):
                 fix = Fix(f"write `{full}` in full", (Edit.replace(use.flag_span, full),), Applicability.SAFE)
-            yield Finding(use.flag_span, f"`{use.written}` is an abbreviation of `{full}` ({inv.about_version})",
-                          fix=fix)
+            # outside the table, no fix: a newer release may define the word as a flag of its own
+            yield _judged(inv, use.flag_span, f"`{use.written}` is an abbreviation of `{full}`", fix=fix)

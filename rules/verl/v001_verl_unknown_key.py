@@ -37,7 +37,7 @@ def verl_unknown_key(ctx):
     cfg = _cfg(ctx)
     if cfg is None or not cfg.defaults or cfg.partial:
         return
-    from rlhf_lint.frameworks.verl import close_key  # past the early return: a non-verl job need not import it (~2 ms)
+    from rlhf_lint.frameworks.verl import close_key, releases_having  # past the early return: a non-verl job need not import it (~2 ms)
 
     for o in cfg.overrides:
         if o.op in ("+", "++") or cfg.exists(o.key):
@@ -64,7 +64,11 @@ def verl_unknown_key(ctx):
         else:
             message = message[:-1] + (f", {cfg.target.origin})" if cfg.target.version == cfg.release
                                        else f"; {cfg.about_version})") + ": Hydra refuses it"
-        if near:
+        others = releases_having(o.key, cfg.config_name) if cfg.exact and cfg.fork is None else []
+        if others:  # a key of another release: the release decides, not a rename
+            shown = others[0] if len(others) == 1 else f"{others[0]} .. {others[-1]}"
+            message += f"; verl {shown} {'has' if len(others) == 1 else 'have'} it"
+        elif near:
             message += f"; did you mean `{near}`?"
             # a rename only on the word of the targeted release's own table: never rewrite a key a newer one may have
             if o.key_span is not None and severity is None:

@@ -36,5 +36,12 @@ def verl_append_existing_key(ctx):
             fix = None
             if o.key_span is not None:
                 fix = Fix("drop the +", (Edit(o.key_span.start, o.key_span.start + 1, ""),), Applicability.SAFE)
+            if cfg.past_edge:  # a newer release may have dropped the key: then the + is right
+                from rlhf_lint.frameworks.edge import edge_note
+
+                yield Finding(o.key_span or o.span, f"`+{o.key}` appends a key verl {cfg.release} has, but "
+                              f"{edge_note('verl', cfg.target.version, cfg.target.origin)}: that release may differ",
+                              severity=Severity.WARNING, path=o.path)
+                continue
             yield Finding(o.key_span or o.span, f"`+{o.key}` appends a key verl {cfg.release} already has: Hydra "
                                                 "refuses it (drop the + to set it)", fix=fix, path=o.path)

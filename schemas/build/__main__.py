@@ -64,7 +64,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--offline", action="store_true", help="use only the cache")
     parser.add_argument("--releases", default=None, help="comma-separated versions to read (one builder)")
     parser.add_argument("--orz-source", default=None, help="Open-Reasoner-Zero checkout")
+    parser.add_argument("--report", nargs="?", const="HEAD", default=None, metavar="GIT_REF",
+                        help="print what the data files changed against GIT_REF (default HEAD), per table; "
+                             "refresh nothing")
     args = parser.parse_args(argv)
+    if args.report:
+        print(report(args.report))
+        return 0
     names = list(BUILDERS) if args.all else args.only
     if not names:
         parser.error("say --all or --only NAME")
@@ -91,13 +97,50 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if failed else 0
 
 
+def report(ref: str) -> str:
+    """Rows added, closed and bounded per table against a git revision of the data files (for the pull request)."""
+    import json
+    import os
+    import subprocess
+
+    from rlhf_lint.schemas.build.ds_config import HERE, KEYS_OUT, diff_keys
+
+    def at_ref(path: str) -> str | None:
+        rel = os.path.relpath(path, os.path.dirname(HERE))
+        out = subprocess.run(["git", "-C", os.path.dirname(HERE), "show", f"{ref}:{rel}"], capture_output=True,
+                             text=True, check=False)
+        return out.stdout if out.returncode == 0 else None
+
+    lines = [f"changes against {ref}", "table | releases added | rows added | rows closed | rows bounded | newest"]
+    old = at_ref(KEYS_OUT)
+    with open(KEYS_OUT, encoding="utf-8") as fh:
+        d = diff_keys(json.loads(old) if old else {}, json.load(fh))
+    lines.append(f"{d['table']} | {', '.join(d['releases']) or '-'} | {d['added']} | {d['closed']} | {d['bounded']} | "
+                 f"{d['newest']}")
+    for root, _, files in sorted(os.walk(HERE)):
+        if os.sep + "build" in root or "__pycache__" in root:
+            continue
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            if path == KEYS_OUT or not name.endswith((".json", ".tsv")):
+                continue
+            before = at_ref(path)
+            with open(path, encoding="utf-8") as fh:
+                now = fh.read()
+            if before != now:  # other tables: the lines that differ
+                old_lines, new_lines = set((before or "").splitlines()), set(now.splitlines())
+                lines.append(f"{os.path.relpath(path, HERE)} | - | +{len(new_lines - old_lines)} lines | "
+                             f"-{len(old_lines - new_lines)} lines | - | -")
+    return "\n".join(lines)
+
+
 def format_summary(summaries: list[dict]) -> str:
     """One line per table: releases added, rows added and closed, newest release covered."""
-    lines = ["table | releases added | rows added | rows closed | newest"]
+    lines = ["table | releases added | rows added | rows closed | rows bounded | newest"]
     for s in summaries:
         for row in s.get("tables", [s]):
             lines.append(f"{row['table']} | {', '.join(row.get('releases', [])) or '-'} | {row.get('added', 0)} | "
-                         f"{row.get('closed', 0)} | {row.get('newest', '?')}")
+                         f"{row.get('closed', 0)} | {row.get('bounded', '-')} | {row.get('newest', '?')}")
     return "\n".join(lines)
 
 

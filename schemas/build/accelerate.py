@@ -42,6 +42,9 @@ def refresh(cache, versions: list[str] | None = None, log=print) -> dict:
             log(f"  accelerate {v}: no {CLUSTER}; skipped")
             continue
         keys = plugin_keys(release.read(CLUSTER))
+        if set(keys) != set(data["keys"]):  # the table holds one key list: older releases only widen its cover
+            log(f"  accelerate {v}: keys differ from the table's ({sorted(set(keys) ^ set(data['keys']))}); "
+                "the newest release read wins")
         if v not in data.get("releases", []):
             summary["releases"].append(v)
         summary["added"] += len(set(keys) - set(data["keys"]))

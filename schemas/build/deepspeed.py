@@ -15,7 +15,9 @@ import ast
 import json
 import os
 
-from rlhf_lint.schemas.build.ds_config import FACTS_OUT, extend, main as write_tables, read_tsv_version
+from rlhf_lint.schemas.build.ds_config import (
+    KEYS_OUT, diff_keys, extend, load_facts, main as write_tables, read_tsv_version, save_facts,
+)
 
 # Where each strict (pydantic) section's model is: the section path -> class name. The class is looked up in the
 # release (its file is found by the extractor), so a renamed or removed model is reported, not guessed.
@@ -89,6 +91,10 @@ def model_classes(files: dict[str, str]) -> dict[str, dict]:
                 continue
             fields = {}
             for stmt in node.body:
+                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                        and stmt.targets[0].id not in ("model_config", "Config"):
+                    # pydantic v1 (DeepSpeed < 0.15) takes an un-annotated attribute with a default as a field
+                    stmt = ast.AnnAssign(target=stmt.targets[0], annotation=ast.Name("Any"), value=stmt.value, simple=1)
                 if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
                     continue
                 name = stmt.target.id
@@ -171,10 +177,94 @@ def removed_keys(text: str) -> dict[str, dict]:
     return out
 
 
+READERS = ("get_scalar_param", "get_dict_param", "get_list_param")
+
+
+def _module_file(current: str, module: str | None, level: int) -> str:
+    """The file of ``from <level dots><module> import *`` in ``current`` (a path inside the sdist)."""
+    parts = current.split("/")[:-1]
+    if level:
+        parts = parts[: len(parts) - (level - 1)]
+    else:
+        parts = []
+    return "/".join(parts + (module.split(".") if module else [])) + ".py"
+
+
+def _string_env(files: dict[str, str], name: str = "deepspeed/runtime/config.py", depth: int = 0) -> dict[str, str]:
+    """The module-level string constants ``name`` sees, as Python binds them: its ``from X import *`` in order (a
+    later one overrides), then its own assignments (the last one counts)."""
+    env: dict[str, str] = {}
+    try:
+        tree = ast.parse(files.get(name, ""))
+    except SyntaxError:
+        return env
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names) and depth < 3:
+            target = _module_file(name, node.module, node.level)
+            if target in files:
+                env.update(_string_env(files, target, depth + 1))
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            value = _const(node.value, env)
+            if isinstance(value, str):
+                env[node.targets[0].id] = value
+    return env
+
+
+def top_level_keys(text: str, env: dict[str, str]) -> list[str]:
+    """Top-level ds_config keys ``runtime/config.py`` reads without a model: ``get_scalar_param(param_dict, K, ..)``
+    (and get_dict_param / get_list_param), ``param_dict.get(K)``, ``param_dict[K]``, ``K in param_dict``, in the
+    functions that get the whole config: the config class's methods, and the functions they (or those) pass
+    ``param_dict`` to."""
+    tree = ast.parse(text)
+    found: set[str] = set()
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    methods = [m for c in tree.body if isinstance(c, ast.ClassDef) for m in c.body if isinstance(m, ast.FunctionDef)]
+
+    def is_whole(node) -> bool:
+        return (isinstance(node, ast.Name) and node.id == "param_dict") or \
+            (isinstance(node, ast.Attribute) and node.attr == "_param_dict")
+
+    whole, todo = set(), list(methods)
+    while todo:
+        fn = todo.pop()
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions \
+                    and node.func.id not in whole and node.args and is_whole(node.args[0]):
+                whole.add(node.func.id)
+                todo.append(functions[node.func.id])
+    for fn in methods + [functions[n] for n in sorted(whole)]:
+        local = dict(env)
+        args = fn.args.args[len(fn.args.args) - len(fn.args.defaults):]
+        for arg, default in zip(args, fn.args.defaults):  # get_communication_data_type(param_dict, comm_type=K)
+            value = _const(default, env)
+            if isinstance(value, str):
+                local[arg.arg] = value
+        for node in ast.walk(fn):
+            key = None
+            if isinstance(node, ast.Call):
+                name = getattr(node.func, "id", getattr(node.func, "attr", ""))
+                if name in READERS and len(node.args) >= 2 and is_whole(node.args[0]):
+                    key = node.args[1]
+                elif name == "get" and isinstance(node.func, ast.Attribute) and is_whole(node.func.value) and node.args:
+                    key = node.args[0]
+            elif isinstance(node, ast.Subscript) and is_whole(node.value):
+                key = node.slice
+            elif isinstance(node, ast.Compare) and isinstance(node.ops[0], (ast.In, ast.NotIn)):
+                holder = node.comparators[0]
+                if isinstance(holder, ast.Call) and getattr(holder.func, "attr", "") == "keys":
+                    holder = holder.func.value
+                if is_whole(holder):
+                    key = node.left
+            value = _const(key, local) if key is not None else None
+            if isinstance(value, str) and value:
+                found.add(value)
+    return sorted(found)
+
+
 def release_facts(release) -> dict:
     """{"sections": path -> {"fields": {...}, "file"}, "removed": path -> {...}, "missing_models": [...]}."""
     files = {n: release.read(n) for n in release.names()
-             if n.startswith("deepspeed/") and n.endswith(".py") and ("config" in n or "monitor" in n)}
+             if n.startswith("deepspeed/") and n.endswith(".py") and ("config" in n or "monitor" in n or n.endswith("constants.py"))}
     classes = model_classes(files)
     sections, missing = {}, []
     for path, cls in MODEL_OF_SECTION.items():
@@ -184,7 +274,8 @@ def release_facts(release) -> dict:
         sections[path] = {"fields": classes[cls]["all_fields"], "file": classes[cls]["file"]}
     config = "deepspeed/runtime/config.py"
     removed = removed_keys(files[config]) if config in files else {}
-    return {"sections": sections, "removed": removed, "missing_models": missing}
+    top = top_level_keys(files[config], _string_env(files, config)) if config in files else []
+    return {"sections": sections, "removed": removed, "top_level": top, "missing_models": missing}
 
 
 def refresh(cache, versions: list[str] | None = None, log=print) -> dict:
@@ -196,14 +287,15 @@ def refresh(cache, versions: list[str] | None = None, log=print) -> dict:
 
     base = read_tsv_version()
     try:
-        with open(FACTS_OUT, encoding="utf-8") as fh:
-            stored = json.load(fh)
+        stored = load_facts()
     except OSError:
         stored = {"base": base, "releases": {}}
     if versions is None:
         listed = cache.cached_versions("deepspeed") if cache.offline else index_versions("deepspeed")
         versions = [v for v in listed if Version(v) >= Version(base)]
     already = set(stored["releases"])
+    with open(KEYS_OUT, encoding="utf-8") as fh:
+        before = json.load(fh)
     for v in sorted(set(versions), key=Version):
         release = cache.release("deepspeed", v, "sdist")
         facts = release_facts(release)
@@ -212,13 +304,9 @@ def refresh(cache, versions: list[str] | None = None, log=print) -> dict:
         facts["source"] = release.url + " (" + os.path.basename(release.path) + ")"
         stored["releases"][v] = facts
     stored["releases"] = dict(sorted(stored["releases"].items(), key=lambda kv: Version(kv[0])))
-    os.makedirs(os.path.dirname(FACTS_OUT), exist_ok=True)
-    with open(FACTS_OUT, "w", encoding="utf-8", newline="\n") as fh:
-        json.dump(stored, fh, indent=1, ensure_ascii=False)
-        fh.write("\n")
-    counts = write_tables()
-    new = [v for v in versions if v != base and v not in already]
-    if not new:  # the same releases read again: nothing changed
-        return {"table": "ds_config_keys.json", "added": 0, "closed": 0, "releases": [], "newest": counts["newest"]}
-    return {"table": "ds_config_keys.json", "added": counts["added"], "closed": counts["closed"],
-            "releases": sorted(new, key=Version), "newest": counts["newest"]}
+    save_facts(stored)
+    write_tables()
+    with open(KEYS_OUT, encoding="utf-8") as fh:
+        summary = diff_keys(before, json.load(fh))  # what this run changed, row by row
+    summary.pop("rows")
+    return summary

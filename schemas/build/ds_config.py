@@ -370,6 +370,197 @@ def extend(data: dict, version: str, facts: dict, base: bool = False) -> dict:
     return {"added": added, "closed": closed}
 
 
+def _version_key(version: str):
+    from packaging.version import Version
+
+    return Version(version)
+
+
+def _older(version: str) -> bool:
+    from packaging.version import Version
+
+    return Version(version) < Version(DS_VERSION)
+
+
+def backfill(data: dict, older: dict[str, dict]) -> dict:
+    """Fold releases older than the TSV's (``older``: version -> facts, any order): a strict key gets as ``since``
+    the first release of its unbroken run up to the TSV's release when an older release read had the section's
+    model without the field; a field only older releases had becomes a row with ``since`` (when not in the oldest
+    read) and ``removed_in`` (the first release read without it), each with its source. A release that lacks the
+    section's model says nothing about its keys (the section was not validated there): its section gets
+    ``model_since``, its keys stay as they are. Returns rows added and closed."""
+    from packaging.version import Version
+
+    order = sorted(older, key=Version)
+    if not order:
+        return {"added": 0, "closed": 0}
+    keys, aliases, sections = data["keys"], data.get("aliases", {}), data["sections"]
+    fields: dict[str, dict[str, tuple[dict, str]]] = {}  # path -> version -> (field, file)
+    models: dict[str, list[str]] = {}  # section -> releases whose model was found
+    for v in order:
+        for section, info in older[v]["sections"].items():
+            models.setdefault(section, []).append(v)
+            for key, field in info["fields"].items():
+                path = f"{section}.{key}"
+                path = aliases.get(f"{section}.{field['field']}", path) if path not in keys else path
+                fields.setdefault(path, {})[v] = (field, info["file"])
+    added = closed = 0
+    with open(os.path.join(HERE, "ds_config_section_eras.json"), encoding="utf-8") as fh:
+        with_eras = set(json.load(fh)) - {"$comment"}  # sections whose eras were read by hand, per release
+    for section, found in models.items():
+        sec = sections.get(section)
+        if section in with_eras:
+            continue
+        if sec is not None and found[0] != order[0] and found != order[order.index(found[0]):]:
+            continue  # the model came and went: say nothing
+        if sec is not None and found[0] != order[0]:
+            sec["model_since"] = found[0]
+            sec["model_since_source"] = _RELEASE_FILE.format(version=found[0], path=older[found[0]]["sections"][section]["file"])
+    for path, row in keys.items():
+        section = path.rpartition(".")[0]
+        if section not in models or row.get("mode") != "strict" or path in sections or row.get("deprecated"):
+            continue
+        had = fields.get(path, {})
+        since, certain = DS_VERSION, False
+        for v in reversed(order):  # newest first: the run of releases up to the TSV's that had the field
+            if v in had:
+                since = v
+                continue
+            certain = v in models[section]  # the model was there without the field: the key is newer
+            break
+        if certain:
+            row["since"] = since
+            row["since_source"] = (_RELEASE_FILE.format(version=since, path=had[since][1]) if since in had
+                                   else data["deepspeed"]["source"])
+            added += 1
+    for path, had in fields.items():
+        if path in keys or path in sections:
+            continue
+        section = path.rpartition(".")[0]
+        if section not in sections:
+            continue  # a section the table does not know (a removed feature): its keys are not judged
+        last = max(had, key=Version)
+        nxt = [v for v in order if Version(v) > Version(last)]
+        if any(v not in models[section] for v in nxt):
+            continue  # the model went away: whether the key is refused after is not known
+        start = last
+        for v in reversed(order[: order.index(last)]):
+            if v not in had:
+                break
+            start = v
+        field, file = had[last]
+        row = {"type": field["type"], "nullable": field["nullable"], "mode": "strict",
+               "source": _RELEASE_FILE.format(version=last, path=file)}
+        if start != order[0]:
+            row["since"] = start
+        if "default" in field:
+            row["default"] = field["default"]
+        row["removed_in"] = nxt[0] if nxt else DS_VERSION
+        row["removed_source"] = (_RELEASE_FILE.format(version=nxt[0], path=older[nxt[0]]["sections"][section]["file"])
+                                 if nxt else data["deepspeed"]["source"])
+        keys[path] = row
+        added += 1
+        closed += 1
+    return {"added": added, "closed": closed}
+
+
+def fold_top_level(data: dict, stored: dict[str, dict]) -> dict:
+    """Top-level keys ``runtime/config.py`` of some release read reads with dict.get / get_scalar_param that the
+    table lacks: a lenient row each, with ``since`` (when not in the oldest release read) and ``removed_in`` (the
+    first release read after its last one that does not read it). Returns rows added and closed."""
+    from packaging.version import Version
+
+    order = sorted(stored, key=Version)
+    known = set(data["keys"]) | set(data["sections"]) | set(data.get("aliases", {})) | set(data.get("deprecated", {}))
+    seen: dict[str, list[str]] = {}
+    for v in order:
+        for key in stored[v].get("top_level", []):
+            if key not in known:
+                seen.setdefault(key, []).append(v)
+    added = closed = 0
+    for key, had in sorted(seen.items()):
+        last = had[-1]
+        start = last
+        for v in reversed(order[: order.index(last)]):
+            if v not in had:
+                break
+            start = v
+        row = {"type": "any", "nullable": True, "mode": "lenient",
+               "source": _RELEASE_FILE.format(version=last, path="deepspeed/runtime/config.py")}
+        if start != order[0]:
+            row["since"] = start
+        later = order[order.index(last) + 1:]
+        if later:
+            row["removed_in"] = later[0]
+            row["removed_source"] = _RELEASE_FILE.format(version=later[0], path="deepspeed/runtime/config.py")
+            closed += 1
+        data["keys"][key] = row
+        added += 1
+    return {"added": added, "closed": closed}
+
+
+def diff_keys(before: dict, after: dict) -> dict:
+    """What a refresh changed in ds_config_keys.json: rows added (keys and refused keys), rows closed (a
+    ``removed_in`` set), rows bounded (a ``since`` set on a row that had none), releases added."""
+    old_keys, new_keys = before.get("keys", {}), after.get("keys", {})
+    added = sorted(set(new_keys) - set(old_keys)) + sorted(set(after.get("removed", {})) - set(before.get("removed", {})))
+    closed = sorted(k for k, v in new_keys.items() if v.get("removed_in") and not old_keys.get(k, {}).get("removed_in"))
+    bounded = sorted(k for k, v in new_keys.items() if k in old_keys and v.get("since") and not old_keys[k].get("since"))
+    releases = [v for v in after.get("deepspeed", {}).get("releases", [])
+                if v not in before.get("deepspeed", {}).get("releases", [])]
+    return {"table": "ds_config_keys.json", "added": len(added), "closed": len(closed), "bounded": len(bounded),
+            "releases": releases, "newest": after.get("deepspeed", {}).get("version"),
+            "rows": {"added": added, "closed": closed, "bounded": bounded}}
+
+
+def load_facts() -> dict:
+    """schemas/deepspeed/releases.json with each ``{"same_as": V}`` (a section, or the top-level keys, unchanged
+    since release V) expanded."""
+    with open(FACTS_OUT, encoding="utf-8") as fh:
+        stored = json.load(fh)
+    releases = stored["releases"]
+    for facts in releases.values():
+        for name, section in list(facts.get("sections", {}).items()):
+            if isinstance(section, dict) and "same_as" in section:
+                facts["sections"][name] = releases[section["same_as"]]["sections"][name]
+        top = facts.get("top_level")
+        if isinstance(top, dict) and "same_as" in top:
+            facts["top_level"] = releases[top["same_as"]]["top_level"]
+    return stored
+
+
+def save_facts(stored: dict) -> None:
+    """Write the per-release facts compactly: a section (or the top-level key list) equal to the previous
+    release's is written as ``{"same_as": V}``, V the release that holds it in full."""
+    from packaging.version import Version
+
+    out = {k: v for k, v in stored.items() if k != "releases"}
+    out["releases"] = {}
+    full: dict = {}  # section -> (release holding it in full, its value)
+    for version in sorted(stored["releases"], key=Version):
+        facts = dict(stored["releases"][version])
+        sections = {}
+        for name, section in facts.get("sections", {}).items():
+            held = full.get(name)
+            if held is not None and held[1] == section:
+                sections[name] = {"same_as": held[0]}
+            else:
+                sections[name] = section
+                full[name] = (version, section)
+        facts["sections"] = sections
+        if "top_level" in facts:
+            held = full.get(" top_level")
+            if held is not None and held[1] == facts["top_level"]:
+                facts["top_level"] = {"same_as": held[0]}
+            else:
+                full[" top_level"] = (version, facts["top_level"])
+        out["releases"][version] = facts
+    os.makedirs(os.path.dirname(FACTS_OUT), exist_ok=True)
+    with open(FACTS_OUT, "w", encoding="utf-8", newline="\n") as fh:
+        json.dump(out, fh, indent=1, ensure_ascii=False)
+        fh.write("\n")
+
+
 def fold_releases(data: dict) -> dict:
     """Fold schemas/deepspeed/releases.json (written by ``python -m rlhf_lint.schemas.build --only deepspeed``) into
     the keys read off the TSV: returns rows added and closed by the releases after the TSV's."""
@@ -377,15 +568,25 @@ def fold_releases(data: dict) -> dict:
     releases, sources = [DS_VERSION], {DS_VERSION: data["deepspeed"]["source"]}
     data.setdefault("removed", {})
     if os.path.exists(FACTS_OUT):
-        with open(FACTS_OUT, encoding="utf-8") as fh:
-            stored = json.load(fh)["releases"]
+        stored = load_facts()["releases"]
+        older = {v: f for v, f in stored.items() if _older(v)}
+        counts = backfill(data, older)
+        total["added"] += counts["added"]
+        total["closed"] += counts["closed"]
+        releases[:0] = sorted(older, key=_version_key)
+        sources.update({v: older[v]["source"] for v in older})
         for version, facts in stored.items():
+            if version in older:
+                continue
             counts = extend(data, version, facts, base=version == DS_VERSION)
             if version != DS_VERSION:
                 total["added"] += counts["added"]
                 total["closed"] += counts["closed"]
                 releases.append(version)
                 sources[version] = facts["source"]
+        counts = fold_top_level(data, stored)
+        total["added"] += counts["added"]
+        total["closed"] += counts["closed"]
     data["deepspeed"].update({"version": releases[-1], "releases": releases, "release_sources": sources})
     data["keys"] = dict(sorted(data["keys"].items()))
     data["removed"] = dict(sorted(data["removed"].items()))

@@ -70,6 +70,8 @@ def test_deepspeed_model_fields_aliases_inheritance_and_removed_keys():
         "prefetch_bucket_size"
     assert fields["cpu_offload"].get("deprecated") is True
     assert fields["overlap_comm"]["nullable"] and fields["compute_grad_norm"]["type"] == "bool"
+    assert fields["legacy_knob"] == {"field": "legacy_knob", "type": "any", "nullable": True, "default": 5}
+    assert "Config" not in fields
     assert facts["sections"]["zero_optimization.offload_optimizer"]["fields"]["pin_memory"]["default"] is True
     assert "bf16 (DeepSpeedBF16Config)" in facts["missing_models"]  # not in this tree: reported, not guessed
     assert facts["removed"] == {"amp": {"message": "AMP has been removed. See https://example.invalid/issues/1."},
@@ -90,6 +92,104 @@ def test_deepspeed_extend_adds_new_fields_and_closes_removed_ones():
     assert data["removed"]["amp"]["raises"] == "DeepSpeedConfigError"
     assert data["removed"]["amp"]["source"].endswith("/v9.9.0/deepspeed/runtime/config.py")
     assert counts["added"] >= 5 and counts["closed"] == 2
+
+
+def test_deepspeed_top_level_keys_read_with_get_scalar_param_and_dict_get():
+    facts = deepspeed.release_facts(tree("deepspeed_tree", "deepspeed", "9.9.0"))
+    # constants through ``from .constants import *`` (the last assignment wins), a default argument, ``in``,
+    # ``self._param_dict.get``; not the keys of a section's own dict, nor a function the config never calls
+    assert facts["top_level"] == ["clipping", "comm_dtype", "eigen", "local_flag", "steps"]
+
+
+def test_deepspeed_fold_top_level_adds_lenient_rows_with_ranges():
+    from rlhf_lint.schemas.build.ds_config import fold_top_level
+
+    data = {"keys": {"steps": {"mode": "lenient"}}, "sections": {}, "aliases": {}, "deprecated": {}}
+    stored = {"0.10.3": {"top_level": ["steps", "eigen"]}, "0.14.5": {"top_level": ["steps", "eigen", "gc"]},
+              "0.19.8": {"top_level": ["steps", "gc"]}}
+    assert fold_top_level(data, stored) == {"added": 2, "closed": 1}
+    assert data["keys"]["eigen"]["removed_in"] == "0.19.8" and "since" not in data["keys"]["eigen"]
+    assert data["keys"]["gc"]["since"] == "0.14.5" and "removed_in" not in data["keys"]["gc"]
+    assert data["keys"]["gc"]["source"].endswith("/v0.19.8/deepspeed/runtime/config.py")
+    assert data["keys"]["steps"] == {"mode": "lenient"}  # a row of the table is left as it is
+
+
+def test_deepspeed_release_facts_are_stored_compactly_and_read_back_whole(tmp_path, monkeypatch):
+    from rlhf_lint.schemas.build import ds_config
+
+    monkeypatch.setattr(ds_config, "FACTS_OUT", str(tmp_path / "releases.json"))
+    stored = {"base": "0.19.6", "releases": {
+        "0.19.7": {**_facts({"zero_optimization": ["stage", "knob"]}), "top_level": ["a", "b"]},
+        "0.10.3": {**_facts({"zero_optimization": ["stage"], "bf16": ["enabled"]}), "top_level": ["a"]},
+        "0.14.5": {**_facts({"zero_optimization": ["stage"], "bf16": ["enabled"]}), "top_level": ["a"]}}}
+    ds_config.save_facts(stored)
+    raw = json.loads((tmp_path / "releases.json").read_text())
+    assert list(raw["releases"]) == ["0.10.3", "0.14.5", "0.19.7"]
+    assert raw["releases"]["0.14.5"]["sections"]["zero_optimization"] == {"same_as": "0.10.3"}
+    assert raw["releases"]["0.14.5"]["top_level"] == {"same_as": "0.10.3"}
+    assert "fields" in raw["releases"]["0.19.7"]["sections"]["zero_optimization"]  # changed: written in full
+    assert ds_config.load_facts()["releases"] == {v: stored["releases"][v] for v in raw["releases"]}
+
+
+def test_deepspeed_refresh_summary_counts_rows_added_closed_and_bounded():
+    from rlhf_lint.schemas.build.__main__ import format_summary
+    from rlhf_lint.schemas.build.ds_config import diff_keys
+
+    before = {"deepspeed": {"releases": ["0.19.6"], "version": "0.19.6"},
+              "keys": {"a": {}, "b": {}, "c": {"removed_in": "0.19.6"}}, "removed": {}}
+    after = {"deepspeed": {"releases": ["0.10.3", "0.19.6"], "version": "0.19.6"},
+             "keys": {"a": {"since": "0.14.5"}, "b": {"removed_in": "0.19.7"}, "c": {"removed_in": "0.19.6"},
+                      "d": {"since": "0.19.8"}}, "removed": {"e": {"since": "0.19.7"}}}
+    d = diff_keys(before, after)
+    assert d["rows"] == {"added": ["d", "e"], "closed": ["b"], "bounded": ["a"]}
+    assert (d["added"], d["closed"], d["bounded"], d["releases"]) == (2, 1, 1, ["0.10.3"])
+    assert format_summary([d]).splitlines()[1] == "ds_config_keys.json | 0.10.3 | 2 | 1 | 1 | 0.19.6"
+
+
+def _facts(sections: dict) -> dict:
+    return {"sections": {sec: {"file": "deepspeed/runtime/zero/config.py",
+                               "fields": {k: {"field": k, "type": "int", "nullable": False} for k in keys}}
+                         for sec, keys in sections.items()}, "removed": {}, "source": "x"}
+
+
+def test_deepspeed_backfill_sets_since_closes_old_fields_and_keeps_unknown_starts_open():
+    from rlhf_lint.schemas.build.ds_config import DS_VERSION, backfill
+
+    data = {"keys": {"zero_optimization.stage": {"mode": "strict"},
+                     "zero_optimization.new_knob": {"mode": "strict"},
+                     "zero_optimization.newest_knob": {"mode": "strict"},
+                     "bf16.enabled": {"mode": "strict"}},
+            "sections": {"zero_optimization": {"mode": "strict"}, "bf16": {"mode": "strict"}},
+            "aliases": {}, "deepspeed": {"source": "base"}}
+    older = {"0.10.3": _facts({"zero_optimization": ["stage", "old_knob"]}),
+             "0.12.6": _facts({"zero_optimization": ["stage", "new_knob", "old_knob"]}),
+             "0.14.5": _facts({"zero_optimization": ["stage", "new_knob"], "bf16": ["enabled"]})}
+    counts = backfill(data, older)
+    keys = data["keys"]
+    assert "since" not in keys["zero_optimization.stage"]  # in every release read: older than the table knows
+    assert keys["zero_optimization.new_knob"]["since"] == "0.12.6"
+    assert keys["zero_optimization.new_knob"]["since_source"].endswith("/v0.12.6/deepspeed/runtime/zero/config.py")
+    assert keys["zero_optimization.newest_knob"]["since"] == DS_VERSION  # not in the newest older release read
+    assert keys["zero_optimization.old_knob"]["removed_in"] == "0.14.5"  # only older releases had it
+    assert "since" not in keys["zero_optimization.old_knob"]
+    assert "since" not in keys["bf16.enabled"]  # before 0.14.5 no bf16 model: where it starts is not known
+    assert data["sections"]["bf16"]["model_since"] == "0.14.5"
+    assert counts == {"added": 3, "closed": 1}
+
+
+def test_deepspeed_key_presence_between_and_outside_the_releases_read(monkeypatch):
+    from rlhf_lint.frameworks import deepspeed as ds
+
+    monkeypatch.setattr(ds, "read_releases", lambda: ["0.10.3", "0.12.6", "0.14.5", "0.19.6"])
+    row = {"since": "0.14.5", "removed_in": "0.19.6"}
+    assert ds.key_presence(row, "0.14.5")[0] == "yes"
+    assert ds.key_presence(row, "0.12.0")[0] == "no"  # absent in 0.12.6 and before
+    assert ds.key_presence(row, "0.13.0") == ("maybe", "added after 0.12.6, by 0.14.5")
+    assert ds.key_presence(row, "0.9.0")[0] == "maybe"  # older than every release read
+    assert ds.key_presence(row, "0.19.6") == ("no", "removed in DeepSpeed 0.19.6")
+    assert ds.key_presence(row, "0.17.0")[0] == "maybe"  # between 0.14.5 (had it) and 0.19.6 (did not)
+    assert ds.key_presence({}, "0.9.0")[0] == "yes"
+    assert ds.before_edge("0.9.5") == "0.10.3" and ds.before_edge("0.11.0") is None
 
 
 # -- verl, accelerate, ORZ -----------------------------------------------------------------------------------------

@@ -20,3 +20,7 @@ class DeepSpeedZeroConfig(DeepSpeedZeroBase):
     cpu_offload: Optional[bool] = Field(None, json_schema_extra={"deprecated": True, "new_param": "offload_optimizer"})
     offload_optimizer: Optional[DeepSpeedZeroOffloadOptimizerConfig] = None
     compute_grad_norm: bool = True
+    legacy_knob = 5  # pydantic v1: an un-annotated attribute with a default is a field
+
+    class Config:
+        extra = "forbid"
