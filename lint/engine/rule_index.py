@@ -120,4 +120,5 @@ RULES = (
     ('Z006', 'orz-unreachable-flag-branch', 2, ('python',), 'file', (), False, True, 'rlhf_lint.rules.orz.z006_orz_unreachable_flag_branch', ''),
     ('Z007', 'orz-unknown-override', 3, (), 'job', ('orz',), False, True, 'rlhf_lint.rules.orz.z007_orz_unknown_override', ''),
     ('Z010', 'orz-colocate-all-topology', 3, ('python',), 'file', (), False, True, 'rlhf_lint.rules.orz.z010_orz_colocate_all_topology', ''),
+    ('Z011', 'orz-colocated-pair-mismatch', 3, ('python',), 'file', (), False, True, 'rlhf_lint.rules.orz.z011_orz_colocated_pair_mismatch', ''),
 )
