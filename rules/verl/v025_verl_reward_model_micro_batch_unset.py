@@ -14,7 +14,8 @@ def verl_reward_model_micro_batch_unset(ctx):
     With `reward_model.enable=True` and `reward_model.use_dynamic_bsz` off (and, in 0.7.0, `use_reward_loop` off),
     verl's `validate_config` needs `reward_model.micro_batch_size_per_gpu` or the deprecated
     `reward_model.micro_batch_size`; both default to null. verl 0.7.1 moved the reward model's config and dropped the
-    check, so a release from 0.7.1 is not judged; with no known release the finding is a warning.
+    check, so a release from 0.7.1 is not judged; with no known release the finding is a warning. A launch that
+    sets `reward_model.use_reward_loop` on a release without it is left to V001 (the override fails first).
 
     ## Why it matters
     `ValueError: [reward_model] Please set at least one of 'reward_model.micro_batch_size' or
@@ -35,9 +36,12 @@ def verl_reward_model_micro_batch_unset(ctx):
             or cfg.get("reward_model.use_dynamic_bsz") is True:
         return
     row = _asserts_of(cfg, "reward_model_micro_batch")
+    loop = cfg.where("reward_model.use_reward_loop") is not None
     if row is None or (row.get("reward_loop_skips") and cfg.get("reward_model.use_reward_loop") is not False
                        and cfg.exists("reward_model.use_reward_loop")):
         return
+    if loop and not row.get("reward_loop_skips"):
+        return  # a launch written for the reward loop of 0.7.0+: V001 reports the key this release lacks
     old, new = "reward_model.micro_batch_size", "reward_model.micro_batch_size_per_gpu"
     if cfg.get(old) is not None or cfg.get(new) is not None:
         return
