@@ -704,11 +704,14 @@ def _trl_topology(top: LaunchTopology, command: Command, project, visible_count)
     if row is None:
         top.notes.append(f"{release}: how this TRL CLI starts its processes is not in the tables")
         return
+    recipe = _trl_recipe_options(command, project, options)
     forwards = "*" in row["forwards"] or name in row["forwards"]
-    if given and not forwards:
-        top.notes.append(f"`trl {name}` of {release} does not pass {', '.join(sorted({a.flag for a in given}))} "
+    if (given or recipe) and not forwards:
+        ignored = sorted({a.flag for a in given} | {a.flag for a in recipe})
+        top.notes.append(f"`trl {name}` of {release} does not pass {', '.join(ignored)} "
                          "to accelerate launch: it starts with accelerate's defaults")
-    args = given if forwards else []
+    # launch_args = the recipe's leftover keys + the command line's: argparse keeps the last, so flags win
+    args = recipe + given if forwards else []
 
     def value(*flags: str) -> Word | None:
         found = None
@@ -741,6 +744,31 @@ def _trl_topology(top: LaunchTopology, command: Command, project, visible_count)
         config = named
     top.notes.append(f"`trl {name}` as {release} starts it")
     _accelerate_topology(top, command, project, value, has, config, visible_count, f"trl {name}")
+
+
+def _trl_recipe_options(command: Command, project, options: set) -> list[Arg]:
+    """accelerate options written as top-level keys of the recipe YAML `--config` names (`num_processes: 8`):
+    TrlParser.set_defaults_with_config returns the keys no dataclass takes, and TRL's CLI passes them to
+    accelerate launch before the command line's."""
+    arg = command.last("--config")
+    if arg is None or arg.value is None or not arg.value.known or project is None:
+        return []
+    target = project.resolve(command.path, arg.value.text)
+    docs = target.tree if target is not None and target.kind == "yaml" and isinstance(target.tree, list) else []
+    import yaml
+
+    if not docs or not isinstance(docs[0], yaml.MappingNode):
+        return []
+    from rlhf_lint.readers.yaml import node_span
+
+    out = []
+    for key, node in docs[0].value:
+        flag = f"--{getattr(key, 'value', '')}"
+        if flag in options and isinstance(key, yaml.ScalarNode) and isinstance(node, yaml.ScalarNode):
+            span = node_span(node)
+            word = Word(str(node.value), span, target.path, origin=f"{key.value} in {os.path.basename(target.path)}")
+            out.append(Arg(flag=flag, flag_span=node_span(key), values=[word], word=None))
+    return out
 
 
 def _env_flag(word: Word | None, truthy) -> bool | None:

@@ -243,3 +243,15 @@ def test_llamafactory_cli_without_force_torchrun_by_release():
     assert ray.world is None and any("USE_RAY" in n for n in ray.notes)
     (old,) = _top_at("USE_RAY=1 llamafactory-cli train x.yaml\n", {"llamafactory": "0.9.1"}, gpus_per_node=8)
     assert _counts(old) == (1, 8, 8)
+
+
+def test_trl_cli_reads_accelerate_keys_left_over_in_the_recipe():
+    # TrlParser.set_defaults_with_config hands keys no dataclass takes to accelerate launch, before the flags
+    recipe = _source("model_name_or_path: m\nnum_processes: 2\naccelerate_config: zero2\n", path="grpo.yaml",
+                     kind="yaml")
+    _, (yaml_only, flag_wins) = _top("trl grpo --config grpo.yaml\n"
+                                     "trl grpo --config grpo.yaml --num_processes 4\n", gpus_per_node=8,
+                                     others=(recipe,))
+    assert _counts(yaml_only) == (1, 2, 2) and yaml_only.world.origin == "num_processes in grpo.yaml"
+    assert yaml_only.world.path == "grpo.yaml" and recipe.span_text(yaml_only.world.span) == "2"
+    assert _counts(flag_wins) == (1, 4, 4)
