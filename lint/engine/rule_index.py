@@ -109,6 +109,9 @@ RULES = (
     ('V020', 'verl-rollout-parallel-not-dividing-gpus', 3, (), 'job', ('verl',), False, True, 'rlhf_lint.rules.verl.v020_verl_rollout_parallel_not_dividing_gpus', ''),
     ('V021', 'verl-log-prob-micro-batch-unset', 3, (), 'job', ('verl',), False, True, 'rlhf_lint.rules.verl.v021_verl_log_prob_micro_batch_unset', ''),
     ('V022', 'verl-critic-mini-batch-not-divisible', 3, (), 'job', ('verl',), False, True, 'rlhf_lint.rules.verl.v022_verl_critic_mini_batch_not_divisible', ''),
+    ('V023', 'verl-megatron-parallel-not-dividing', 3, (), 'job', ('verl',), False, True, 'rlhf_lint.rules.verl.v023_verl_megatron_parallel_not_dividing', ''),
+    ('V024', 'verl-val-sampling-temperature-zero', 3, (), 'job', ('verl',), False, True, 'rlhf_lint.rules.verl.v024_verl_val_sampling_temperature_zero', ''),
+    ('V025', 'verl-reward-model-micro-batch-unset', 3, (), 'job', ('verl',), False, True, 'rlhf_lint.rules.verl.v025_verl_reward_model_micro_batch_unset', ''),
     ('Z001', 'orz-zero3-without-vllm', 3, ('python',), 'file', (), False, True, 'rlhf_lint.rules.orz.z001_orz_zero3_without_vllm', ''),
     ('Z002', 'orz-packing-max-len-too-small', 3, ('python',), 'file', (), True, True, 'rlhf_lint.rules.orz.z002_orz_packing_max_len_too_small', ''),
     ('Z003', 'orz-packing-micro-batch', 3, ('python',), 'file', (), True, True, 'rlhf_lint.rules.orz.z003_orz_packing_micro_batch', ''),
@@ -117,4 +120,5 @@ RULES = (
     ('Z006', 'orz-unreachable-flag-branch', 2, ('python',), 'file', (), False, True, 'rlhf_lint.rules.orz.z006_orz_unreachable_flag_branch', ''),
     ('Z007', 'orz-unknown-override', 3, (), 'job', ('orz',), False, True, 'rlhf_lint.rules.orz.z007_orz_unknown_override', ''),
     ('Z010', 'orz-colocate-all-topology', 3, ('python',), 'file', (), False, True, 'rlhf_lint.rules.orz.z010_orz_colocate_all_topology', ''),
+    ('Z011', 'orz-colocated-pair-mismatch', 3, ('python',), 'file', (), False, True, 'rlhf_lint.rules.orz.z011_orz_colocated_pair_mismatch', ''),
 )

@@ -178,10 +178,12 @@ def recognise(simple: "SimpleCommand", script: "ShellScript") -> Command | None:
         return None
     command = Command(path=simple.path, span=simple.span, words=list(words), hardware=dict(script.hardware),
                       env=dict(simple.launch_env))
+    from rlhf_lint.readers.shell import LAUNCH_ENV
+
     for word in words[:i]:  # `env CUDA_VISIBLE_DEVICES=0,1 torchrun ...`
         if word.known and "=" in word.text:
             name, _, value = word.text.partition("=")
-            if name == "CUDA_VISIBLE_DEVICES":
+            if name in LAUNCH_ENV:
                 command.env[name] = Word(value, Span(word.span.start + len(name) + 1, word.span.end)
                                          if word.span.end - word.span.start == len(word.text) else word.span,
                                          word.path, origin=word.origin)
@@ -509,7 +511,7 @@ def launch_topology(command: Command, source: "Source | None" = None, project=No
         return None
 
     launcher = command.launcher
-    if cvd is not None and launcher in ("torchrun", "accelerate"):
+    if cvd is not None and launcher in ("torchrun", "accelerate", "trl", "llamafactory"):  # all start torchrun
         if cvd_ids is not None:
             top.devices = _word_setting("topology.device_ids", cvd, cvd_ids, "CUDA_VISIBLE_DEVICES")
         top.visible = _word_setting("topology.visible_gpus", cvd, len(cvd_ids) if cvd_ids is not None else UNKNOWN,
@@ -598,30 +600,12 @@ def launch_topology(command: Command, source: "Source | None" = None, project=No
                                 "torchrun --standalone" if _has_launcher_flag(command, "--standalone")
                                 else "torchrun default --nnodes 1")
     elif launcher == "accelerate":
-        top.world = _count("topology.world_size", value("--num_processes"), "--num_processes")
-        top.nodes = _count("topology.nodes", value("--num_machines"), "--num_machines")
-        config = _launcher_value(command, "--config_file")
-        if (top.world is None or top.nodes is None) and config is not None and config.known and project is not None:
-            world, nodes = _accelerate_config_counts(command, config, project)
-            top.world, top.nodes = top.world or world, top.nodes or nodes
-        if top.world is None and (_has_launcher_flag(command, "--multi_gpu") or
-                                  _has_launcher_flag(command, "--use_deepspeed", "--use_fsdp")):
-            # launch.py: --multi_gpu without --num_processes starts one process per visible GPU
-            top.per_node = visible_count("accelerate launch --multi_gpu without --num_processes")
-        gpu_ids = value("--gpu_ids")
-        if gpu_ids is not None and gpu_ids.known and gpu_ids.text != "all":
-            ids = _device_ids(gpu_ids.text)
-            if ids is not None:
-                top.devices = _word_setting("topology.device_ids", gpu_ids, ids, "--gpu_ids")
-                top.visible = _word_setting("topology.visible_gpus", gpu_ids, len(ids), "--gpu_ids")
-        w, n = top.world, top.nodes
-        if top.per_node is None and w is not None and isinstance(w.value, int) and isinstance(getattr(n, "value", 1), int):
-            machines = n.value if n is not None else 1
-            if machines > 0 and w.value % machines == 0:
-                top.per_node = Setting("topology.gpus_per_node", w.value // machines, w.path, w.span,
-                                       f"{w.origin or 'num_processes'} / {n.origin if n else 'one machine'}")
-        if top.nodes is None and top.per_node is not None:
-            top.nodes = Setting("topology.nodes", 1, command.path, None, "accelerate default --num_machines 1")
+        _accelerate_topology(top, command, project, value, lambda *f: _has_launcher_flag(command, *f),
+                             _launcher_value(command, "--config_file"), visible_count, "accelerate launch")
+    elif launcher == "trl":
+        _trl_topology(top, command, project, visible_count)
+    elif launcher == "llamafactory":
+        _llamafactory_topology(top, command, project, visible_count)
     elif _under_srun(command):
         # srun starting the program itself: one process per task
         ntasks = _count("topology.world_size", _scheduler_value(command, "--ntasks"),
@@ -643,6 +627,208 @@ def launch_topology(command: Command, source: "Source | None" = None, project=No
             span_of = top.per_node if top.per_node.span is not None else top.nodes
             top.world = Setting("topology.world_size", n * p, span_of.path or command.path, span_of.span, origin)
     return top
+
+
+HOME_CONFIG = ("accelerate's default config in the user's home (~/.cache/huggingface/accelerate/"
+               "default_config.yaml), which the linter cannot read, replaces this when it exists")
+
+
+def _accelerate_topology(top: LaunchTopology, command: Command, project, value, has, config: Word | None,
+                         visible_count, who: str) -> None:
+    """What accelerate launch.py does with --num_processes, --num_machines, --config_file, --multi_gpu and
+    --gpu_ids (``value``/``has`` read them from wherever the launch writes them: accelerate's own options, or the
+    TRL CLI's)."""
+    top.world = _count("topology.world_size", value("--num_processes"), "--num_processes")
+    top.nodes = _count("topology.nodes", value("--num_machines"), "--num_machines")
+    if (top.world is None or top.nodes is None) and config is not None and config.known and project is not None:
+        world, nodes = _accelerate_config_counts(command, config, project)
+        top.world, top.nodes = top.world or world, top.nodes or nodes
+    if top.world is None and (has("--multi_gpu") or has("--use_deepspeed", "--use_fsdp")):
+        # launch.py: --multi_gpu without --num_processes starts one process per visible GPU
+        top.per_node = visible_count(f"{who} --multi_gpu without --num_processes")
+        if top.per_node is not None and config is None:
+            top.notes.append(HOME_CONFIG)
+    elif top.world is None and config is None:
+        # launch.py _validate_launch_command: no config file -> num_processes = torch.cuda.device_count()
+        top.per_node = visible_count(f"{who} without --num_processes or --config_file: one process per "
+                                     "visible GPU")
+        if top.per_node is not None:
+            top.notes.append(HOME_CONFIG)
+    gpu_ids = value("--gpu_ids")
+    if gpu_ids is not None and gpu_ids.known and gpu_ids.text != "all":
+        ids = _device_ids(gpu_ids.text)
+        if ids is not None:
+            top.devices = _word_setting("topology.device_ids", gpu_ids, ids, "--gpu_ids")
+            top.visible = _word_setting("topology.visible_gpus", gpu_ids, len(ids), "--gpu_ids")
+    w, n = top.world, top.nodes
+    if top.per_node is None and w is not None and isinstance(w.value, int) and isinstance(getattr(n, "value", 1), int):
+        machines = n.value if n is not None else 1
+        if machines > 0 and w.value % machines == 0:
+            top.per_node = Setting("topology.gpus_per_node", w.value // machines, w.path, w.span,
+                                   f"{w.origin or 'num_processes'} / {n.origin if n else 'one machine'}")
+    if top.nodes is None and top.per_node is not None:
+        top.nodes = Setting("topology.nodes", 1, command.path, None, "accelerate default --num_machines 1")
+
+
+def _hf_launchers() -> dict:
+    from rlhf_lint.schemas import load
+
+    return load("hf/launchers.json")
+
+
+def _release_row(rows: list, project, package: str) -> tuple[dict | None, str]:
+    """The row of ``rows`` (since/until) for the release of ``package`` the project targets, and where that release
+    came from; the newest row, with a note saying so, when nothing says which release."""
+    from rlhf_lint.frameworks.deepspeed import version_tuple
+    from rlhf_lint.frameworks.edge import target_version
+
+    target = target_version(project, package) if project is not None else None
+    if target is None:
+        return rows[-1], f"the newest {package} (not pinned)"
+    version = version_tuple(target.version)
+    for row in rows:
+        if version_tuple(row["since"]) <= version and (row["until"] is None or version < version_tuple(row["until"])):
+            return row, f"{package} {target.version} ({target.origin})"
+    return None, f"{package} {target.version} ({target.origin})"
+
+
+def _trl_topology(top: LaunchTopology, command: Command, project, visible_count) -> None:
+    """`trl sft|dpo|grpo ...`: TRL's CLI hands its accelerate options to accelerate launch (all commands from TRL
+    0.29, only sft from 0.18, none before: schemas/hf/launchers.json trl_cli); the rest launch with accelerate's
+    defaults."""
+    spec = _hf_launchers()["trl_cli"]
+    row, release = _release_row(spec["rows"], project, "trl")
+    name = command.entry.text if command.entry is not None and command.entry.known else "?"
+    options = set(spec["accelerate_options"])
+    given = [a for a in command.args if a.flag.replace("-", "_").replace("__", "--", 1) in options]
+    if row is None:
+        top.notes.append(f"{release}: how this TRL CLI starts its processes is not in the tables")
+        return
+    recipe = _trl_recipe_options(command, project, options)
+    forwards = "*" in row["forwards"] or name in row["forwards"]
+    if (given or recipe) and not forwards:
+        ignored = sorted({a.flag for a in given} | {a.flag for a in recipe})
+        top.notes.append(f"`trl {name}` of {release} does not pass {', '.join(ignored)} "
+                         "to accelerate launch: it starts with accelerate's defaults")
+    # launch_args = the recipe's leftover keys + the command line's: argparse keeps the last, so flags win
+    args = recipe + given if forwards else []
+
+    def value(*flags: str) -> Word | None:
+        found = None
+        for a in args:
+            if a.flag.replace("-", "_").replace("__", "--", 1) in flags and a.value is not None:
+                found = a.value
+        return found
+
+    def has(*flags: str) -> bool:
+        return any(a.flag.replace("-", "_").replace("__", "--", 1) in flags for a in args)
+
+    config = value("--config_file")
+    named = value("--accelerate_config")
+    if named is not None and named.known:
+        target = project.resolve(command.path, named.text) if project is not None else None
+        preset = spec["accelerate_configs"]["configs"].get(named.text)
+        if target is not None or preset is None:
+            config = named
+        elif value("--num_processes") is None:
+            # a config TRL ships: trl/accelerate_configs/NAME.yaml
+            top.world = _word_setting("topology.world_size", named, preset["num_processes"],
+                                      f"num_processes of TRL's accelerate_configs/{named.text}.yaml")
+            top.nodes = _word_setting("topology.nodes", named, preset["num_machines"],
+                                      f"num_machines of TRL's accelerate_configs/{named.text}.yaml")
+            top.per_node = _word_setting("topology.gpus_per_node", named,
+                                         preset["num_processes"] // preset["num_machines"],
+                                         f"TRL's accelerate_configs/{named.text}.yaml")
+            return
+    elif named is not None:
+        config = named
+    top.notes.append(f"`trl {name}` as {release} starts it")
+    _accelerate_topology(top, command, project, value, has, config, visible_count, f"trl {name}")
+
+
+def _trl_recipe_options(command: Command, project, options: set) -> list[Arg]:
+    """accelerate options written as top-level keys of the recipe YAML `--config` names (`num_processes: 8`):
+    TrlParser.set_defaults_with_config returns the keys no dataclass takes, and TRL's CLI passes them to
+    accelerate launch before the command line's."""
+    arg = command.last("--config")
+    if arg is None or arg.value is None or not arg.value.known or project is None:
+        return []
+    target = project.resolve(command.path, arg.value.text)
+    docs = target.tree if target is not None and target.kind == "yaml" and isinstance(target.tree, list) else []
+    import yaml
+
+    if not docs or not isinstance(docs[0], yaml.MappingNode):
+        return []
+    from rlhf_lint.readers.yaml import node_span
+
+    out = []
+    for key, node in docs[0].value:
+        flag = f"--{getattr(key, 'value', '')}"
+        if flag in options and isinstance(key, yaml.ScalarNode) and isinstance(node, yaml.ScalarNode):
+            span = node_span(node)
+            word = Word(str(node.value), span, target.path, origin=f"{key.value} in {os.path.basename(target.path)}")
+            out.append(Arg(flag=flag, flag_span=node_span(key), values=[word], word=None))
+    return out
+
+
+def _env_flag(word: Word | None, truthy) -> bool | None:
+    if word is None:
+        return False
+    return word.text.strip().lower() in truthy if word.known else None
+
+
+def _llamafactory_topology(top: LaunchTopology, command: Command, project, visible_count) -> None:
+    """`llamafactory-cli train x.yaml`: torchrun with NNODES x NPROC_PER_NODE (default: the visible GPUs) when
+    FORCE_TORCHRUN is set or more than one GPU is visible, else one process (schemas/hf/launchers.json
+    llamafactory_cli, per release)."""
+    spec = _hf_launchers()["llamafactory_cli"]
+    row, release = _release_row(spec["rows"], project, "llamafactory")
+    if row is None:
+        top.notes.append(f"{release}: how this llamafactory-cli starts its processes is not in the tables")
+        return
+    env = command.env
+    one = Setting("topology.nodes", 1, command.path, None, f"llamafactory-cli trains in its own process ({release})")
+    if row["mode"] == "in_process":
+        top.nodes = one
+        top.per_node = Setting("topology.gpus_per_node", 1, command.path, None, one.origin)
+        return
+    truthy = set(spec["true"])
+    skip = [name for name in row["skip_env"] if _env_flag(env.get(name), truthy) is not False]
+    if skip:
+        top.notes.append(f"{', '.join(skip)} set (or unknown): llamafactory-cli may not start torchrun ({release})")
+        return
+    forced = [_env_flag(env.get(name), truthy) for name in row["force_env"]]
+    force = True if True in forced else None if None in forced else False
+    why = "llamafactory-cli train"
+    top.notes.append(f"`{why}` as {release} starts it")
+    nproc = env.get("NPROC_PER_NODE")
+    visible = None
+    if nproc is None or not force:
+        visible = visible_count(f"{why}: one process per visible GPU")
+    if force is None:
+        top.notes.append(f"{'/'.join(row['force_env'])} not known: whether {why} starts torchrun is not known")
+        return
+    if not force:
+        # torchrun only when more than one GPU is visible
+        count = visible
+        if count is None or not isinstance(count.value, int):
+            top.notes.append(f"{why} starts torchrun only with more than one visible GPU: their number is not known")
+            return
+        if count.value <= 1:
+            top.nodes = Setting("topology.nodes", 1, count.path, count.span,
+                                f"{count.origin.split(' (')[0]}: one visible GPU, no torchrun")
+            top.per_node = Setting("topology.gpus_per_node", 1, count.path, count.span, top.nodes.origin)
+            return
+    if nproc is not None:
+        top.per_node = _count("topology.gpus_per_node", nproc, f"NPROC_PER_NODE, {why} starting torchrun")
+    elif force is False and visible is not None:
+        top.per_node = Setting(visible.key, visible.value, visible.path, visible.span,
+                               f"{visible.origin}; more than one visible GPU: {why} starts torchrun")
+    else:
+        top.per_node = visible
+    nnodes = env.get("NNODES")
+    top.nodes = (_count("topology.nodes", nnodes, f"NNODES, {why} starting torchrun") if nnodes is not None else
+                 Setting("topology.nodes", 1, command.path, None, f"{why}: NNODES default 1"))
 
 
 def _accelerate_config_counts(command: Command, config: Word, project) -> tuple[Setting | None, Setting | None]:

@@ -148,11 +148,9 @@ def _contains(specifier, version: str, text: str | None = None) -> bool:
         hit = _CONTAINS.get((text, version))
         if hit is not None:
             return hit
-    from packaging.version import InvalidVersion
-
     try:
         answer = specifier.contains(version, prereleases=True)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a mangled pin's 4300-digit part that int() refuses
         answer = False
     if text is not None:
         if len(_CONTAINS) >= MAX_CONTAINS:  # bounded: a hostile pin file cannot grow it without limit
@@ -332,7 +330,7 @@ def satisfying(specifiers, package: str = "") -> list[int]:
 
 
 def _candidates(specifiers, package: str) -> set[str]:
-    from packaging.version import InvalidVersion, Version
+    from packaging.version import Version
 
     candidates = {"0"}
     for spec_set in specifiers:
@@ -344,7 +342,7 @@ def _candidates(specifiers, package: str) -> set[str]:
                 release = list(parsed.release)
                 release[-1] += 1
                 candidates.add(".".join(map(str, release)))
-            except InvalidVersion:
+            except ValueError:  # InvalidVersion, or a part too long for int()
                 continue
     if package:
         candidates.update(releases(package))

@@ -304,8 +304,9 @@ def resolve_model(reference: str, read_config=None) -> ModelResolution:
     m = None
     for m in _SIZE_IN_NAME_RE.finditer(ref.split("/")[-1] or ref):
         pass
-    if m is not None:
-        params = int(float(m.group(1)) * (1e9 if m.group(2).lower() == "b" else 1e6))
+    size = float(m.group(1)) if m is not None else 0.0
+    if m is not None and size < 1e6:  # a mangled `Qwen2.5-999...9B` names no real size (and overflows int())
+        params = int(size * (1e9 if m.group(2).lower() == "b" else 1e6))
         shape = nearest_shape(params)
         return ModelResolution(ref, replace(shape, name=ref), "size", guessed=True, params=params,
                                note=f"size {m.group(1)}{m.group(2).upper()} read from the name {ref!r}; "

@@ -264,7 +264,9 @@ _STATEMENT_CONTAINERS = {"program", "compound_statement", "subshell", "list", "p
                          "negated_command", "else_clause", "elif_clause", "case_item"}
 _DECLARATIONS = {"export", "local", "declare", "readonly", "typeset"}
 # variables of the environment that change which GPUs a launch uses (rlhf_lint.frameworks.launchers reads them)
-LAUNCH_ENV = ("CUDA_VISIBLE_DEVICES",)
+# (and llamafactory-cli's torchrun variables: schemas/hf/launchers.json llamafactory_cli env)
+LAUNCH_ENV = ("CUDA_VISIBLE_DEVICES", "FORCE_TORCHRUN", "NNODES", "NODE_RANK", "RANK", "NPROC_PER_NODE", "MASTER_ADDR",
+              "USE_RAY", "USE_KT", "USE_MCA", "USE_MEGATRON_BRIDGE")
 
 
 class _Evaluator:

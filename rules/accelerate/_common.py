@@ -74,7 +74,7 @@ def world_size(ctx):
     """(world size, the setting or None, assumed: bool): the launch's, else the configured one (an assumption)."""
     s = ctx.job.settings.get("topology.world_size")
     if s is not None and type(s.value) is int and s.value > 0:
-        return s.value, s, False
+        return s.value, s, s.filled  # a count the hardware profile filled is the configuration's, not the launch's
     if ctx.config.world_size:
         return int(ctx.config.world_size), None, True
     return None, None, False

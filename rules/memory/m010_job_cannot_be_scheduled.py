@@ -27,8 +27,8 @@ def job_cannot_be_scheduled(ctx):
       --nproc_per_node`, `accelerate launch --num_processes / --num_machines`, `srun --ntasks-per-node`) or of verl
       (`trainer.n_gpus_per_node`: one STRICT_PACK placement group per node) above the node's GPUs;
     - a GPU index (`CUDA_VISIBLE_DEVICES`, `--include localhost:4,5,6,7`, `--gpu_ids`) the node does not have;
-    - more processes per node than `CUDA_VISIBLE_DEVICES` leaves visible (torchrun, accelerate; DeepSpeed's runner
-      turns the variable into `--include` instead);
+    - more processes per node than `CUDA_VISIBLE_DEVICES` leaves visible (torchrun, accelerate, the TRL CLI,
+      llamafactory-cli; DeepSpeed's runner turns the variable into `--include` instead);
     - nodes above the profile's `nodes`; the GPUs a Ray job holds at once (OpenRLHF / ORZ: each role's
       `num_nodes x num_gpus_per_node`, colocated roles counted once, vLLM engines x tensor parallel size unless
       everything is colocated) above `nodes x gpus-per-node`. Without `nodes` in the profile, a Ray job that needs

@@ -175,3 +175,83 @@ def test_verl_demand_is_per_node():
     demand = gpu_demand(job)
     assert not demand.ray and demand.per_node.value == 8 and demand.total == 16
     assert job.value("topology.world_size") == 16
+
+
+# -- TRL CLI, accelerate defaults, llamafactory-cli (schemas/hf/launchers.json) ---------------------------------------
+def _top_at(text, versions, gpus_per_node=None):
+    src = _source(text)
+    config = Config()
+    config.hardware = Hardware(gpus_per_node=gpus_per_node)
+    config.versions = dict(versions)
+    project = Project([src], config)
+    return [launch_topology(c, src, project) for c in commands_of(src, project)]
+
+
+def test_accelerate_without_num_processes_or_config_is_one_process_per_visible_gpu():
+    _, (plain, visible) = _top("accelerate launch t.py\nCUDA_VISIBLE_DEVICES=0,1,2 accelerate launch t.py\n",
+                               gpus_per_node=8)
+    assert _counts(plain) == (1, 8, 8) and plain.world.filled
+    assert any("default_config.yaml" in n for n in plain.notes)
+    assert _counts(visible) == (1, 3, 3) and not visible.world.filled
+    _, (unknown,) = _top("accelerate launch t.py\n")
+    assert unknown.world is None and any("gpus-per-node" in n for n in unknown.notes)
+
+
+def test_trl_cli_forwards_accelerate_options_by_release():
+    text = "trl grpo --model_name_or_path m --num_processes 4\ntrl sft --model_name_or_path m --num_processes 4\n"
+    # 0.29 (trl/cli/commands/training.py): every training command hands them to accelerate launch
+    grpo, sft = _top_at(text, {"trl": "0.29.0"}, gpus_per_node=8)
+    assert _counts(grpo) == (1, 4, 4) and _counts(sft) == (1, 4, 4) and not grpo.world.filled
+    # 0.18-0.28 (trl/cli.py): only sft does; grpo starts with accelerate's defaults, all the node's GPUs
+    grpo, sft = _top_at(text, {"trl": "0.26.0"}, gpus_per_node=8)
+    assert _counts(sft) == (1, 4, 4)
+    assert _counts(grpo) == (1, 8, 8) and grpo.world.filled
+    assert any("does not pass --num_processes" in n for n in grpo.notes)
+    # before 0.18 no command does
+    _, sft = _top_at(text, {"trl": "0.17.0"}, gpus_per_node=8)
+    assert _counts(sft) == (1, 8, 8) and sft.world.filled
+
+
+def test_trl_cli_accelerate_config_preset_and_file():
+    acc = _source("num_processes: 2\nnum_machines: 1\ndistributed_type: MULTI_GPU\n", path="acc.yaml", kind="yaml")
+    src, (preset, file_) = _top("trl sft --model_name_or_path m --accelerate_config zero3\n"
+                                "trl sft --model_name_or_path m --accelerate_config acc.yaml\n", others=(acc,))
+    assert _counts(preset) == (1, 8, 8) and "accelerate_configs/zero3.yaml" in preset.world.origin
+    assert src.span_text(preset.world.span) == "zero3"
+    assert _counts(file_) == (1, 2, 2) and file_.world.origin == "num_processes in acc.yaml"
+
+
+def test_llamafactory_cli_torchrun_from_env():
+    src, (inline, exported) = _top("FORCE_TORCHRUN=1 NNODES=2 NPROC_PER_NODE=4 llamafactory-cli train x.yaml\n"
+                                   "export FORCE_TORCHRUN=1\nexport NNODES=3\nllamafactory-cli train x.yaml\n",
+                                   gpus_per_node=8)
+    assert _counts(inline) == (2, 4, 8) and src.span_text(inline.per_node.span) == "4"
+    assert _counts(exported) == (3, 8, 24) and exported.per_node.filled and not exported.nodes.filled
+
+
+def test_llamafactory_cli_without_force_torchrun_by_release():
+    text = "llamafactory-cli train x.yaml\nCUDA_VISIBLE_DEVICES=0 llamafactory-cli train x.yaml\n"
+    # 0.8+: torchrun by itself when more than one GPU is visible, one process otherwise
+    several, one = _top_at(text, {"llamafactory": "0.9.3"}, gpus_per_node=8)
+    assert _counts(several) == (1, 8, 8) and several.per_node.filled
+    assert _counts(one) == (1, 1, 1) and not one.per_node.filled
+    # 0.7 (llmtuner/cli.py): trains in the calling process
+    several, _ = _top_at(text, {"llamafactory": "0.7.1"}, gpus_per_node=8)
+    assert _counts(several) == (1, 1, 1)
+    # USE_RAY (0.9.2+): Ray places the workers, not torchrun
+    (ray,) = _top_at("USE_RAY=1 llamafactory-cli train x.yaml\n", {"llamafactory": "0.9.3"}, gpus_per_node=8)
+    assert ray.world is None and any("USE_RAY" in n for n in ray.notes)
+    (old,) = _top_at("USE_RAY=1 llamafactory-cli train x.yaml\n", {"llamafactory": "0.9.1"}, gpus_per_node=8)
+    assert _counts(old) == (1, 8, 8)
+
+
+def test_trl_cli_reads_accelerate_keys_left_over_in_the_recipe():
+    # TrlParser.set_defaults_with_config hands keys no dataclass takes to accelerate launch, before the flags
+    recipe = _source("model_name_or_path: m\nnum_processes: 2\naccelerate_config: zero2\n", path="grpo.yaml",
+                     kind="yaml")
+    _, (yaml_only, flag_wins) = _top("trl grpo --config grpo.yaml\n"
+                                     "trl grpo --config grpo.yaml --num_processes 4\n", gpus_per_node=8,
+                                     others=(recipe,))
+    assert _counts(yaml_only) == (1, 2, 2) and yaml_only.world.origin == "num_processes in grpo.yaml"
+    assert yaml_only.world.path == "grpo.yaml" and recipe.span_text(yaml_only.world.span) == "2"
+    assert _counts(flag_wins) == (1, 4, 4)
