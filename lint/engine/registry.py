@@ -100,7 +100,7 @@ class Rule:
     @property
     def summary(self) -> str:
         doc = self.doc.strip()
-        return doc.splitlines()[0].strip() if doc else self.name
+        return " ".join(doc.split("\n\n")[0].split()) if doc else self.name  # the first paragraph, on one line
 
     def sections(self) -> dict[str, str]:
         """The docstring split into its '## Heading' sections ('' holds the summary)."""
