@@ -114,7 +114,7 @@ def wheel_table() -> list[WheelRow]:
             for r in _read_tsv("flash_attn_wheels.tsv")]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=1024)  # keyed by the names a pin file gives: bounded
 def releases(package: str) -> tuple[str, ...]:
     """Known released versions of a package, oldest first (PyPI history, or the framework tables)."""
     from packaging.version import InvalidVersion, Version
