@@ -45,3 +45,25 @@ def test_member_lookup_on_a_large_object_matches_the_scan_and_follows_appends():
     assert obj.get("missing") is None
     obj.members.append(JMember("k3", Span(0, 1), JValue(Span(0, 1), "late")))
     assert obj.get("k3").value == "late"
+
+
+def test_the_c_scanner_path_reads_strings_as_the_loop_does_errors_included():
+    from rlhf_lint.readers.json import JSONError, _Parser
+
+    rng = random.Random(2)
+    alphabet = ["a", "\u00e9", '"', "\\", '\\"', "\\\\", "\\n", "\\u00e9", "\\ud83d\\ude00", "\\ud83d", "\\ude00x",
+                "\t", "\n", "\x01", "\\q", "\\u12", "/", "\\/"]
+    errors = 0
+    for _ in range(5000):
+        body = "".join(rng.choice(alphabet) for _ in range(rng.randrange(8)))
+        text = '"' + body + ('"' if rng.random() < 0.9 else "")
+        got = []
+        for read in ("string", "_string"):  # the scanner first (as parsing does), and the loop alone
+            parser = _Parser(text)
+            try:
+                got.append((getattr(parser, read)(), parser.pos))
+            except JSONError as exc:
+                got.append(("error", exc.message, exc.offset))
+        assert got[0] == got[1], text
+        errors += got[0][0] == "error"
+    assert 1000 < errors < 4000
