@@ -138,7 +138,7 @@ def releases(package: str) -> tuple[str, ...]:
 
 
 _CONTAINS: dict = {}  # (specifier text, version) -> bool, for the process: every group asks about the same pins
-MAX_CONTAINS = 16_384  # ~150 bytes an entry with its key: at 200,000 it held 30 MB, most of a 20,000-file run's growth
+MAX_CONTAINS = 16_384  # ~150 bytes an entry with its key: full at 200,000 it could hold 30 MB
 
 
 def _contains(specifier, version: str, text: str | None = None) -> bool:
