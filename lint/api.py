@@ -48,7 +48,7 @@ def check(paths, *, select=None, ignore=None, extend_select=None, config=None) -
     """The diagnostics for ``paths`` (files or folders), sorted by path and position; nothing is written.
     Each is a ``rlhf_lint.model.Diagnostic``: code, name, severity, message, path, start/end (1-based line and
     column), related locations and the optional fix."""
-    return _run(paths, Options(**_selection(select, ignore, extend_select)), config).diagnostics
+    return list(_run(paths, Options(**_selection(select, ignore, extend_select)), config).diagnostics)
 
 
 def fix(paths, *, unsafe_fixes=False, write=True, select=None, ignore=None, extend_select=None,

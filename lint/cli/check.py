@@ -3,6 +3,7 @@ click's import (about as long as a bare interpreter start). lint/cli/app.py decl
 here."""
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 
@@ -111,7 +112,7 @@ def run_check(paths, fix=False, unsafe_fixes=False, diff=False, show_fixes=False
 
 def _report(result, options, output_format, output, quiet, show_fixes, statistics, diff) -> int | None:
     """Print the report; an exit code when it cannot be written, else None."""
-    from rlhf_lint.reporters import render
+    from rlhf_lint.reporters import render_chunks
 
     try:
         stream = open(output, "w", encoding="utf-8") if output else None
@@ -123,13 +124,14 @@ def _report(result, options, output_format, output, quiet, show_fixes, statistic
         # report on stderr, as ruff does
         report_to = sys.stderr if diff else (stream or sys.stdout)
         if statistics:
-            text = render_statistics(result.diagnostics, output_format)
+            chunks = iter([render_statistics(result.diagnostics, output_format)])
         else:
-            text = render(output_format, result, show_fixes=show_fixes, quiet=quiet,
-                          fixing=options.fix and not diff, color=_use_color(stream, report_to), dry_run=diff,
-                          width=_terminal_width(stream, report_to))
+            # written as it is made: the whole report of a large run never sits in memory at once
+            chunks = render_chunks(output_format, result, show_fixes=show_fixes, quiet=quiet,
+                                   fixing=options.fix and not diff, color=_use_color(stream, report_to),
+                                   dry_run=diff, width=_terminal_width(stream, report_to))
             if show_fixes and result.applied and output_format == "text":
-                text += render_applied(result.applied, dry_run=diff)
+                chunks = itertools.chain(chunks, [render_applied(result.applied, dry_run=diff)])
         if diff:
             from rlhf_lint.reporters.diff import unified_diff
 
@@ -143,8 +145,9 @@ def _report(result, options, output_format, output, quiet, show_fixes, statistic
                 sys.stdout.buffer.write(patch)
                 sys.stdout.buffer.flush()
             if output_format != "text":
-                text = ""
-        report_to.write(text)
+                chunks = iter(())
+        for text in chunks:
+            report_to.write(text)
         report_to.flush()
     finally:
         if stream:

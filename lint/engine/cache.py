@@ -127,7 +127,7 @@ def result_to_json(result) -> dict:
     for path, source in result.sources.items():
         if path in wanted:
             index = LineIndex.of(source)
-            lines[path] = [index.starts, index.length]
+            lines[path] = [list(index.starts), index.length]
     return {"diagnostics": [diagnostic_to_json(d) for d in result.diagnostics], "files": result.files_checked,
             "messages": list(result.messages), "lines": lines}
 

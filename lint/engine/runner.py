@@ -456,29 +456,41 @@ def _lint(paths: list[str], config: Config, options: Options, configs: Configs |
         outcomes = _parallel(groups, config, options, settings, workers)
     else:
         outcomes = _serial(groups, config, options, settings)
-    result = Result(diagnostics=[], messages=messages)
-    reported: set[tuple] = set()
+    from rlhf_lint.engine.report import Diagnostics, LineIndexes, Report
+
+    # each group's findings are kept compact as it ends (memory flat in the number of files: rlhf_lint.engine.report)
+    report = Report()
+    result = Result(diagnostics=Diagnostics(report), messages=messages, sources=LineIndexes(report))
+    reported: set[bytes] = set()  # digests, not the keys: a key holds the message
     for out in outcomes:
+        kept = []
         for d in out.diagnostics:  # a repository-wide finding (P006 on the configuration) comes from every group
-            key = (d.code, d.path, d.start, d.end, d.message)
+            key = _digest(d)
             if key not in reported:
                 reported.add(key)
-                result.diagnostics.append(d)
+                kept.append(d)
+        report.add(kept, out.sources)
         result.fixed += out.fixed
         result.changed.update(out.changed)
         result.applied.update(out.applied)
         result.write_errors.extend(out.write_errors)
         result.files_checked += out.files_checked
         result.messages.extend(m for m in out.messages if m not in result.messages)
-        result.sources.update(out.sources)
     if settings is not None:
         from rlhf_lint.cachedir import refusal
 
         if refusal():
             result.messages.append(refusal())
-    result.diagnostics.sort(key=Diagnostic.sort_key)
     result.internal_errors = sum(1 for d in result.diagnostics if d.code == "F010")
     return result
+
+
+def _digest(d: Diagnostic) -> bytes:
+    """What makes two diagnostics the same finding, in 16 bytes."""
+    from _blake2 import blake2b  # the C module directly, as rlhf_lint.cachedir: hashlib's import costs start-up
+
+    key = repr((d.code, d.path, d.start.line, d.start.column, d.end.line, d.end.column, d.message))
+    return blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def write_roots(paths: list[str]) -> tuple:
@@ -538,6 +550,13 @@ def lint_group(items: list[tuple[str, bool]], config: Config, options: Options, 
     """Check one group of files as a project of its own; never raises for a bug of ours unless debugging.
     ``configs``: each file's configuration where it is not ``config``."""
     try:
+        return _lint_group_kept(items, config, options, rules, settings, configs)
+    finally:
+        release_group_state()
+
+
+def _lint_group_kept(items, config, options, rules, settings, configs) -> Result:
+    try:
         result = _lint_group(items, config, options, rules, settings, configs or {})
         # parse trees are dropped with the group (memory stays flat in the number of files): reporters need only
         # positions, for the fix edits of the JSON report
@@ -554,6 +573,23 @@ def lint_group(items: list[tuple[str, bool]], config: Config, options: Options, 
         errors = [InternalError.of(path, "the check of its group of files", exc) for path, _ in items]
         result.diagnostics = internal_error_diagnostics(project, errors)
         return result
+
+
+# Module-level memos keyed by id() of a parse tree or node: they never serve another group (its trees are new), and
+# each entry keeps a tree, or a whole project, alive
+_GROUP_MEMOS = (("rlhf_lint.readers.shell", "_FIELDS"), ("rlhf_lint.readers.python", "_POSITIONS"),
+                ("rlhf_lint.frameworks.orz", "_MODULES"), ("rlhf_lint.frameworks.orz", "_CONFIGS"))
+
+
+def release_group_state() -> None:
+    """Empty the memos of the group just checked (of the modules it loaded)."""
+    import sys
+
+    for module, name in _GROUP_MEMOS:
+        loaded = sys.modules.get(module)
+        if loaded is not None:
+            getattr(loaded, name).clear()
+
 
 
 def _lint_group(items, config, options, rules, settings, configs) -> Result:

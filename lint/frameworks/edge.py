@@ -260,7 +260,7 @@ def unresolvable_pins(project) -> list[Unresolvable]:
     for source in project.sources.values():
         if not may_declare_pins(source):
             continue
-        if source.kind == "requirements":
+        if source.kind == "requirements" and not source.skipped:  # over its read bound (F004): not read here either
             out.extend(_requirement_lines(source, seen))
         try:
             pins = pins_of(source).pins

@@ -114,7 +114,7 @@ def wheel_table() -> list[WheelRow]:
             for r in _read_tsv("flash_attn_wheels.tsv")]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=1024)  # keyed by the names a pin file gives: bounded
 def releases(package: str) -> tuple[str, ...]:
     """Known released versions of a package, oldest first (PyPI history, or the framework tables)."""
     from packaging.version import InvalidVersion, Version
@@ -138,7 +138,7 @@ def releases(package: str) -> tuple[str, ...]:
 
 
 _CONTAINS: dict = {}  # (specifier text, version) -> bool, for the process: every group asks about the same pins
-MAX_CONTAINS = 200_000
+MAX_CONTAINS = 16_384  # ~150 bytes an entry with its key: full at 200,000 it could hold 30 MB
 
 
 def _contains(specifier, version: str, text: str | None = None) -> bool:
@@ -367,20 +367,29 @@ def _under(path: str | None, scope: str | None) -> bool:
 
 
 def _governed_dir(project, pin_file: str) -> str:
-    def governed_paths():
-        for source in project.sources.values():
-            if source.kind in ("ds_config", "shell", "python", "yaml"):
-                yield source.path
-
+    holding = _cached(project, "governed-folders", lambda: _folders_holding_governed(project))
     scope = os.path.dirname(os.path.abspath(pin_file))
     root = os.path.abspath(project.config.root)
     while True:
-        if any(_under(p, scope) for p in governed_paths()):
+        if scope in holding:
             return scope
         parent = os.path.dirname(scope)
         if parent == scope or not scope.startswith(root) or scope == root:
             return scope
         scope = parent
+
+
+def _folders_holding_governed(project) -> frozenset[str]:
+    """Every folder with a file a pin set governs somewhere under it (the folders ``_under`` would accept), found
+    once per project: asking each pin file's every parent about every file cost 40,000 abspath calls on verl."""
+    folders: set[str] = set()
+    for source in project.sources.values():
+        if source.kind in ("ds_config", "shell", "python", "yaml"):
+            folder = os.path.dirname(os.path.abspath(source.path))
+            while folder not in folders and not folder.endswith(os.sep):  # the root: _under never matches it
+                folders.add(folder)
+                folder = os.path.dirname(folder)
+    return frozenset(folders)
 
 
 def _build_evidence(project, scope: str | None = None) -> dict[str, Related]:

@@ -52,7 +52,9 @@ def looks_like_ds_config_name(path: str) -> bool:
 
 def looks_like_orz(text: str) -> bool:
     """Cheap text test run before any tree walk: other Python files are ignored at the cost of one regex."""
-    return bool(_ORZ_HINT.search(text))
+    # every branch of the pattern holds one of these words: str.find skips the regex on the usual Python file
+    # (the regex tried three branches at every character: 3 ms a file)
+    return ("PPOExpConfig" in text or "orz" in text) and bool(_ORZ_HINT.search(text))
 
 
 PIN_FILE_KINDS = ("requirements", "pyproject_toml", "setup_cfg", "dockerfile")

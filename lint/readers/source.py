@@ -137,13 +137,15 @@ class LineIndex:
 
     __slots__ = ("path", "starts", "length")
 
-    def __init__(self, path: str, starts: list[int], length: int):
-        self.path, self.starts, self.length = path, starts, length
+    def __init__(self, path: str, starts, length: int):
+        from array import array
+
+        # a machine array: a run keeps one per file with a fix, and a list of ints costs 36 bytes a line
+        self.path, self.starts, self.length = path, array("L", starts), length
 
     @classmethod
     def of(cls, source) -> "LineIndex":
-        return source if isinstance(source, LineIndex) else cls(source.path, list(source.line_starts),
-                                                                 len(source.text))
+        return source if isinstance(source, LineIndex) else cls(source.path, source.line_starts, len(source.text))
 
     def position(self, offset: int):
         import bisect

@@ -24,3 +24,17 @@ def render(fmt: str, result, *, show_fixes: bool = False, quiet: bool = False, f
 
     return render_text(result, show_fixes=show_fixes, quiet=quiet, fixing=fixing, color=color, dry_run=dry_run,
                        width=width)
+
+
+def render_chunks(fmt: str, result, **options):
+    """The report in pieces to write as they come: text and JSON a diagnostic at a time (a run's diagnostics are
+    read back one group at a time, rlhf_lint.engine.report), the other formats whole."""
+    if fmt == "json":
+        from rlhf_lint.reporters.json_format import iter_json
+
+        return iter_json(result)
+    if fmt == "text":
+        from rlhf_lint.reporters.text import iter_text
+
+        return iter_text(result, **options)
+    return iter([render(fmt, result, **options)])

@@ -43,10 +43,18 @@ def diagnostic_dict(d, source=None, result=None) -> dict:
 
 
 def render_json(result) -> str:
+    return "".join(iter_json(result))
+
+
+def iter_json(result):
+    """The report of ``json.dumps(payload, indent=2)`` a diagnostic at a time, the same bytes, so the CLI writes
+    it as it goes (memory flat in findings)."""
     sources = getattr(result, "sources", {}) or {}
-    payload = {
-        "version": 1,
-        "diagnostics": [diagnostic_dict(d, sources.get(d.path), result) for d in result.diagnostics],
-        "summary": {"files": result.files_checked, "fixed": result.fixed},
-    }
-    return json.dumps(payload, indent=2) + "\n"
+    yield '{\n  "version": 1,\n  "diagnostics": ['
+    first = True
+    for d in result.diagnostics:
+        text = json.dumps(diagnostic_dict(d, sources.get(d.path), result), indent=2)
+        yield ("\n" if first else ",\n") + "\n".join("    " + line for line in text.split("\n"))
+        first = False
+    summary = json.dumps({"files": result.files_checked, "fixed": result.fixed}, indent=2)
+    yield ("]" if first else "\n  ]") + ',\n  "summary": ' + summary.replace("\n", "\n  ") + "\n}\n"

@@ -36,9 +36,13 @@ def _caret(diag) -> str:
 def rule_pages(diagnostics) -> list[str]:
     """The page of each code reported: docs/rules.md on the repository and the rule's anchor (a full URL per code
     would pass 100 characters; `rlhf-lint rule CODE` prints it)."""
+    return pages_of({d.code for d in diagnostics})
+
+
+def pages_of(codes) -> list[str]:
     from rlhf_lint.engine.registry import REGISTRY, RULES_PAGE_URL
 
-    anchors = [f"  {code} #{rule.anchor}" for code in sorted({d.code for d in diagnostics})
+    anchors = [f"  {code} #{rule.anchor}" for code in sorted(codes)
                if (rule := REGISTRY.get(code)) is not None]
     return ["", f"Rule pages: {RULES_PAGE_URL}", *anchors] if anchors else []
 
@@ -56,9 +60,21 @@ def wrap_header(head: str, message: str, width: int | None) -> list[str]:
 
 def render_text(result, *, show_fixes: bool = False, quiet: bool = False, fixing: bool = False,
                 color: bool = False, dry_run: bool = False, width: int | None = None) -> str:
-    out: list[str] = []
+    return "".join(iter_text(result, show_fixes=show_fixes, quiet=quiet, fixing=fixing, color=color,
+                             dry_run=dry_run, width=width))
+
+
+def iter_text(result, *, show_fixes: bool = False, quiet: bool = False, fixing: bool = False,
+              color: bool = False, dry_run: bool = False, width: int | None = None):
+    """The report line by line, each with its newline: the CLI writes it as it goes (memory flat in findings)."""
     fixable = 0
+    lines = 0
+    counts = dict.fromkeys(Severity, 0)
+    codes: set[str] = set()
     for d in result.diagnostics:
+        counts[d.severity] += 1
+        codes.add(d.code)
+        out: list[str] = []
         sev = _paint(d.severity.label, _COLORS[d.severity], color)
         where = _paint(f"{visible(d.path)}:{d.start.line}:{d.start.column}:", "1", color)
         mark = ""
@@ -82,16 +98,18 @@ def render_text(result, *, show_fixes: bool = False, quiet: bool = False, fixing
                 out.append(f"    note: {at}: {visible(rel.message)}")
             if d.fix is not None and (show_fixes or d.fix.applicability == Applicability.DISPLAY):
                 out.append(f"    {'fix' if d.fix.applicability != Applicability.DISPLAY else 'suggestion'}: {visible(d.fix.message)}")
+        lines += len(out)
+        yield "".join(line + "\n" for line in out)
     if not quiet:
-        out += rule_pages(result.diagnostics)
-        counts = {s: sum(1 for d in result.diagnostics if d.severity == s) for s in Severity}
+        tail = pages_of(codes)
         parts = [f"{counts[s]} {s.label}{'s' if counts[s] != 1 else ''}" for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)]
         summary = f"Checked {result.files_checked} file{'s' if result.files_checked != 1 else ''}: {', '.join(parts)}."
         if result.fixed:
             summary += f" Would fix {result.fixed} (nothing written)." if dry_run else f" Fixed {result.fixed}."
         if fixable and not fixing and not dry_run:
             summary += f" {fixable} fixable with --fix (those marked [unsafe fix] need --unsafe-fixes)."
-        if out:
-            out.append("")
-        out.append(summary)
-    return "\n".join(out) + ("\n" if out else "")
+        if lines or tail:
+            tail.append("")
+        tail.append(summary)
+        yield "".join(line + "\n" for line in tail)
+

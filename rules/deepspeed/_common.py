@@ -14,6 +14,8 @@ Helpers shared by the rules of this family (each rule is a module of this folder
 """
 from __future__ import annotations
 
+import functools
+
 from rlhf_lint.frameworks.deepspeed import assumed_version_note, ds_keys, fork_knows, version_at_least
 from rlhf_lint.fixers import json as jfix
 from rlhf_lint.readers.json import JMember, JObject, JSONDocument, JValue
@@ -104,16 +106,24 @@ def _sections(doc: JSONDocument):
                 stack.append((child, m.value))
 
 
-def _children(section: str) -> set[str]:
-    data = ds_keys()
+def _children(section: str) -> frozenset[str]:
     section = "bf16" if section == "bfloat16" else section
-    prefix = f"{section}." if section else ""
-    names = set()
+    return _children_table(id(ds_keys())).get(section, frozenset())
+
+
+@functools.lru_cache(maxsize=4)  # keyed by the table loaded: one pass over it, not one per unknown key reported
+def _children_table(_table_id: int) -> dict[str, frozenset[str]]:
+    data = ds_keys()
+    names: dict[str, set[str]] = {}
     for table in (data["keys"], data["sections"], data["aliases"]):
         for path in table:
-            if path.startswith(prefix) and path and "." not in path[len(prefix):]:
-                names.add(path[len(prefix):])
-    return {n for n in names if f"{prefix}{n}" not in data["deprecated"]}
+            if not path:
+                continue
+            parent, _, name = path.rpartition(".")
+            names.setdefault(parent, set()).add(name)
+    deprecated = data["deprecated"]
+    return {section: frozenset(n for n in found if (f"{section}.{n}" if section else n) not in deprecated)
+            for section, found in names.items()}
 
 
 def _canonical(path: str) -> str:
@@ -369,13 +379,41 @@ def _closest(key: str, candidates: set[str]) -> str | None:
     """The one candidate close enough to be the intended key, or None when none or several are."""
     import difflib  # only for unknown keys: difflib costs ~1 ms of every start
 
-    scored = sorted(((difflib.SequenceMatcher(None, key.lower(), c.lower()).ratio(), c) for c in candidates),
-                    reverse=True)
+    low = key.lower()
+    # only a candidate whose ratio can reach 0.75 can be the answer or make it ambiguous (a best one needs 0.8,
+    # a rival best - 0.05): quick_ratio's multiset bound, counted here, skips the matcher for the others
+    counts = _letters(low)
+    scored = sorted(((difflib.SequenceMatcher(None, low, c.lower()).ratio(), c) for c in candidates
+                     if _bound(counts, low, c.lower()) >= 0.75), reverse=True)
     if not scored or scored[0][0] < 0.8:
         return None
     if len(scored) > 1 and scored[1][0] >= scored[0][0] - 0.05:
         return None  # ambiguous
     return scored[0][1]
+
+
+def _letters(text: str) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for ch in text:
+        counts[ch] = counts.get(ch, 0) + 1
+    return counts
+
+
+def _bound(counts: dict[str, int], a: str, b: str) -> float:
+    """difflib's quick_ratio of a and b (an upper bound of ratio): characters in common, counted with multiplicity;
+    0 at once when the lengths alone keep it under 0.75 (real_quick_ratio)."""
+    if not a and not b:
+        return 1.0
+    total = len(a) + len(b)
+    if 2.0 * min(len(a), len(b)) / total < 0.75:
+        return 0.0
+    common = sum(min(n, counts.get(ch, 0)) for ch, n in _candidate_letters(b).items())
+    return 2.0 * common / total
+
+
+@functools.lru_cache(maxsize=4096)  # candidates come from the key tables: a few hundred names
+def _candidate_letters(text: str) -> dict[str, int]:
+    return _letters(text)
 
 
 def _batch(doc: JSONDocument):

@@ -242,3 +242,45 @@ def test_d035_skips_only_undecided_precision(tmp_path, precision, accum, expecte
                     '"data_types": {"grad_accum_dtype": "%s"}}\n' % (precision, accum), encoding="utf-8")
     config = Config(versions={"deepspeed": "0.18.5"})
     assert [d.code for d in run_lint([path], config, select=["D035"]).diagnostics] == expected
+
+
+def test_closest_key_skips_the_matcher_only_where_it_cannot_change_the_answer():
+    import difflib
+    import random
+
+    from rlhf_lint.rules.deepspeed._common import _closest
+
+    def reference(key, candidates):  # the search before the quick_ratio bound
+        scored = sorted(((difflib.SequenceMatcher(None, key.lower(), c.lower()).ratio(), c) for c in candidates),
+                        reverse=True)
+        if not scored or scored[0][0] < 0.8 or len(scored) > 1 and scored[1][0] >= scored[0][0] - 0.05:
+            return None
+        return scored[0][1]
+
+    candidates = {"train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "stage",
+                  "offload_param", "offload_optimizer", "zero_optimization", "bf16", "fp16", "Stage3_x"}
+    rng = random.Random(11)
+    found = 0
+    for _ in range(3000):
+        word = list(rng.choice(sorted(candidates)))
+        for _ in range(rng.randrange(4)):
+            i = rng.randrange(len(word))
+            word[i:i + rng.randrange(2)] = rng.choice(["", "a", "_", "S"])
+        key = "".join(word)
+        assert _closest(key, candidates) == reference(key, candidates), key
+        found += _closest(key, candidates) is not None
+    assert found > 1000
+
+
+def test_children_of_a_section_read_once_from_the_key_table():
+    from rlhf_lint.frameworks.deepspeed import ds_keys
+    from rlhf_lint.rules.deepspeed._common import _children
+
+    data = ds_keys()
+    for section in ["", "zero_optimization", "bf16", "bfloat16", "zero_optimization.offload_param", "nothing"]:
+        name = "bf16" if section == "bfloat16" else section
+        prefix = f"{name}." if name else ""
+        names = {p[len(prefix):] for t in ("keys", "sections", "aliases") for p in data[t]
+                 if p and p.startswith(prefix) and "." not in p[len(prefix):]}
+        assert _children(section) == {n for n in names if prefix + n not in data["deprecated"]}, section
+    assert _children("zero_optimization")

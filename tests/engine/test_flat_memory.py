@@ -1,0 +1,133 @@
+"""Memory flat in the number of files (issue 17): the kept report is compact, read back in order, and nothing of a
+checked group stays behind in a module-level cache."""
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import json
+import pkgutil
+import random
+
+import rlhf_lint
+from rlhf_lint.engine.config import Config
+from rlhf_lint.engine.report import Diagnostics, LineIndexes, Report
+from rlhf_lint.engine.runner import Options, lint
+from rlhf_lint.model import Diagnostic, Position, Severity
+from rlhf_lint.readers.source import LineIndex
+
+
+def _diag(path: str, line: int, column: int, code: str = "D101", message: str = "m") -> Diagnostic:
+    return Diagnostic(code, "name", Severity.WARNING, message, path, None, Position(line, column),
+                      Position(line, column + 1))
+
+
+def test_report_reads_back_in_sort_order_with_ties_in_arrival_order():
+    rng = random.Random(3)
+    groups = []
+    for g in range(30):
+        # some groups overlap (paths shared with another group), most hold one repository of their own
+        paths = [f"r{g:02d}/a", f"r{g:02d}/b"] + ([f"r{g - 1:02d}/b"] if g % 7 == 0 and g else [])
+        groups.append([_diag(rng.choice(paths), rng.randrange(1, 5), rng.randrange(1, 3), message=f"g{g} {i}")
+                       for i in range(rng.randrange(0, 12))])
+    report = Report()
+    for group in groups:
+        report.add(group, {})
+    expected = sorted((d for group in groups for d in group), key=Diagnostic.sort_key)  # a stable sort
+    got = list(Diagnostics(report))
+    assert [d.message for d in got] == [d.message for d in expected]
+    assert len(Diagnostics(report)) == len(expected)
+    assert Diagnostics(report) == expected
+
+
+def test_report_keeps_line_indexes_of_each_group():
+    report = Report()
+    report.add([_diag("a/x.json", 2, 1)], {"a/x.json": LineIndex("a/x.json", [0, 5, 9], 12)})
+    report.add([_diag("b/y.json", 1, 1)], {"b/y.json": LineIndex("b/y.json", [0, 3], 4)})
+    indexes = LineIndexes(report)
+    assert set(indexes) == {"a/x.json", "b/y.json"}
+    assert indexes["a/x.json"].position(6) == Position(2, 2)
+    assert indexes.get("b/y.json").position(3) == Position(2, 1)
+    assert indexes.get("c/z.json") is None
+
+
+def _repos(root, count: int) -> list[str]:
+    for i in range(count):
+        repo = root / f"repo{i:03d}"
+        (repo / ".git").mkdir(parents=True)
+        (repo / "ds_config.json").write_text(json.dumps(
+            {"train_batch_size": 8, "zero_optimization": {"stage": 3, "offload_param": {"device": "nvme"}},
+             "fp16": {"enabled": True}, "bf16": {"enabled": True}}))
+        (repo / "train.sh").write_text(f"deepspeed --num_gpus {i % 8 + 1} train.py --deepspeed ds_config.json "
+                                       "--zero_stage 3\n")
+    return sorted(str(p) for p in root.iterdir())
+
+
+def test_run_report_is_the_sorted_findings_of_its_groups(tmp_path):
+    paths = _repos(tmp_path, 6)
+    whole = lint(paths, Config(root=str(tmp_path)), Options(jobs=1))
+    assert isinstance(whole.diagnostics, Diagnostics)
+    got = list(whole.diagnostics)
+    assert got, "the fixture has findings"
+    assert got == sorted(got, key=Diagnostic.sort_key)
+    one_by_one = [d for p in paths for d in lint([p], Config(root=str(tmp_path)), Options(jobs=1)).diagnostics]
+    assert [(d.path, d.start, d.code, d.message) for d in got] == [
+        (d.path, d.start, d.code, d.message) for d in sorted(one_by_one, key=Diagnostic.sort_key)]
+    with_fixes = {d.path for d in got if d.fix is not None}
+    assert with_fixes and all(whole.sources.get(p) is not None for p in with_fixes)
+
+
+def _modules():
+    for info in pkgutil.walk_packages(rlhf_lint.__path__, "rlhf_lint."):
+        if ".build" in info.name or info.name.endswith("__main__"):
+            continue
+        try:
+            yield importlib.import_module(info.name)
+        except ImportError:  # an optional extra (the language server) not installed
+            continue
+
+
+# caches without a size bound whose keys come from a set the package itself fixes, not from the files checked
+BOUNDED_BY_THE_PACKAGE = {
+    "rlhf_lint.schemas.load": "one entry per knowledge file shipped in schemas/",
+    "rlhf_lint.memory.catalog._arch_at": "one entry per model of the shipped catalog",
+}
+
+
+def test_every_functools_cache_keyed_by_input_has_a_maxsize():
+    unbounded = []
+    for module in _modules():
+        for name, obj in vars(module).items():
+            info = getattr(obj, "cache_info", None)
+            if info is None or getattr(obj, "__module__", None) != module.__name__:
+                continue
+            wrapped = inspect.unwrap(obj)
+            takes_arguments = bool(inspect.signature(wrapped).parameters)
+            qualified = f"{module.__name__}.{name}"
+            if takes_arguments and info().maxsize is None and qualified not in BOUNDED_BY_THE_PACKAGE:
+                unbounded.append(qualified)
+        for cls in [v for v in vars(module).values() if inspect.isclass(v) and v.__module__ == module.__name__]:
+            for name, attr in vars(cls).items():
+                if isinstance(attr, functools._lru_cache_wrapper) and attr.cache_info().maxsize is None:
+                    unbounded.append(f"{module.__name__}.{cls.__name__}.{name}")
+    assert not unbounded, f"caches that grow with the input without bound: {unbounded}"
+
+
+def _module_state() -> dict[str, int]:
+    sizes = {}
+    for module in _modules():
+        for name, obj in vars(module).items():
+            if isinstance(obj, (dict, list, set)):
+                sizes[f"{module.__name__}.{name}"] = len(obj)
+    return sizes
+
+
+def test_module_level_state_does_not_grow_with_the_groups_checked(tmp_path):
+    paths = _repos(tmp_path, 48)
+    config = Config(root=str(tmp_path))
+    lint(paths[:8], config, Options(jobs=1))
+    before = _module_state()
+    lint(paths[8:], config, Options(jobs=1))  # five times as many groups
+    after = _module_state()
+    grown = {k: (before.get(k, 0), n) for k, n in after.items() if n > before.get(k, 0) + 16}
+    assert not grown, f"module-level state that grows with the number of groups: {grown}"
