@@ -1299,8 +1299,12 @@ def _host(roles, role_nodes, groups, inp: _Inputs, ctx: dict, hardware, versions
                 cpu_adam[role] = (k * P * count // n, k * P)
                 persistent.append(Term(f"optimizer_states:{role}", k * P * count // n,
                                        f"CPU Adam: {k} B (fp32 master + m + v) x {_count(P)} x {share}", SRC_CPU_ADAM))
-                persistent.append(Term(f"gradients:{role}", a * P * count // n,
-                                       f"{ctx['a_name']} gradient partition {a} B x {_count(P)} x {share} (pinned)",
+                # the host gradient partition takes the fp32 partition's dtype whatever the accumulation dtype
+                # (stage3.py initialize_optimizer_states: gradient_dtype = fp32_partitioned_groups_flat[0].dtype;
+                # stage_1_and_2.py: single_partition_of_fp32_groups[i].dtype)
+                g32 = dtype_bytes("fp32", 4)
+                persistent.append(Term(f"gradients:{role}", g32 * P * count // n,
+                                       f"fp32 gradient partition {g32} B x {_count(P)} x {share} (pinned)",
                                        SRC_DS_STAGE3 if stage == 3 else SRC_DS_STAGE12))
             if r.trainable and inp.flag("deepspeed.enable_sleep") and not (ctx["offload_optimizer"] == "cpu"
                                                                            and stage >= 1):
