@@ -113,7 +113,7 @@ def test_zero3_cpu_offload_host_matches_deepspeed_estimator():
 
 
 def test_cpu_offload_host_gradient_partition_is_fp32_whatever_the_accumulation_dtype():
-    # stage3.py: the host gradient buffer takes the fp32 partition's dtype; bf16 accumulation does not halve it
+    # stage3.py: the optimizer's host gradient takes the fp32 partition's dtype (4 B) whatever the accumulation dtype
     P = 2.851e9
     j = job(roles=("policy",), **{"model.policy.params": "2.851B", "topology.policy.nodes": 1,
                                   "topology.policy.gpus_per_node": 8, "zero.stage": 3,
