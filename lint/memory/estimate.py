@@ -23,7 +23,8 @@ SRC_ZERO = "https://arxiv.org/abs/1910.02054"  # ZeRO paper, model-state table
 SRC_DS_MEMORY = "https://github.com/deepspeedai/DeepSpeed/blob/master/docs/code-docs/source/memory.rst"
 SRC_DS_STAGE12 = "https://github.com/deepspeedai/DeepSpeed/blob/master/deepspeed/runtime/zero/stage_1_and_2.py"
 SRC_DS_STAGE3 = "https://github.com/deepspeedai/DeepSpeed/blob/master/deepspeed/runtime/zero/stage3.py"
-SRC_DS_COORDINATOR = "https://github.com/deepspeedai/DeepSpeed/blob/master/deepspeed/runtime/zero/partitioned_param_coordinator.py"
+SRC_DS_COORDINATOR = ("https://github.com/deepspeedai/DeepSpeed/blob/master/deepspeed/runtime/zero/"
+                      "partitioned_param_coordinator.py")
 SRC_DS_DTYPES = "https://github.com/deepspeedai/DeepSpeed/blob/master/deepspeed/runtime/engine.py"  # get_data_types
 SRC_ACTIVATIONS = "https://arxiv.org/abs/2205.05198"  # Korthikanti et al., Table 2
 SRC_CPU_ADAM = "https://github.com/OpenRLHF/OpenRLHF/issues/277"
