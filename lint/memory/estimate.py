@@ -23,6 +23,8 @@ SRC_ZERO = "https://arxiv.org/abs/1910.02054"  # ZeRO paper, model-state table
 SRC_DS_MEMORY = "https://github.com/deepspeedai/DeepSpeed/blob/master/docs/code-docs/source/memory.rst"
 SRC_DS_STAGE12 = "https://github.com/deepspeedai/DeepSpeed/blob/master/deepspeed/runtime/zero/stage_1_and_2.py"
 SRC_DS_STAGE3 = "https://github.com/deepspeedai/DeepSpeed/blob/master/deepspeed/runtime/zero/stage3.py"
+SRC_DS_COORDINATOR = ("https://github.com/deepspeedai/DeepSpeed/blob/master/deepspeed/runtime/zero/"
+                      "partitioned_param_coordinator.py")
 SRC_DS_DTYPES = "https://github.com/deepspeedai/DeepSpeed/blob/master/deepspeed/runtime/engine.py"  # get_data_types
 SRC_ACTIVATIONS = "https://arxiv.org/abs/2205.05198"  # Korthikanti et al., Table 2
 SRC_CPU_ADAM = "https://github.com/OpenRLHF/OpenRLHF/issues/277"
@@ -628,9 +630,14 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
                             f"params {_count(small)} x {w} B", SRC_DS_STAGE3))
         largest = arch.largest_module_params()
         r.gather_one = w * largest
-        r.terms.append(Term("gathered_params", 2 * w * largest + prefetch * w,
-                            f"{2 * w} B x largest module {_count(largest)} (gathered param + its full grad, during "
-                            f"its backward) + prefetch {_sci(prefetch)} elements x {w} B", SRC_DS_STAGE3))
+        # a gathered param is not released while its next use is within stage3_max_reuse_distance (1e9 elements
+        # by default): at the forward/backward turn the last layers stay gathered, up to stage3_max_live_parameters
+        # (partitioned_param_coordinator.py __params_to_release, fetch_sub_module)
+        kept = max(largest, min(live or K.max_live_parameters_elements, K.max_reuse_distance_elements, r.params))
+        r.terms.append(Term("gathered_params", w * kept + w * largest + prefetch * w,
+                            f"{w} B x {_count(kept)} kept gathered (largest module or the live-parameter limit, "
+                            f"reused within max_reuse_distance) + {w} B x {_count(largest)} largest module's full "
+                            f"grad + prefetch {_sci(prefetch)} elements x {w} B", SRC_DS_COORDINATOR))
         if not ctx["offload_optimizer"]:
             # the optimizer step makes an fp32 copy of one sub-group's gradient partition; it comes after the
             # backward's activations are freed, so only what exceeds those counts at the peak
@@ -1299,8 +1306,12 @@ def _host(roles, role_nodes, groups, inp: _Inputs, ctx: dict, hardware, versions
                 cpu_adam[role] = (k * P * count // n, k * P)
                 persistent.append(Term(f"optimizer_states:{role}", k * P * count // n,
                                        f"CPU Adam: {k} B (fp32 master + m + v) x {_count(P)} x {share}", SRC_CPU_ADAM))
-                persistent.append(Term(f"gradients:{role}", a * P * count // n,
-                                       f"{ctx['a_name']} gradient partition {a} B x {_count(P)} x {share} (pinned)",
+                # the host gradient partition takes the fp32 partition's dtype whatever the accumulation dtype
+                # (stage3.py initialize_optimizer_states: gradient_dtype = fp32_partitioned_groups_flat[0].dtype;
+                # stage_1_and_2.py: single_partition_of_fp32_groups[i].dtype)
+                g32 = dtype_bytes("fp32", 4)
+                persistent.append(Term(f"gradients:{role}", g32 * P * count // n,
+                                       f"fp32 gradient partition {g32} B x {_count(P)} x {share} (pinned)",
                                        SRC_DS_STAGE3 if stage == 3 else SRC_DS_STAGE12))
             if r.trainable and inp.flag("deepspeed.enable_sleep") and not (ctx["offload_optimizer"] == "cpu"
                                                                            and stage >= 1):

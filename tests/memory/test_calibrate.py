@@ -24,8 +24,8 @@ def test_subset_of_the_accuracy_table():
     assert got["G6"] == "tight" and got["H1"] == "fits"
     assert got["H2"] == "fits"  # QLoRA 65B on a 48 GB card
     # max_memory_allocated of LLaMA-7B under ZeRO-2 and ZeRO-3 (gist), a Qwen-7B LoRA reading, the context alone
-    assert round(got["P2"], 2) == 27.8 and round(got["P9"], 2) == 40.74
-    assert round(got["P11"], 2) == 17.58 and got["P23"] == 1.25
+    assert round(got["P2"], 2) == 27.8 and round(got["P9"], 2) == 42.35
+    assert round(got["P11"], 2) == 17.61 and got["P23"] == 1.25
 
 
 def test_docs_table_is_what_the_script_prints():

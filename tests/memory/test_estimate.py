@@ -112,6 +112,18 @@ def test_zero3_cpu_offload_host_matches_deepspeed_estimator():
     assert states * 1.5 / GIB == pytest.approx(63.72, abs=0.05)
 
 
+def test_cpu_offload_host_gradient_partition_is_fp32_whatever_the_accumulation_dtype():
+    # stage3.py: the optimizer's host gradient takes the fp32 partition's dtype (4 B) whatever the accumulation dtype
+    P = 2.851e9
+    j = job(roles=("policy",), **{"model.policy.params": "2.851B", "topology.policy.nodes": 1,
+                                  "topology.policy.gpus_per_node": 8, "zero.stage": 3,
+                                  "precision.param_dtype": "bf16", "precision.grad_accum_dtype": "bf16",
+                                  "offload.optimizer": "cpu"})
+    node = estimate(j, Hardware(gpus_per_node=8)).nodes[0]
+    (grads,) = [t for t in node.persistent if t.name.startswith("gradients")]
+    assert grads.bytes == pytest.approx(4 * P, rel=0.001) and "fp32" in grads.formula
+
+
 # -- ZeRO paper, Table 1 / Figure 1: 7.5B parameters, 64 GPUs, K = 12 ---------------------------------------------
 @pytest.mark.parametrize("stage, paper_gb", [(0, 120), (1, 31.4), (2, 16.6), (3, 1.88)])
 def test_zero_paper_table(stage, paper_gb):
@@ -279,10 +291,20 @@ def test_zero3_gathered_working_set_is_transient_and_the_reduce_bucket_resident(
     actor = est.role("actor")
     assert "deepspeed_buffers" in actor.resident and "gathered_params" not in actor.resident
     arch = est.models["Qwen/Qwen1.5-7B"].arch
-    # untied 151936 x 4096 embedding: gathered 16-bit param + its full 16-bit grad (DeepSpeed's 4 * L)
-    assert actor.term("gathered_params") == 4 * arch.largest_module_params() + 2 * int(5e7)
+    # the last layers stay gathered into the backward up to the 1e9-element live/reuse limit, + the untied
+    # 151936 x 4096 LM head's full 16-bit grad, + the prefetch bucket
+    assert actor.term("gathered_params") == 2 * int(1e9) + 2 * arch.largest_module_params() + 2 * int(5e7)
     assert arch.largest_module_params() == 151936 * 4096
     assert actor.term("deepspeed_buffers") >= 2 * int(5e8)  # stage3.py allocates the IPG bucket at init
+
+
+def test_zero3_max_live_parameters_from_the_ds_config_bounds_what_stays_gathered():
+    arch_largest = 151936 * 4096
+    low = four_models(**{"topology.shared_process": True, "deepspeed.max_live_parameters": int(1e8)})
+    # below the largest module: that module is still gathered whole; the prefetch bucket is capped by the limit
+    assert low.role("actor").term("gathered_params") == 2 * arch_largest + 2 * arch_largest + 2 * int(5e7)
+    mid = four_models(**{"topology.shared_process": True, "deepspeed.max_live_parameters": int(8e8)})
+    assert mid.role("actor").term("gathered_params") == 2 * int(8e8) + 2 * arch_largest + 2 * int(5e7)
 
 
 def test_shared_process_is_all_training_models_or_the_roles_named():

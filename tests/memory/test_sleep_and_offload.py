@@ -79,12 +79,12 @@ def test_orz_weight_sync_overflow_is_the_reservation_to_lower():
     assert triples(result) == [("M001", 11, 7), ("M005", 36, 37)]
     m001, m005 = (d.message for d in result.diagnostics)
     # the nominal peak overflows by 0.3 GiB; the band's low end fits: tight, a warning (an error needs certainty)
-    assert m001.startswith("tight: actor + ref + critic + vllm need 79.4 GiB per GPU (band 76.3 GiB to 82.5 GiB) in "
+    assert m001.startswith("tight: actor + ref + critic + vllm need 79.8 GiB per GPU (band 76.6 GiB to 83.0 GiB) in "
                            "the weight-sync phase")
     assert [d.severity.label for d in result.diagnostics] == ["warning", "warning"]
     assert "vLLM gpu_memory_utilization 0.65 (-4.0 GiB)" in m001
-    assert m005.startswith("vLLM reserves 0.7 x 79.1 GiB = 55.4 GiB per GPU while actor, ref, critic hold 24.0 GiB")
-    assert m005.endswith("(weight-sync phase total 79.4 GiB: vLLM woken while the policy sends it its weights, at "
+    assert m005.startswith("vLLM reserves 0.7 x 79.1 GiB = 55.4 GiB per GPU while actor, ref, critic hold 24.4 GiB")
+    assert m005.endswith("(weight-sync phase total 79.8 GiB: vLLM woken while the policy sends it its weights, at "
                          "start-up and after every update); 0.65 fits")
 
 
