@@ -925,6 +925,8 @@ def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, g
     kv_bytes = None if reservation is None else reservation - weights - profile - K.cuda_context
     r.kv = {
         "weights_per_gpu": weights, "profile_peak": profile, "kv_bytes": kv_bytes, "bytes_per_token": per_token,
+        # what the weights alone leave: the profile peak and the context are assumed, the weights are not
+        "kv_bytes_at_most": None if reservation is None else reservation - weights,
         "tokens": None if kv_bytes is None else max(0, kv_bytes) // per_token,
         "one_sequence": max_len, "tokens_needed": max_seqs * max_len, "max_num_seqs": max_seqs,
         "engines": engines, "tensor_parallel": tp, "gpu_memory_utilization": util,
