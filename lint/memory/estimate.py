@@ -441,7 +441,8 @@ def _ds_micro_tokens(inp: _Inputs, ctx: dict, role: str, training: bool) -> tupl
     (OpenRLHF --use_dynamic_batch / --train.max_tokens_per_gpu, --rollout.max_tokens_per_gpu for the forward passes)
     packs sequences up to that many tokens per GPU: one packed row of ``budget`` tokens, filled only when the data
     holds that many. Packing without a budget packs ``micro`` sequences of at most the length bound. Ring attention
-    and Ulysses SP slice every sequence over their ranks. Only padded micro batches are certain."""
+    and Ulysses SP slice every sequence over their ranks. Only padded micro batches of data are certain: in RL the
+    responses are generated, and a micro batch is padded to its longest one (OpenRLHF zero_pad_sequences)."""
     split = max(1, _int_of(inp.get("train.ring_attn_size"), 1)) * max(
         1, _int_of(inp.get("train.sequence_parallel_size"), 1))
     seq = ctx["seq"]
@@ -462,7 +463,9 @@ def _ds_micro_tokens(inp: _Inputs, ctx: dict, role: str, training: bool) -> tupl
     how = f"micro batch {micro}, sequence {seq}" + (f" / {split} ring-attention/SP ranks" if split > 1 else "")
     if packed:
         how += ", packed: at most this many tokens"
-    return micro, tokens, how, packed
+    elif ctx.get("generated"):
+        how += ", padded to the longest generated response: at most this many tokens"
+    return micro, tokens, how, packed or bool(ctx.get("generated"))
 
 
 def lora_params(arch: ModelArch, rank: int, targets) -> int:
@@ -995,6 +998,8 @@ def estimate(job, hardware, read_config: Callable[[str], str | None] | None = No
         "seq": seq, "checkpointing": inp.flag("train.gradient_checkpointing"),
         "flash": inp.flag("train.flash_attn"), "overlap_comm": inp.flag("deepspeed.overlap_comm", stage == 3),
         "paired": kind in PAIRED_TYPES, "fused_loss": inp.flag("train.fused_loss"),
+        # RL: the response part of every sequence is generated, so its length is a bound, not a count
+        "generated": kind in PPO_TYPES and gen is not None,
         "plain": strategy in PLAIN_STRATEGIES,
     }
 

@@ -57,7 +57,7 @@ def test_case3_colocated_vllm_reservation(memjob_kind):
     m001, m005 = result.diagnostics
     assert "actor + ref + critic + reward + vllm need" in m001.message
     assert "cheapest change that fits: vLLM gpu_memory_utilization 0.45 " in m001.message
-    assert "(band 93.0 GiB to 108.1 GiB)" in m001.message and m001.severity.label == "error"  # even the low end
+    assert "(band 88.6 GiB to 107.2 GiB)" in m001.message and m001.severity.label == "error"  # even the low end
     assert "vLLM reserves 0.85 x 79.1 GiB = 67.3 GiB" in m005.message
     assert m005.fix is not None and m005.fix.applicability.value == "safe"
 
@@ -88,19 +88,17 @@ def test_case3_at_half_utilisation_is_tight_not_an_error(memjob_kind, tmp_path):
 
 def test_case2_host_ram_and_grad_accum(memjob_kind):
     result = run(os.path.join(FIXTURES, "case2_host_bad.memjob"))
-    # one finding per GPU group (actor, critic): the band straddles the GPU (activations without checkpointing are
-    # the uncertain part), so a warning naming the cheapest change (checkpointing) and carrying it as its fix. No
-    # M004: with the fitted activation and allocator terms ZeRO-3 alone no longer fits (4 x 2048 tokens without
-    # checkpointing hold ~69 GiB of activations and logits); M006 would repeat M001
+    # PPO trains on generated responses: a micro batch is padded to its longest one, so 4 x 2048 tokens is a bound,
+    # not a count. The GPU groups overflow only at that bound (checkpointing off: ~69 GiB of activations and
+    # logits), which is M009's warning and M006's safe fix (checkpointing), never an M001 error. The host RAM against
+    # the container limit is the certain failure (M002), and the fp32 accumulation M003's unsafe fix.
     codes = found(result)
-    assert [c for c in codes if c[0] in ("M001", "M002", "M003")] == [
-        ("M001", 4, 3), ("M001", 4, 3), ("M002", 4, 3), ("M003", 12, 85)]
-    pointers = [d for d in result.diagnostics if d.code in ("M004", "M006")]
-    assert pointers == []
+    assert [c for c in codes if c[0] in ("M001", "M002", "M003")] == [("M002", 4, 3), ("M003", 12, 85)]
+    m006 = [d for d in result.diagnostics if d.code == "M006"]
+    assert len(m006) == 2 and all(d.severity.label == "warning" for d in m006)
+    assert all(d.fix is not None and d.fix.applicability.value == "safe" for d in m006)
+    assert [d.code for d in result.diagnostics if d.code == "M009"] == ["M009", "M009"]
     by_code = {d.code: d for d in result.diagnostics}
-    assert by_code["M001"].message.startswith("tight: ") and by_code["M001"].severity.label == "warning"
-    assert "cheapest change that fits: turn on gradient checkpointing" in by_code["M001"].message
-    assert by_code["M001"].fix.applicability.value == "safe"
     assert "container limit is 465.7 GiB" in by_code["M002"].message
     assert "actor and critic share this node" in by_code["M002"].message
     assert "saves" in by_code["M003"].message and by_code["M003"].fix.applicability.value == "unsafe"
