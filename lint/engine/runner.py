@@ -190,7 +190,9 @@ def project_of(sources: list[Source], config: Config, configs: dict[str, Config]
 # processes when the run has cores to spare (lint() sets this). A shell script's tree-sitter tree is parsed again on
 # arrival (rlhf_lint.readers.shell._Doc.__getstate__).
 PARSE_WORKERS = {"n": 1}
-PARSE_PARALLEL_MIN = 200  # files in one group; below this, starting workers costs more than it saves
+# files in one group; below this, workers cost more than they save (docs/performance.md: one-group trees, 2 cores:
+# 1,043 files 154-239 files/s with them, 273-277 without; 2,086 files 355 against 273; 5,215 files 364 against 183)
+PARSE_PARALLEL_MIN = 1500
 PARSE_CHUNK = 16
 _PARSING: dict = {}
 

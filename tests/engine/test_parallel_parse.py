@@ -7,9 +7,15 @@ import pytest
 
 from rlhf_lint.engine import runner
 from rlhf_lint.engine.config import Config
-from rlhf_lint.engine.runner import PARSE_PARALLEL_MIN, Options, lint
+from rlhf_lint.engine.runner import Options, lint
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="parsing workers are forked")
+PARSE_PARALLEL_MIN = 200  # the tests lower the threshold (runner.PARSE_PARALLEL_MIN) to keep their trees small
+
+
+@pytest.fixture(autouse=True)
+def _small_threshold(monkeypatch):
+    monkeypatch.setattr(runner, "PARSE_PARALLEL_MIN", PARSE_PARALLEL_MIN)
 
 
 def _repo(root, n):
