@@ -106,14 +106,20 @@ def measure(config: dict, est) -> float | str:
         from rlhf_lint.memory.estimate import K
 
         return K.cuda_context / GIB  # the runtime term of a process that holds no tensors
+    if quantity in ("peak", "peak_allocated"):
+        # the fullest GPU group's largest phase. "peak": what a device-level reading (nvidia-smi, NVML) sees, every
+        # term with the CUDA context and allocator slack; "peak_allocated": torch.cuda.max_memory_allocated, which
+        # sees neither
+        group = max((g for g in est.groups if g.phases), key=lambda g: g.peak)
+        if quantity == "peak":
+            return group.peak / GIB
+        return sum(t.bytes for _, t in group.phases[group.peak_phase]
+                   if t.name not in ("runtime", "allocator_slack")) / GIB
+    if quantity == "host_node":
+        return est.nodes[0].total / GIB
+    if quantity == "host_verdict":
+        return {True: "fits", False: "oom", None: "no verdict"}[est.nodes[0].fits]
     group = est.group_of("vllm") or est.groups[0]
-    if quantity == "peak":
-        # what a device-level reading (nvidia-smi, NVML) sees: every term, the CUDA context and allocator slack included
-        return group.peak / GIB
-    if quantity == "peak_allocated":
-        # torch.cuda.max_memory_allocated: the tensors only, without the runtime term (CUDA context, cached slack)
-        phase = group.peak_phase
-        return sum(t.bytes for _, t in group.phases[phase] if t.name not in ("runtime", "allocator_slack")) / GIB
     if quantity == "vllm_torch":
         return est.role("vllm").term("vllm_reservation") / GIB
     if quantity == "sync_outside":
@@ -122,29 +128,7 @@ def measure(config: dict, est) -> float | str:
         node = est.nodes[0]
         return sum(t.bytes for t in node.persistent if t.name.endswith(":policy") and not t.name.startswith("process"))\
             / GIB
-    more = _measure_more(quantity, est)
-    if more is not None:
-        return more
     raise ValueError(quantity)
-
-
-def _measure_more(quantity: str, est) -> float | None:
-    """Quantities of the issue-thread rows: "gpu_peak" the largest phase of the fullest GPU group, runtime included
-    (what nvidia-smi shows); "gpu_allocated" the same phase without the CUDA context and allocator fragmentation
-    (torch.cuda.max_memory_allocated); "host_node" node 0's host RAM; "host_verdict" whether node 0's RAM fits."""
-    groups = [g for g in est.groups if g.phases]
-    if quantity == "gpu_peak":
-        return max(g.peak for g in groups) / GIB
-    if quantity == "gpu_allocated":
-        group = max(groups, key=lambda g: g.peak)
-        # like peak_allocated: max_memory_allocated sees neither the context nor the allocator's cached slack
-        return sum(t.bytes for _, t in group.phases[group.peak_phase]
-                   if t.name not in ("runtime", "allocator_slack")) / GIB
-    if quantity == "host_node":
-        return est.nodes[0].total / GIB
-    if quantity == "host_verdict":
-        return {True: "fits", False: "oom", None: "no verdict"}[est.nodes[0].fits]
-    return None
 
 
 def rows() -> list[dict]:

@@ -45,7 +45,7 @@ def test_issue_rows_reach_the_estimate():
     assert with_sp < without  # each rank holds a quarter of the sequence's activations
     est = cal._estimate_row(rows["I21"])  # ZeRO-3, parameters and optimizer on the CPU
     assert est.role("policy").term("weights") == 0
-    assert cal.measure(dict(rows["I21"], quantity="gpu_allocated"), est) < cal.measure(rows["I21"], est)
+    assert cal.measure(dict(rows["I21"], quantity="peak_allocated"), est) < cal.measure(rows["I21"], est)
     assert cal.measure(rows["I19"], cal._estimate_row(rows["I19"])) == "oom"  # LLaMA-33B offload on 600 GB of RAM
     host = cal.measure(rows["I18"], cal._estimate_row(rows["I18"]))
     assert 12 * 32.5e9 / 2**30 < host < 700  # CPU Adam's 12 B/param alone is 363 GiB
