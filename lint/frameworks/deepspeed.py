@@ -88,6 +88,14 @@ def version_tuple(text: str) -> tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"\d+", str(text))[:3]) or (0,)
 
 
+def row_at(rows: list[dict], version: tuple[int, ...], start: str = "since") -> dict | None:
+    """The row of a per-release table (``start`` inclusive, "until" exclusive or None) holding ``version``."""
+    for row in rows:
+        if version_tuple(row[start]) <= version and (row["until"] is None or version < version_tuple(row["until"])):
+            return row
+    return None
+
+
 def version_at_least(config, release: str) -> bool:
     return version_tuple(ds_version(config)[0]) >= version_tuple(release)
 

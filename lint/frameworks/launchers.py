@@ -679,17 +679,18 @@ def _hf_launchers() -> dict:
 def _release_row(rows: list, project, package: str) -> tuple[dict | None, str]:
     """The row of ``rows`` (since/until) for the release of ``package`` the project targets, and where that release
     came from; the newest row, with a note saying so, when nothing says which release."""
-    from rlhf_lint.frameworks.deepspeed import version_tuple
+    from rlhf_lint.frameworks.deepspeed import row_at, version_tuple
     from rlhf_lint.frameworks.edge import target_version
 
     target = target_version(project, package) if project is not None else None
     if target is None:
         return rows[-1], f"the newest {package} (not pinned)"
-    version = version_tuple(target.version)
-    for row in rows:
-        if version_tuple(row["since"]) <= version and (row["until"] is None or version < version_tuple(row["until"])):
-            return row, f"{package} {target.version} ({target.origin})"
-    return None, f"{package} {target.version} ({target.origin})"
+    return row_at(rows, version_tuple(target.version)), f"{package} {target.version} ({target.origin})"
+
+
+def _underscored(flag: str) -> str:
+    """``--num-processes`` as accelerate's argparse spells it, ``--num_processes``."""
+    return flag.replace("-", "_").replace("__", "--", 1)
 
 
 def _trl_topology(top: LaunchTopology, command: Command, project, visible_count) -> None:
@@ -700,7 +701,7 @@ def _trl_topology(top: LaunchTopology, command: Command, project, visible_count)
     row, release = _release_row(spec["rows"], project, "trl")
     name = command.entry.text if command.entry is not None and command.entry.known else "?"
     options = set(spec["accelerate_options"])
-    given = [a for a in command.args if a.flag.replace("-", "_").replace("__", "--", 1) in options]
+    given = [a for a in command.args if _underscored(a.flag) in options]
     if row is None:
         top.notes.append(f"{release}: how this TRL CLI starts its processes is not in the tables")
         return
@@ -716,12 +717,12 @@ def _trl_topology(top: LaunchTopology, command: Command, project, visible_count)
     def value(*flags: str) -> Word | None:
         found = None
         for a in args:
-            if a.flag.replace("-", "_").replace("__", "--", 1) in flags and a.value is not None:
+            if _underscored(a.flag) in flags and a.value is not None:
                 found = a.value
         return found
 
     def has(*flags: str) -> bool:
-        return any(a.flag.replace("-", "_").replace("__", "--", 1) in flags for a in args)
+        return any(_underscored(a.flag) in flags for a in args)
 
     config = value("--config_file")
     named = value("--accelerate_config")

@@ -14,15 +14,10 @@ def _checks() -> dict:
 
 def _row(version):
     """The release's row; the newest one when the version is unknown; None before the check existed."""
-    from rlhf_lint.frameworks.deepspeed import version_tuple
+    from rlhf_lint.frameworks.deepspeed import row_at
 
     rows = _checks()["rows"]
-    if version is None:
-        return rows[-1]
-    for row in rows:
-        if version_tuple(row["since"]) <= version and (row["until"] is None or version < version_tuple(row["until"])):
-            return row
-    return None
+    return rows[-1] if version is None else row_at(rows, version)
 
 
 @rule("A010", "trl-grpo-generations-not-divisible", Severity.ERROR, kinds=(), scope="job", frameworks=HF_FRAMEWORKS)

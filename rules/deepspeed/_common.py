@@ -54,18 +54,14 @@ def _lookup_member(doc: JSONDocument, dotted: str) -> JMember | None:
 def _section_era(path: str, config) -> tuple[dict | None, bool]:
     """(the era of a section whose meaning changed across releases, whether the DeepSpeed version is known): the
     era of that version, or with the version assumed, of the table's version (schemas/ds_config_section_eras.json)."""
-    from rlhf_lint.frameworks.deepspeed import ds_version, version_tuple
+    from rlhf_lint.frameworks.deepspeed import ds_version, row_at, version_tuple
     from rlhf_lint.schemas import load
 
     eras = load("ds_config_section_eras.json").get(path)
     if not eras:
         return None, True
     version, known = ds_version(config)
-    at = version_tuple(version)
-    for era in eras:
-        if version_tuple(era["from"]) <= at and (era["until"] is None or at < version_tuple(era["until"])):
-            return era, known
-    return None, known
+    return row_at(eras, version_tuple(version), start="from"), known
 
 
 def _older_era_keys(path: str) -> dict[str, dict]:
