@@ -51,6 +51,8 @@ def _estimate_options_row(config: dict):
              "train.optimizer": config.get("optimizer"), "train.fused_loss": config.get("fused_loss"),
              "train.packing": config.get("packing"), "train.ring_attn_size": config.get("ring_attn_size"),
              "train.sequence_parallel_size": config.get("sequence_parallel_size"),
+             "seq.prompt_max_len": config.get("prompt_len"), "seq.generate_max_len": config.get("completion_len"),
+             "trl.beta": config.get("beta"),
              "train.lora_targets": tuple(config["lora_targets"].split(",")) if config.get("lora_targets") else None}
     if config.get("max_tokens_per_gpu"):
         extra |= {"batch.dynamic": True, "batch.max_tokens_per_gpu": config["max_tokens_per_gpu"]}
@@ -60,7 +62,8 @@ def _estimate_options_row(config: dict):
                             config.get("flash", True), config.get("job_type", "sft"), extra)
     hw = Hardware.from_mapping({"gpu": config.get("gpu"), "gpus-per-node": min(8, config["gpus"]),
                                 "host-memory": config.get("host_memory")})
-    return estimate(job, hw)
+    versions = {"trl": config["trl_version"]} if config.get("trl_version") else None
+    return estimate(job, hw, versions=versions)
 
 
 def _estimate_example_row(example: str):

@@ -159,6 +159,8 @@ VOCABULARY = (
     ("deepspeed.sub_group_size", int, "zero_optimization.sub_group_size (elements, ZeRO-3 optimizer step)"),
     ("deepspeed.max_live_parameters", int, "zero_optimization.stage3_max_live_parameters (elements)"),
     ("deepspeed.prefetch_bucket_size", int, "zero_optimization.stage3_prefetch_bucket_size (elements)"),
+    # -- TRL GRPO memory inputs (issue 15): the trainer's reference model and HF generate
+    ("trl.beta", float, "GRPO KL coefficient as written (0: GRPOTrainer loads no reference model)"),
 )
 
 

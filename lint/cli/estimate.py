@@ -37,7 +37,7 @@ def _job_from_options(model, gpus, gpus_per_node, zero, offload_optimizer, offlo
         if value is not None:
             settings.add(Setting(key, value, origin="command line"))
 
-    put("framework", "deepspeed")
+    put("framework", "trl" if str(job_type).lower() == "grpo" else "deepspeed")
     put("job.type", job_type)
     if model[:1].isdigit() and model.rstrip("bBmM").replace(".", "").isdigit():
         put("model.policy.params", model)
@@ -65,11 +65,16 @@ def _job_from_options(model, gpus, gpus_per_node, zero, offload_optimizer, offlo
     roles = ("policy",)
     from rlhf_lint.memory.estimate import PAIRED_TYPES
 
+    framework = "deepspeed"
     if str(job_type).lower() in PAIRED_TYPES:
         roles = ("policy", "ref")  # DPO-style losses run a frozen reference beside the policy
+    if str(job_type).lower() == "grpo":
+        # TRL's GRPOTrainer: the estimate decides on the reference model (beta, the TRL release)
+        roles, framework = (), "trl"
+    if str(job_type).lower() in PAIRED_TYPES | {"grpo"}:
         put("topology.ref.nodes", nodes)
         put("topology.ref.gpus_per_node", per)
-    return Job(f"{model} on {gpus} GPUs", "<command line>", None, "deepspeed", settings, roles=roles)
+    return Job(f"{model} on {gpus} GPUs", "<command line>", None, framework, settings, roles=roles)
 
 
 def _width() -> int:
@@ -171,8 +176,13 @@ def _refuse(message: str) -> None:
 @click.option("--seq-len", type=click.IntRange(min=1), default=None)
 @click.option("--gradient-checkpointing/--no-gradient-checkpointing", default=None)
 @click.option("--flash-attn/--no-flash-attn", default=None)
-@click.option("--job-type", type=click.Choice(["sft", "rm", "pt", "dpo", "kto", "ipo", "simpo", "orpo"]),
-              default="sft", show_default=True, help="dpo (and kto, ipo, simpo, orpo) adds the reference model.")
+@click.option("--job-type", type=click.Choice(["sft", "rm", "pt", "dpo", "kto", "ipo", "simpo", "orpo", "grpo"]),
+              default="sft", show_default=True, help="dpo (and kto, ipo, simpo, orpo) adds the reference model; "
+                                                     "grpo: TRL's GRPOTrainer generating with HF generate.")
+@click.option("--prompt-len", type=click.IntRange(min=1), default=None,
+              help="grpo: max_prompt_length (with --completion-len instead of --seq-len).")
+@click.option("--completion-len", type=click.IntRange(min=1), default=None, help="grpo: max_completion_length.")
+@click.option("--beta", type=float, default=None, help="grpo: KL coefficient (0: no reference model).")
 @click.option("--strategy", type=click.Choice(["deepspeed", "ddp"]), default=None,
               help="ddp: torch data parallelism without DeepSpeed (HF Trainer): no ZeRO, torch's dtypes.")
 @click.option("--master-dtype", type=click.Choice(["bf16", "fp16", "fp32"]), default=None,
@@ -195,7 +205,7 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
              offload_optimizer, offload_param, dtype, grad_accum_dtype, micro_batch, seq_len, gradient_checkpointing,
              flash_attn, job_type, strategy, master_dtype, optimizer, lora_rank, lora_targets, quantization,
              fused_loss, packing, max_tokens_per_gpu, ring_attn_size, sequence_parallel_size, expert_parallel_size,
-             output_format):
+             output_format, prompt_len=None, completion_len=None, beta=None):
     """Estimate GPU and host memory per role of a launch script, or of a job given by options
     (`rlhf-lint estimate --model Qwen/Qwen2.5-7B --gpus 8 --gpu A100-80GB --zero 3`)."""
     from rlhf_lint.engine.config import ConfigError, Hardware, find_config_file, load_config
@@ -236,7 +246,8 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
                  "train.lora_rank": lora_rank, "train.quantization": quantization, "train.fused_loss": fused_loss,
                  "train.packing": packing, "train.ring_attn_size": ring_attn_size,
                  "train.sequence_parallel_size": sequence_parallel_size,
-                 "train.expert_parallel_size": expert_parallel_size,
+                 "train.expert_parallel_size": expert_parallel_size, "seq.prompt_max_len": prompt_len,
+                 "seq.generate_max_len": completion_len, "trl.beta": beta,
                  "train.lora_targets": tuple(t.strip() for t in lora_targets.split(",") if t.strip())
                  if lora_targets else None}
         if max_tokens_per_gpu:

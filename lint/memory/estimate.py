@@ -45,6 +45,9 @@ SRC_LIGER = "https://github.com/linkedin/Liger-Kernel/blob/main/src/liger_kernel
 SRC_LORA = "https://arxiv.org/abs/2106.09685"  # LoRA: r x (d_in + d_out) parameters per adapted matrix
 SRC_QLORA = "https://arxiv.org/abs/2305.14314"  # NF4 + double quantisation: 4.127 bits per parameter
 SRC_TORCH_ADAMW = "https://github.com/pytorch/pytorch/blob/v2.5.0/torch/optim/adamw.py"  # zeros_like(p): param dtype
+SRC_TRL_GRPO = "https://github.com/huggingface/trl/blob/v0.17.0/trl/trainer/grpo_trainer.py"
+SRC_TRL_BETA = "https://github.com/huggingface/trl/blob/v0.19.0/trl/trainer/grpo_config.py"  # beta 0.0 since v0.19
+SRC_HF_CACHE = "https://github.com/huggingface/transformers/blob/v4.51.0/src/transformers/cache_utils.py"
 SRC_SEQUENTIAL = "https://github.com/OpenRLHF/OpenRLHF/blob/v0.11.0/openrlhf/trainer/ppo_trainer.py#L274-L286"
 
 TRAINABLE = ("actor", "policy", "critic")
@@ -325,11 +328,42 @@ class _Inputs:
             return default
 
 
-def _roles_of(job, inp: _Inputs) -> list[str]:
+def _trl_grpo(job, inp: _Inputs) -> bool:
+    """TRL's GRPOTrainer (a `trl grpo` launch, a GRPO recipe, or `rlhf-lint estimate --job-type grpo`)."""
+    kind = str(inp.get("job.type", "") or "").lower()
+    return kind == "grpo" and getattr(job, "framework", "") in ("trl", "hf", "llamafactory")
+
+
+def _trl_reference(inp: _Inputs, versions: dict | None) -> bool:
+    """Whether GRPOTrainer loads a reference model: beta != 0 (grpo_trainer.py: `if self.beta == 0.0: ref_model =
+    None`). beta unset: its default is 0.04 up to TRL 0.18 and 0.0 since 0.19; an unknown release gets the current
+    default (no reference), said in the assumptions, so the estimate never adds a model the run may not load."""
+    beta = inp.get("trl.beta")
+    if beta is not None:
+        try:
+            return float(beta) != 0.0
+        except (TypeError, ValueError):
+            pass
+    version = str((versions or {}).get("trl") or "")
+    parts = version.split(".")
+    if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
+        old = (int(parts[0]), int(parts[1])) < (0, 19)
+        inp.assumptions.append(f"GRPO beta unset: TRL {version}'s default {0.04 if old else 0.0} "
+                               f"({'a reference model is loaded' if old else 'no reference model'}; {SRC_TRL_BETA})")
+        return old
+    inp.assumptions.append(f"GRPO beta unset and the TRL release unknown: its current default 0.0 assumed (no "
+                           f"reference model; TRL 0.18 and earlier default to 0.04 and load one: {SRC_TRL_BETA})")
+    return False
+
+
+def _roles_of(job, inp: _Inputs, versions: dict | None = None) -> list[str]:
     kind = str(inp.get("job.type", "") or "").lower()
     has = lambda role: inp.get(f"model.{role}.path") is not None or inp.get(f"model.{role}.params") is not None
     if job.roles:
         roles = [r for r in job.roles if r != "vllm"]
+    elif _trl_grpo(job, inp):
+        # GRPOTrainer: the policy, and a frozen reference in the same process unless beta is 0
+        roles = ["policy"] + (["ref"] if _trl_reference(inp, versions) else [])
     elif kind in PPO_TYPES or job.framework in ("orz", "verl"):
         roles = ["actor"] + [r for r in ("critic", "ref", "reward") if has(r)]
         if "ref" not in roles and not kind.startswith("grpo"):
@@ -388,8 +422,12 @@ def _gpus_of(inp: _Inputs, role: str, hardware) -> tuple[int, int]:
 
 # -- per-role terms ----------------------------------------------------------------------------------------------
 def _activation_terms(arch: ModelArch, batch: int, seq: int, checkpointing: bool, flash: bool, w: int,
-                      forward_only: bool, with_logits: bool, what: str, fused: bool = False) -> list[Term]:
+                      forward_only: bool, with_logits: bool, what: str, fused: bool = False,
+                      logit_seq: int | None = None) -> list[Term]:
+    """``logit_seq``: tokens per sequence the LM head runs on when fewer than ``seq`` (TRL's logits_to_keep: the
+    completion only)."""
     h, L, a = arch.hidden_size, arch.num_layers, arch.num_heads
+    lseq = min(seq, logit_seq) if logit_seq else seq
     act, ck, lc, f = K.activation_bytes, K.checkpoint_bytes, K.loss_logits_copy_bytes, K.attention_score_factor
     attn = 0 if flash else f * a * seq / h
     if arch.num_experts:
@@ -426,12 +464,12 @@ def _activation_terms(arch: ModelArch, batch: int, seq: int, checkpointing: bool
                           f"s*b*h*{w} = {seq}*{batch}*{h}*{f32 + w} B (no full logits)", SRC_LIGER))
     elif with_logits and forward_only:
         f32 = dtype_bytes("fp32", 4)  # log-probs without a backward: the fp32 log-softmax beside the 16-bit logits
-        terms.append(Term("logits", int(seq * batch * arch.vocab_size * (w + f32)),
-                          f"s*b*V*({w}+{f32}) = {seq}*{batch}*{arch.vocab_size}*{w + f32} B: 16-bit logits and their "
+        terms.append(Term("logits", int(lseq * batch * arch.vocab_size * (w + f32)),
+                          f"s*b*V*({w}+{f32}) = {lseq}*{batch}*{arch.vocab_size}*{w + f32} B: logits and their "
                           f"fp32 log-softmax (forward only)", SRC_ACTIVATIONS))
     elif with_logits:
-        terms.append(Term("logits", int(seq * batch * arch.vocab_size * (w + lc)),
-                          f"s*b*V*({w}+{lc}) = {seq}*{batch}*{arch.vocab_size}*{w + lc} B: 16-bit logits and what the "
+        terms.append(Term("logits", int(lseq * batch * arch.vocab_size * (w + lc)),
+                          f"s*b*V*({w}+{lc}) = {lseq}*{batch}*{arch.vocab_size}*{w + lc} B: logits and what the "
                           f"loss holds beside them (fp32 upcast, log-softmax, gradients; fitted)", SRC_ACTIVATIONS))
     return terms
 
@@ -517,7 +555,7 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict) -> 
     elif ctx["plain"]:
         # torch AMP: the weights are kept in the master dtype and are themselves what the optimizer updates
         k = opt_bytes
-        what = f"{opt} states; the {master_name} weights are the master copy (autocast)"
+        what = f"{opt} states; the {master_name or f'{w}-byte'} weights are the master copy (autocast)"
         src = SRC_TORCH_ADAMW
     else:
         k = (f32 if w < f32 else 0) + opt_bytes
@@ -600,7 +638,8 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
     b, tokens, how, bound = _ds_micro_tokens(inp, ctx, role, True)
     r.micro_tokens["training"] = (b * tokens, bound, how)
     r.terms += _bounded(bound, _activation_terms(arch, b, tokens, ctx["checkpointing"], ctx["flash"] or bound, w,
-                                                 False, role != "critic", how, ctx["fused_loss"]))
+                                                 False, role != "critic", how, ctx["fused_loss"],
+                                                 ctx.get("logit_tokens")))
     # DeepSpeed buffers: sizes from the ds_config (zero_optimization), DeepSpeed's defaults when unset or "auto";
     # a bucket never holds more than the trained parameters (LoRA)
     reduce = min(T, _int_of(inp.get("deepspeed.reduce_bucket_size"), 0) or K.reduce_bucket_elements)
@@ -650,9 +689,43 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
             r.terms.append(Term("optimizer_step", max(0, step - backward),
                                 f"fp32 gradient copy of one sub-group {_sci(sub)} x {f32} B = {gib(step)}, beyond "
                                 f"the backward's {gib(backward)} of transient tensors", SRC_DS_STAGE3))
+    if ctx.get("trl_grpo") and role == "policy":
+        r.terms += _trl_generate_terms(arch, b, tokens, r.params, r.gpus, inp, ctx)
     _runtime(r)
     r.resident = ["weights", "gradients", "optimizer_states", "deepspeed_buffers", "runtime"]
     return r
+
+
+def _trl_generate_terms(arch: ModelArch, b: int, tokens: int, params: int, n: int, inp: _Inputs,
+                        ctx: dict) -> list[Term]:
+    """GRPOTrainer without vLLM: the policy itself generates with HF `generate` (grpo_trainer.py,
+    unwrap_model_for_generation), its generation phase. The KV cache of every sequence of the generation batch at
+    prompt + completion tokens (DynamicCache, the model's dtype), the prefill forward over the prompts (one layer
+    live, no grad) and, under ZeRO-3, the whole model gathered (ds3_gather_for_generation, default True). Sized at
+    the length bound: a batch stops at its longest completion."""
+    w = ctx["w"]
+    spg = max(1, _int_of(inp.get("trl.steps_per_generation"), 1))
+    seqs = b * spg
+    prompt = min(tokens, _int_of(inp.get("seq.prompt_max_len"), tokens))
+    per_token = arch.kv_bytes_per_token(w)
+    kv = seqs * tokens * per_token
+    prefill = seqs * prompt * arch.hidden_size * K.activation_bytes
+    out = [Term("generate_kv_cache", kv, f"HF generate KV cache: {seqs} sequences x {tokens} tokens x {per_token} B "
+                                        f"(2 x {arch.num_layers} layers x KV heads x {arch.dim_head} x {w} B)",
+                SRC_HF_CACHE, phases=("generation",), at_length_bound=True),
+           Term("generate_forward", prefill, f"prefill forward, one layer live: {seqs} x {prompt} prompt tokens x "
+                                             f"{arch.hidden_size} x {K.activation_bytes} B", SRC_TRL_GRPO,
+                phases=("generation",), at_length_bound=True)]
+    if ctx["stage"] == 3:  # GRPOConfig.ds3_gather_for_generation defaults to True
+        whole = w * params
+        out.append(Term("generate_gathered", whole - whole // n, f"ZeRO-3 gathers the whole model for generate "
+                                                              f"(ds3_gather_for_generation): {w} B x {_count(params)} "
+                                                              f"less the own partition", SRC_TRL_GRPO,
+                        phases=("generation",)))
+    if spg == 1 and _int_of(inp.get("batch.grad_accum"), 1) > 1:
+        inp.assumptions.append("GRPO generates one micro batch at a time (TRL 0.17); TRL 0.18 and later generate "
+                               "steps_per_generation (default: gradient_accumulation_steps) micro batches at once")
+    return out
 
 
 def _inference_role(role: str, arch: ModelArch, params: int, n: int, inp: _Inputs, ctx: dict) -> RoleEstimate:
@@ -670,7 +743,8 @@ def _inference_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
     b, tokens, how, bound = _ds_micro_tokens(inp, ctx, role, False)
     r.micro_tokens["experience"] = (b * tokens, bound, how)
     r.terms += _bounded(bound, _activation_terms(arch, b, tokens, True, ctx["flash"] or bound, w, True,
-                                                 role == "ref", f"forward {how}"))
+                                                 role == "ref", f"forward {how}",
+                                                 logit_seq=ctx.get("logit_tokens")))
     if stage == 3 or offloaded:
         prefetch = K.prefetch_bucket_elements
         r.terms.append(Term("gathered_params", w * arch.largest_module_params() + prefetch * w,
@@ -1004,6 +1078,10 @@ def estimate(job, hardware, read_config: Callable[[str], str | None] | None = No
     }
 
     ctx["strategy"] = strategy
+    if _trl_grpo(job, inp):
+        # TRL runs the LM head on the completion only (logits_to_keep, grpo_trainer.py _get_per_token_logps)
+        ctx["logit_tokens"] = int(gen) if gen is not None else None
+        ctx["trl_grpo"] = not inp.flag("trl.use_vllm")
     if strategy not in ("deepspeed", "fsdp", "fsdp2") + PLAIN_STRATEGIES:
         # Megatron's tensor/pipeline/expert sharding is not modelled: no figures rather than wrong ones
         reason = (f"training strategy {strategy!r} is not modelled (only DeepSpeed ZeRO and FSDP are; Megatron "
@@ -1014,7 +1092,7 @@ def estimate(job, hardware, read_config: Callable[[str], str | None] | None = No
     resolutions: dict[str, ModelResolution] = {}
     roles: list[RoleEstimate] = []
     role_nodes: dict[str, tuple[int, int]] = {}
-    for role in _roles_of(job, inp):
+    for role in _roles_of(job, inp, versions):
         ref = _model_ref(inp, role)
         if ref is None:
             assumptions.append(f"{role}: no model given, role left out")

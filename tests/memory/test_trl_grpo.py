@@ -1,0 +1,73 @@
+"""TRL GRPOTrainer without vLLM (issue 15, huggingface/trl#3456): the reference model follows beta and the TRL
+release, the LM head runs on the completion only, and HF generate's KV cache is a generation phase of its own."""
+from rlhf_lint.cli.estimate import _job_from_options
+from rlhf_lint.engine.config import Config, Hardware
+from rlhf_lint.engine.runner import build_project
+from rlhf_lint.memory.catalog import resolve_model
+from rlhf_lint.memory.estimate import K, estimate
+
+A100 = Hardware(gpu="A100-80GB", gpus_per_node=1)
+QWEN3 = "Qwen/Qwen3-0.6B"
+
+
+def grpo(beta=None, versions=None, zero=None, gpus=1, dtype="fp32", prompt=2048, completion=1024):
+    extra = {"train.strategy": None if zero is not None else "ddp", "seq.prompt_max_len": prompt,
+             "seq.generate_max_len": completion, "trl.beta": beta}
+    job = _job_from_options(QWEN3, gpus, None, zero, None, None, dtype, None, 4, None, False, True, "grpo", extra)
+    return estimate(job, Hardware(gpu="A100-80GB", gpus_per_node=gpus), versions=versions)
+
+
+def terms(est, phase, role):
+    (group,) = est.groups
+    return {t.name: t.bytes for r, t in group.phases[phase] if r == role}
+
+
+def test_reference_model_follows_beta_and_the_release_default():
+    assert [r.role for r in grpo(beta=0.04).roles] == ["policy", "ref"]
+    assert [r.role for r in grpo(beta=0.0).roles] == ["policy"]
+    # beta unset: 0.04 up to TRL 0.18, 0.0 since 0.19
+    assert [r.role for r in grpo(versions={"trl": "0.17.0"}).roles] == ["policy", "ref"]
+    assert [r.role for r in grpo(versions={"trl": "0.19.1"}).roles] == ["policy"]
+    unknown = grpo()
+    assert [r.role for r in unknown.roles] == ["policy"]
+    assert any("TRL release unknown" in a for a in unknown.assumptions)
+
+
+def test_logits_cover_the_completion_and_generate_holds_the_kv_cache():
+    arch = resolve_model(QWEN3).arch
+    est = grpo(beta=0.04)
+    training = terms(est, "training", "policy")
+    # fp32 logits of 4 x 1024 completion tokens (logits_to_keep), not of the 3072-token sequence
+    assert training["logits"] == 4 * 1024 * arch.vocab_size * (4 + K.loss_logits_copy_bytes)
+    assert "generate_kv_cache" not in training
+    generation = terms(est, "generation", "policy")
+    assert generation["generate_kv_cache"] == 4 * 3072 * arch.kv_bytes_per_token(4)
+    assert "activations" not in generation and "logits" not in generation
+    # the reference's log-prob forward: completion logits only, in the experience phase
+    assert terms(est, "experience", "ref")["logits"] == 4 * 1024 * arch.vocab_size * (4 + 4)
+    # a longer completion grows the KV cache and the logits
+    longer = grpo(beta=0.04, completion=2048)
+    assert terms(longer, "generation", "policy")["generate_kv_cache"] > generation["generate_kv_cache"]
+    assert terms(longer, "training", "policy")["logits"] == 2 * training["logits"]
+
+
+def test_zero3_gathers_the_whole_model_for_generate():
+    est = grpo(beta=0.0, zero=3, gpus=8, dtype="bf16")
+    params = est.roles[0].params
+    gathered = terms(est, "generation", "policy")["generate_gathered"]
+    assert gathered == 2 * params - 2 * params // 8
+    assert "generate_gathered" not in terms(est, "training", "policy")
+
+
+def test_trl_grpo_launch_reaches_the_estimate(tmp_path):
+    script = tmp_path / "run_grpo.sh"
+    script.write_text("accelerate launch --num_processes 1 -m trl.scripts.grpo --model_name_or_path Qwen/Qwen3-0.6B "
+                      "--per_device_train_batch_size 4 --num_generations 4 --max_prompt_length 512 "
+                      "--max_completion_length 256 --beta 0.04 --output_dir out\n")
+    project, _ = build_project([str(script)], Config())
+    (job,) = project.jobs
+    est = estimate(job, A100)
+    assert [r.role for r in est.roles] == ["policy", "ref"]
+    arch = resolve_model(QWEN3).arch
+    assert terms(est, "generation", "policy")["generate_kv_cache"] == 4 * 768 * arch.kv_bytes_per_token(2)
+    assert terms(est, "training", "policy")["logits"] == 4 * 256 * arch.vocab_size * (2 + K.loss_logits_copy_bytes)
