@@ -53,6 +53,7 @@ def _estimate_options_row(config: dict):
              "train.sequence_parallel_size": config.get("sequence_parallel_size"),
              "seq.prompt_max_len": config.get("prompt_len"), "seq.generate_max_len": config.get("completion_len"),
              "trl.beta": config.get("beta"),
+             "deepspeed.offload_param_pin_memory": config.get("offload_param_pin_memory"),
              "train.lora_targets": tuple(config["lora_targets"].split(",")) if config.get("lora_targets") else None}
     if config.get("max_tokens_per_gpu"):
         extra |= {"batch.dynamic": True, "batch.max_tokens_per_gpu": config["max_tokens_per_gpu"]}

@@ -161,6 +161,8 @@ VOCABULARY = (
     ("deepspeed.prefetch_bucket_size", int, "zero_optimization.stage3_prefetch_bucket_size (elements)"),
     # -- TRL GRPO memory inputs (issue 15): the trainer's reference model and HF generate
     ("trl.beta", float, "GRPO KL coefficient as written (0: GRPOTrainer loads no reference model)"),
+    ("deepspeed.offload_param_pin_memory", bool, "zero_optimization.offload_param.pin_memory (absent: DeepSpeed's "
+                                                 "default, False)"),
 )
 
 

@@ -183,6 +183,8 @@ def _refuse(message: str) -> None:
               help="grpo: max_prompt_length (with --completion-len instead of --seq-len).")
 @click.option("--completion-len", type=click.IntRange(min=1), default=None, help="grpo: max_completion_length.")
 @click.option("--beta", type=float, default=None, help="grpo: KL coefficient (0: no reference model).")
+@click.option("--pin-memory/--no-pin-memory", default=None,
+              help="offload_param.pin_memory: offloaded parameters in pinned host memory (power-of-two blocks).")
 @click.option("--strategy", type=click.Choice(["deepspeed", "ddp"]), default=None,
               help="ddp: torch data parallelism without DeepSpeed (HF Trainer): no ZeRO, torch's dtypes.")
 @click.option("--master-dtype", type=click.Choice(["bf16", "fp16", "fp32"]), default=None,
@@ -205,7 +207,7 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
              offload_optimizer, offload_param, dtype, grad_accum_dtype, micro_batch, seq_len, gradient_checkpointing,
              flash_attn, job_type, strategy, master_dtype, optimizer, lora_rank, lora_targets, quantization,
              fused_loss, packing, max_tokens_per_gpu, ring_attn_size, sequence_parallel_size, expert_parallel_size,
-             output_format, prompt_len=None, completion_len=None, beta=None):
+             output_format, prompt_len=None, completion_len=None, beta=None, pin_memory=None):
     """Estimate GPU and host memory per role of a launch script, or of a job given by options
     (`rlhf-lint estimate --model Qwen/Qwen2.5-7B --gpus 8 --gpu A100-80GB --zero 3`)."""
     from rlhf_lint.engine.config import ConfigError, Hardware, find_config_file, load_config
@@ -248,6 +250,7 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
                  "train.sequence_parallel_size": sequence_parallel_size,
                  "train.expert_parallel_size": expert_parallel_size, "seq.prompt_max_len": prompt_len,
                  "seq.generate_max_len": completion_len, "trl.beta": beta,
+                 "deepspeed.offload_param_pin_memory": pin_memory,
                  "train.lora_targets": tuple(t.strip() for t in lora_targets.split(",") if t.strip())
                  if lora_targets else None}
         if max_tokens_per_gpu:

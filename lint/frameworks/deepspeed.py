@@ -249,6 +249,11 @@ def settings_from_ds_config(doc: JSONDocument, path: str) -> Settings:
         else:
             add(f"offload.{what}", "none", None, "DeepSpeed default")
 
+    # offloaded parameters in page-locked host memory (the memory estimate rounds their pinned blocks)
+    node = doc.lookup("zero_optimization.offload_param.pin_memory")
+    if node is not None and isinstance(node.to_python(), bool):
+        add("deepspeed.offload_param_pin_memory", node.to_python(), node)
+
     # ZeRO buffer sizes the memory estimate reads ("auto" and non-numbers stay unset: DeepSpeed's default)
     for key, name in (("deepspeed.reduce_bucket_size", "reduce_bucket_size"),
                       ("deepspeed.allgather_bucket_size", "allgather_bucket_size"),

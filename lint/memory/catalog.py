@@ -90,6 +90,39 @@ class ModelArch:
         n += self.num_layers * self.layer_params() + h * (2 if self.biases else 1)
         return n + self.extra_params
 
+    def tensor_numels(self) -> list[int]:
+        """Elements of each parameter tensor, in module order (embeddings, each layer's projections, biases and
+        norms, the final norm, an untied LM head); parts outside the language model are left out."""
+        h, d = self.hidden_size, self.dim_head
+        q, kv = self.num_heads * d, self.num_kv_heads * d
+        layer = [h * q, h * kv, h * kv, q * h]
+        if self.qkv_bias or self.biases:
+            layer += [q, kv, kv]
+        if self.biases:
+            layer.append(h)
+        if self.qk_norm:
+            layer += [d, d]
+
+        def mlp(inter: int) -> list[int]:
+            if self.mlp == "plain":
+                return [h * inter, inter * h] + ([inter, h] if self.biases else [])
+            return [h * inter, h * inter, inter * h]
+
+        if self.num_experts:
+            inter = self.moe_intermediate_size or self.intermediate_size
+            layer.append(h * self.num_experts)  # router
+            layer += mlp(inter) * self.num_experts
+            if self.shared_expert_intermediate_size:
+                layer += mlp(self.shared_expert_intermediate_size) + [h]
+        else:
+            layer += mlp(self.intermediate_size)
+        layer += [h * (2 if self.biases else 1)] * self.norms_per_layer
+        out = [self.embedding_params()] + ([self.position_embeddings * h] if self.position_embeddings else [])
+        out += layer * self.num_layers + [h * (2 if self.biases else 1)]
+        if not self.tie_embeddings:
+            out.append(self.vocab_size * h)
+        return out
+
     def largest_module_params(self) -> int:
         """DeepSpeed's ``largest_layer_params``: the biggest single nn.Module's own parameters (the embedding or
         LM head for every model here, else one expert/MLP projection)."""

@@ -48,6 +48,8 @@ SRC_TORCH_ADAMW = "https://github.com/pytorch/pytorch/blob/v2.5.0/torch/optim/ad
 SRC_TRL_GRPO = "https://github.com/huggingface/trl/blob/v0.17.0/trl/trainer/grpo_trainer.py"
 SRC_TRL_BETA = "https://github.com/huggingface/trl/blob/v0.19.0/trl/trainer/grpo_config.py"  # beta 0.0 since v0.19
 SRC_HF_CACHE = "https://github.com/huggingface/transformers/blob/v4.51.0/src/transformers/cache_utils.py"
+SRC_PINNED = ("https://github.com/pytorch/pytorch/blob/v2.5.0/aten/src/ATen/core/CachingHostAllocator.h (PowerOf2Ceil; "
+              "freed blocks cached); DeepSpeed v0.16.2 runtime/zero/partition_parameters.py, stage3.py")
 SRC_SEQUENTIAL = "https://github.com/OpenRLHF/OpenRLHF/blob/v0.11.0/openrlhf/trainer/ppo_trainer.py#L274-L286"
 
 TRAINABLE = ("actor", "policy", "critic")
@@ -136,6 +138,7 @@ class RoleEstimate:
     kv: dict = field(default_factory=dict)  # vLLM: kv_bytes, tokens, tokens_needed, one_sequence
     micro_tokens: dict = field(default_factory=dict)  # FSDP: phase -> (tokens of a micro batch, at a bound, how)
     gather_one: int = 0  # ZeRO-3: bytes of the largest module gathered whole (what a weight sync gathers at a time)
+    arch: ModelArch | None = None  # the shapes (host RAM: pinned blocks per parameter tensor)
     trained_params: int = 0  # parameters with gradients and optimizer states (LoRA: the adapters)
     state_bytes_per_param: float = 0  # optimizer-side bytes per trained parameter (master copy + states)
 
@@ -631,7 +634,7 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict) -> 
 def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Inputs, ctx: dict) -> RoleEstimate:
     stage, w = ctx["stage"], ctx["w"]
     f32 = dtype_bytes("fp32", 4)
-    r = RoleEstimate(role, arch.name, params, n, True)
+    r = RoleEstimate(role, arch.name, params, n, True, arch=arch)
     _model_states(r, arch, inp, ctx)
     T = r.trained_params
     # activations and logits of one micro batch
@@ -1405,8 +1408,11 @@ def _host(roles, role_nodes, groups, inp: _Inputs, ctx: dict, hardware, versions
                                        f"asleep: {k} B (fp32 master + m + v) x {_count(P)} x {share} parked by "
                                        f"offload_states", SRC_DS_OFFLOAD_STATES))
             if r.trainable and ctx["offload_param"] == "cpu" and stage == 3:
-                persistent.append(Term(f"params:{role}", w * P * count // n,
-                                       f"offloaded 16-bit params {w} B x {_count(P)} x {share}", SRC_DS_MEMORY))
+                if inp.flag("deepspeed.offload_param_pin_memory") and r.arch is not None:
+                    persistent += _pinned_params(r, w, count, share)
+                else:
+                    persistent.append(Term(f"params:{role}", w * P * count // n,
+                                           f"offloaded 16-bit params {w} B x {_count(P)} x {share}", SRC_DS_MEMORY))
             if not r.trainable and ctx[f"offload_{role}"]:
                 persistent.append(Term(f"params:{role}", w * P * count // (n if ctx["eval_stage"] == 3 else 1),
                                        f"offloaded {role} weights {w} B x {_count(P)}"
@@ -1462,6 +1468,29 @@ def _fsdp_host(r: RoleEstimate, inp: _Inputs, count: int, first_node: bool) -> t
                                   f"sharded checkpoint: each rank copies its GPU-resident parameter and optimizer "
                                   f"shards ({share} x {gib(shard)})", SRC_VERL_OFFLOAD))
     return persistent, transient
+
+
+def _pow2(n: int) -> int:
+    return 1 << max(0, int(n) - 1).bit_length() if n > 0 else 0
+
+
+def _pinned_params(r: RoleEstimate, w: int, count: int, share: str) -> list[Term]:
+    """Offloaded 16-bit parameters in page-locked memory (offload_param.pin_memory): torch's pinned host allocator
+    rounds every block up to a power of two and keeps freed blocks cached (CachingHostAllocator). zero.Init pins
+    each parameter's partition on its own (partition_parameters.py _partition_param); stage3.py then copies them into
+    one pinned flat buffer per parameter group (param_groups_fp16_flat_cpu_memory), and the per-parameter blocks stay
+    in the allocator's cache. Parameters under the persistence threshold stay on the GPU."""
+    n, P = r.gpus, r.params
+    keep = K.param_persistence_threshold_elements
+    blocks = sum(_pow2(w * -(-t // n)) for t in r.arch.tensor_numels() if t > keep)
+    flat = _pow2(w * -(-P // n))
+    return [Term(f"params:{r.role}", count * flat, f"offloaded 16-bit params in one pinned flat buffer: {w} B x "
+                                                   f"{_count(P)} / {n}, rounded up to a power of two = {gib(flat)} "
+                                                   f"x {count} ranks ({share})", SRC_PINNED),
+            Term(f"pinned_cache:{r.role}", count * blocks, f"zero.Init's per-parameter pinned partitions, each "
+                                                          f"rounded up to a power of two and cached after the copy "
+                                                          f"into the flat buffer: {gib(blocks)} x {count} ranks",
+                 SRC_PINNED)]
 
 
 def _one_after_another(transient: list[Term], together: list[str]) -> list[Term]:

