@@ -54,6 +54,9 @@ def _estimate_options_row(config: dict):
              "seq.prompt_max_len": config.get("prompt_len"), "seq.generate_max_len": config.get("completion_len"),
              "trl.beta": config.get("beta"),
              "deepspeed.offload_param_pin_memory": config.get("offload_param_pin_memory"),
+             "vllm.num_engines": 1 if config.get("vllm_utilization") else None,
+             "vllm.gpu_memory_utilization": config.get("vllm_utilization"),
+             "vllm.tensor_parallel_size": config.get("vllm_tp"), "vllm.max_num_seqs": config.get("vllm_max_num_seqs"),
              "train.lora_targets": tuple(config["lora_targets"].split(",")) if config.get("lora_targets") else None}
     if config.get("max_tokens_per_gpu"):
         extra |= {"batch.dynamic": True, "batch.max_tokens_per_gpu": config["max_tokens_per_gpu"]}
@@ -62,7 +65,7 @@ def _estimate_options_row(config: dict):
                             config.get("micro_batch"), config.get("seq_len"), config.get("checkpointing"),
                             config.get("flash", True), config.get("job_type", "sft"), extra)
     hw = Hardware.from_mapping({"gpu": config.get("gpu"), "gpus-per-node": min(8, config["gpus"]),
-                                "host-memory": config.get("host_memory")})
+                                "host-memory": config.get("host_memory"), "gpu-memory": config.get("gpu_memory")})
     versions = {"trl": config["trl_version"]} if config.get("trl_version") else None
     return estimate(job, hw, versions=versions)
 
@@ -124,6 +127,10 @@ def measure(config: dict, est) -> float | str:
     if quantity == "host_verdict":
         return {True: "fits", False: "oom", None: "no verdict"}[est.nodes[0].fits]
     group = est.group_of("vllm") or est.groups[0]
+    if quantity == "vllm_profile":  # vLLM's "PyTorch activation peak memory" of its profile run
+        return est.role("vllm").kv["profile_peak"] / GIB
+    if quantity == "vllm_kv":  # vLLM's "the rest of the memory reserved for KV Cache"
+        return est.role("vllm").kv["kv_bytes"] / GIB
     if quantity == "vllm_torch":
         return est.role("vllm").term("vllm_reservation") / GIB
     if quantity == "sync_outside":
