@@ -66,7 +66,7 @@ def _estimate_options_row(config: dict):
                             config.get("flash", True), config.get("job_type", "sft"), extra)
     hw = Hardware.from_mapping({"gpu": config.get("gpu"), "gpus-per-node": min(8, config["gpus"]),
                                 "host-memory": config.get("host_memory"), "gpu-memory": config.get("gpu_memory")})
-    versions = {"trl": config["trl_version"]} if config.get("trl_version") else None
+    versions = {k: config[f"{k}_version"] for k in ("trl", "vllm") if config.get(f"{k}_version")} or None
     return estimate(job, hw, versions=versions)
 
 

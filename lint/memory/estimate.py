@@ -973,7 +973,17 @@ def _runtime(r: RoleEstimate) -> None:
     r.terms += _slack(r.terms, "")
 
 
-def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, gpu_memory: int | None) -> RoleEstimate:
+def _sampler_bytes(versions: dict | None) -> int:
+    """Bytes per logit of the profile run's sampler: the V0 engine (vLLM before 0.8) forces top-k/top-p and sorts
+    (32 B); V1, or an unknown release, may skip them (fp32 logits, 4 B)."""
+    parts = str((versions or {}).get("vllm") or "").split(".")
+    if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit() and (int(parts[0]), int(parts[1])) < (0, 8):
+        return K.vllm_v0_sampler_logit_bytes
+    return K.vllm_sampler_logit_bytes
+
+
+def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, gpu_memory: int | None,
+               versions: dict | None = None) -> RoleEstimate:
     w = 2
     engines = int(inp.number("vllm.num_engines", 1) or 1)
     r = RoleEstimate("vllm", arch.name, params, tp, False, phase="generation")
@@ -982,10 +992,13 @@ def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, g
     weights = w * params // tp
     max_len = ctx["seq"]
     max_seqs = int(inp.number("vllm.max_num_seqs", K.vllm_max_num_seqs, "vLLM's default max_num_seqs assumed"))
-    # vLLM's profile run: one batch of max(max_len, vllm_profile_min_tokens) tokens through the MLP + sampler logits
+    # vLLM's profile run: one batch of max(max_len, vllm_profile_min_tokens) tokens through the model, then the sampler
+    # on max_num_seqs full-vocabulary rows (top-k/top-p forced: sampler.py sorts them) while the batch's hidden
+    # states are still held; the forward's MLP transients are freed by then, so the peak is the larger of the two
     tokens = max(max_len, K.vllm_profile_min_tokens)
     mlp = K.vllm_profile_intermediate_factor * arch.intermediate_size + K.vllm_profile_hidden_factor * arch.hidden_size
-    profile = tokens * mlp * w // tp + max_seqs * arch.vocab_size * K.vllm_sampler_logit_bytes
+    sampler = max_seqs * arch.vocab_size * _sampler_bytes(versions) + tokens * arch.hidden_size * w
+    profile = max(tokens * mlp * w // tp, sampler)
     if gpu_memory is None:
         reservation = None
         r.terms.append(Term("vllm_reservation", 0, f"gpu_memory_utilization {util} x (GPU unknown)", SRC_VLLM_UTIL))
@@ -1112,7 +1125,7 @@ def estimate(job, hardware, read_config: Callable[[str], str | None] | None = No
             params -= arch.vocab_size * arch.hidden_size  # a value head replaces the LM head
         if role == "vllm":
             tp = int(inp.number("vllm.tensor_parallel_size", 1) or 1)
-            roles.append(_vllm_role(arch, params, tp, inp, ctx, gpu_memory))
+            roles.append(_vllm_role(arch, params, tp, inp, ctx, gpu_memory, versions))
             engines = int(inp.number("vllm.num_engines", 1) or 1)
             role_nodes[role] = (engines, tp)  # placed engine by engine
             continue
