@@ -707,8 +707,7 @@ def _trl_generate_terms(arch: ModelArch, b: int, tokens: int, params: int, n: in
     live, no grad) and, under ZeRO-3, the whole model gathered (ds3_gather_for_generation, default True). Sized at
     the length bound: a batch stops at its longest completion."""
     w = ctx["w"]
-    spg = max(1, _int_of(inp.get("trl.steps_per_generation"), 1))
-    seqs = b * spg
+    seqs = b * _trl_generation_steps(b, n, inp, ctx)
     prompt = min(tokens, _int_of(inp.get("seq.prompt_max_len"), tokens))
     per_token = arch.kv_bytes_per_token(w)
     kv = seqs * tokens * per_token
@@ -725,10 +724,24 @@ def _trl_generate_terms(arch: ModelArch, b: int, tokens: int, params: int, n: in
                                                               f"(ds3_gather_for_generation): {w} B x {_count(params)} "
                                                               f"less the own partition", SRC_TRL_GRPO,
                         phases=("generation",)))
-    if spg == 1 and _int_of(inp.get("batch.grad_accum"), 1) > 1:
-        inp.assumptions.append("GRPO generates one micro batch at a time (TRL 0.17); TRL 0.18 and later generate "
-                               "steps_per_generation (default: gradient_accumulation_steps) micro batches at once")
     return out
+
+
+def _trl_generation_steps(b: int, n: int, inp: _Inputs, ctx: dict) -> int:
+    """Micro batches GRPOTrainer generates at once on each GPU: since TRL 0.17 the whole accumulated batch
+    (grpo_trainer.py _prepare_inputs: generate_every = gradient_accumulation_steps x num_iterations, trl PR #3283);
+    since 0.18 steps_per_generation (default gradient_accumulation_steps) or generation_batch_size / (b x GPUs);
+    before 0.17 one micro batch."""
+    steps = _int_of(inp.get("trl.steps_per_generation"), 0)
+    if steps > 0:
+        return steps
+    total = _int_of(inp.get("trl.generation_batch_size"), 0)
+    if total > 0 and total % (b * n) == 0:
+        return total // (b * n)
+    parts = str(ctx.get("trl_version") or "").split(".")
+    if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit() and (int(parts[0]), int(parts[1])) < (0, 17):
+        return 1
+    return max(1, _int_of(inp.get("batch.grad_accum"), 1))
 
 
 def _inference_role(role: str, arch: ModelArch, params: int, n: int, inp: _Inputs, ctx: dict) -> RoleEstimate:
@@ -1098,6 +1111,7 @@ def estimate(job, hardware, read_config: Callable[[str], str | None] | None = No
         # TRL runs the LM head on the completion only (logits_to_keep, grpo_trainer.py _get_per_token_logps)
         ctx["logit_tokens"] = int(gen) if gen is not None else None
         ctx["trl_grpo"] = not inp.flag("trl.use_vllm")
+        ctx["trl_version"] = (versions or {}).get("trl")
     if strategy not in ("deepspeed", "fsdp", "fsdp2") + PLAIN_STRATEGIES:
         # Megatron's tensor/pipeline/expert sharding is not modelled: no figures rather than wrong ones
         reason = (f"training strategy {strategy!r} is not modelled (only DeepSpeed ZeRO and FSDP are; Megatron "

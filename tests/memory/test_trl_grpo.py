@@ -71,3 +71,21 @@ def test_trl_grpo_launch_reaches_the_estimate(tmp_path):
     arch = resolve_model(QWEN3).arch
     assert terms(est, "generation", "policy")["generate_kv_cache"] == 4 * 768 * arch.kv_bytes_per_token(2)
     assert terms(est, "training", "policy")["logits"] == 4 * 256 * arch.vocab_size * (2 + K.loss_logits_copy_bytes)
+
+
+def test_generation_batch_follows_accumulation_and_the_release():
+    arch = resolve_model(QWEN3).arch
+    one = 4 * 3072 * arch.kv_bytes_per_token(4)
+
+    def kv(versions=None, **settings):
+        extra = {"train.strategy": "ddp", "seq.prompt_max_len": 2048, "seq.generate_max_len": 1024, "trl.beta": 0.0,
+                 **settings}
+        job = _job_from_options(QWEN3, 1, None, None, None, None, "fp32", None, 4, None, False, True, "grpo", extra)
+        return terms(estimate(job, A100, versions=versions), "generation", "policy")["generate_kv_cache"]
+
+    assert kv() == one
+    # TRL 0.17+ generates the whole accumulated batch at once (trl PR #3283); 0.16 one micro batch
+    assert kv(**{"batch.grad_accum": 8}) == 8 * one
+    assert kv({"trl": "0.16.0"}, **{"batch.grad_accum": 8}) == one
+    assert kv(**{"batch.grad_accum": 8, "trl.steps_per_generation": 2}) == 2 * one
+    assert kv(**{"trl.generation_batch_size": 12}) == 3 * one
