@@ -325,33 +325,185 @@ def check_project(project: Project, unreadable: list[Unreadable], rules: list[Ru
             diagnostics.append(diag)
 
     errors: list[InternalError] = []
-    for rule in rules:
-        if rule.code in REPORTED_ELSEWHERE:
-            continue
-        for ctx in _contexts(rule, project):
-            # code reading project.config sees the configuration of the file checked (per-file configuration)
-            project.focus = ctx.path or (ctx.job.path if ctx.job is not None else None)
-            try:
-                for count, finding in enumerate(rule.run(ctx)):
-                    if count == MAX_FINDINGS_PER_RULE:  # the rest would repeat these: say so, stop looking
-                        add(_to_diagnostic(rule, Finding(finding.span, (
-                            f"more findings of {rule.code} here are not reported (at most {MAX_FINDINGS_PER_RULE} "
-                            "per rule and file); fix these and run again"), severity=Severity.INFO, path=finding.path),
-                            project, ctx.path))
-                        break
-                    add(_to_diagnostic(rule, finding, project, ctx.path))
-            except Exception as exc:  # a bug in one rule must not hide the other rules' findings
-                if DEBUG["raise"]:
-                    raise
-                errors.append(InternalError.of(ctx.path, f"rule {rule.code} {rule.name}", exc))
-            finally:
-                project.focus = None
+    workers = RULE_WORKERS["n"]
+    if workers > 1 and len(project.sources) >= RULE_PARALLEL_MIN and not DEBUG["raise"]:
+        outcomes = _rules_parallel(project, rules, workers)
+    else:
+        outcomes = (_run_rule(rule, ctx, project) for rule in rules if rule.code not in REPORTED_ELSEWHERE
+                    for ctx in _contexts(rule, project))
+    for found, error in outcomes:
+        for diag in found:
+            add(diag)
+        if error is not None:
+            errors.append(error)
     for source in project.sources.values():
         errors.extend(source.internal_errors)
     errors.extend(getattr(project, "internal_errors", []))
     for diag in internal_error_diagnostics(project, errors):
         add(diag)
     return diagnostics
+
+
+def _run_rule(rule: Rule, ctx: Context, project: Project) -> tuple[list[Diagnostic], InternalError | None]:
+    """One rule on one context: its diagnostics, and the internal error that stopped it (if any)."""
+    found: list[Diagnostic] = []
+    # code reading project.config sees the configuration of the file checked (per-file configuration)
+    project.focus = ctx.path or (ctx.job.path if ctx.job is not None else None)
+    try:
+        for count, finding in enumerate(rule.run(ctx)):
+            if count == MAX_FINDINGS_PER_RULE:  # the rest would repeat these: say so, stop looking
+                found.append(_to_diagnostic(rule, Finding(finding.span, (
+                    f"more findings of {rule.code} here are not reported (at most {MAX_FINDINGS_PER_RULE} "
+                    "per rule and file); fix these and run again"), severity=Severity.INFO, path=finding.path),
+                    project, ctx.path))
+                break
+            found.append(_to_diagnostic(rule, finding, project, ctx.path))
+    except Exception as exc:  # a bug in one rule must not hide the other rules' findings
+        if DEBUG["raise"]:
+            raise
+        return found, InternalError.of(ctx.path, f"rule {rule.code} {rule.name}", exc)
+    finally:
+        project.focus = None
+    return found, None
+
+
+# The rules of one big group run in forked worker processes that inherit the parsed project (copy-on-write): only
+# diagnostics travel back, in small pickles, never parse trees. lint() sets the count when a run is one group.
+RULE_WORKERS = {"n": 1}
+# files in one group; below this a fork costs more than half the rules' time saves (measured: docs/performance.md,
+# "Throughput of one repository")
+RULE_PARALLEL_MIN = 200
+
+
+def _unit_chunks(indices: list[int], units: list[tuple[Rule, Context]], count: int) -> list[list[int]]:
+    """``indices`` (of units) split into about ``count`` chunks, each file's or job's units in one chunk: the
+    rules of one job share its memory estimate (a memo of the project), computed once per process."""
+    homes: dict = {}
+    for i in indices:
+        ctx = units[i][1]
+        home = ("job", id(ctx.job)) if ctx.job is not None else ("file", ctx.path)
+        homes.setdefault(home, []).append(i)
+    size = max(1, len(indices) // count)
+    chunks: list[list[int]] = [[]]
+    for members in homes.values():
+        if len(chunks[-1]) >= size:
+            chunks.append([])
+        chunks[-1].extend(members)
+    return [c for c in chunks if c]
+
+
+def _rules_parallel(project: Project, rules: list[Rule], workers: int):
+    """(diagnostics, internal error) of each rule on each context, in the serial order, computed by this process
+    and ``workers - 1`` forked ones. A process that dies costs the rule it was running on that file or job an
+    internal error; what it had finished is run again here."""
+    project.jobs  # built once, here, before the children inherit the project
+    units = [(rule, ctx) for rule in rules if rule.code not in REPORTED_ELSEWHERE for ctx in _contexts(rule, project)]
+    results: dict[int, tuple] = {}
+    # the first context of each file or job rule runs here first: what a rule loads or memoizes on first use (its
+    # module, knowledge tables, M008's estimate of every job) is then done once and inherited, not once per process
+    first: dict[str, int] = {}
+    for i, (rule, ctx) in enumerate(units):
+        if ctx.source is not None or ctx.job is not None:
+            first.setdefault(rule.code, i)
+    for i in first.values():
+        results[i] = _run_rule(*units[i], project)
+    rest = [i for i in range(len(units)) if i not in results]
+    if rest and hasattr(os, "fork"):
+        def run_one(i: int) -> tuple:
+            return _run_rule(*units[i], project)
+
+        # a rule over the whole project (the pins' P007 reads every pin) is one unit: each goes first, alone
+        alone = [[i] for i in rest if units[i][1].source is None and units[i][1].job is None]
+        single = {c[0] for c in alone}
+        chunks = alone + _unit_chunks([i for i in rest if i not in single], units, workers * 8)
+        lost = _fork_share(chunks, workers - 1, True, run_one, results)
+        # the units running when a process died: each again alone, so that only the one that kills it is lost
+        for i in lost:
+            if _fork_share([[i]], 1, False, run_one, results):
+                rule, ctx = units[i]
+                results[i] = ([], InternalError(ctx.path, f"rule {rule.code} {rule.name}",
+                                                "its worker process died (a crash, or out of memory)"))
+    for i, (rule, ctx) in enumerate(units):
+        yield results[i] if i in results else _run_rule(rule, ctx, project)  # not run, or its result was lost
+
+
+def _fork_share(chunks: list[list[int]], children: int, here: bool, run_one, results: dict) -> list[int]:
+    """``results[i] = run_one(i)`` for each index of ``chunks``, in ``children`` forked processes (and this one when
+    ``here``), each taking the next chunk when it is free. The children inherit everything by fork; only results
+    travel back, pickled. Returns the indices a child was running when it died; the results a dead child had
+    finished are missing from ``results`` (the caller runs them again)."""
+    import gc
+    import mmap
+    import pickle
+    import struct
+    import sys
+
+    state = mmap.mmap(-1, max(i for c in chunks for i in c) + 1)  # shared: STARTED, then DONE, per index
+    claims, claims_in = os.pipe()
+    os.write(claims_in, b"".join(struct.pack("=I", k) for k in range(len(chunks))))  # < 64 KiB: one pipe buffer
+    os.close(claims_in)
+
+    def work(into: dict) -> None:
+        while True:
+            got = os.read(claims, 4)  # a read of 4 bytes from a pipe is atomic: each chunk goes to one process
+            if len(got) < 4:
+                return
+            for i in chunks[struct.unpack("=I", got)[0]]:
+                state[i] = STARTED
+                into[i] = run_one(i)
+                state[i] = DONE
+
+    for stream in (sys.stdout, sys.stderr):  # else a child's exit could write the parent's pending output again
+        try:
+            stream.flush()
+        except (AttributeError, OSError, ValueError):
+            pass
+    forked: list[tuple[int, int]] = []
+    gc.freeze()  # the children's collections then leave the inherited objects (and their pages) alone
+    try:
+        for _ in range(children):
+            out, out_in = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                code = 1
+                try:
+                    os.close(out)
+                    done: dict = {}
+                    work(done)
+                    try:
+                        data = pickle.dumps(done, pickle.HIGHEST_PROTOCOL)
+                    except Exception:
+                        data = b""  # a result that cannot travel: the parent runs these units itself
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(out_in, view):]
+                    code = 0
+                finally:
+                    os._exit(code)
+            os.close(out_in)
+            forked.append((pid, out))
+        gc.unfreeze()
+        if here:
+            work(results)
+    finally:
+        gc.unfreeze()
+        os.close(claims)
+        for pid, out in forked:
+            parts = []
+            while True:
+                part = os.read(out, 1 << 20)
+                if not part:
+                    break
+                parts.append(part)
+            os.close(out)
+            os.waitpid(pid, 0)
+            try:
+                results.update(pickle.loads(b"".join(parts)))
+            except Exception:
+                pass  # the child died (no or half a pickle): see the state of its units below
+    lost = [i for c in chunks for i in c if i not in results and state[i] == STARTED]
+    state.close()
+    return lost
 
 
 # rules whose diagnostics are made without calling them: by the engine after every other rule ran (F010, F100), or
@@ -419,6 +571,7 @@ def lint(paths: list[str], config: Config, options: Options, configs: Configs | 
         return _lint(paths, config, options, configs, skip)
     finally:
         cachedir.set_enabled(enabled)
+        RULE_WORKERS["n"] = 1  # a later check_sources (standard input, the server) runs its rules here
 
 
 def _lint(paths: list[str], config: Config, options: Options, configs: Configs | None, skip) -> Result:
@@ -451,9 +604,13 @@ def _lint(paths: list[str], config: Config, options: Options, configs: Configs |
         from rlhf_lint import cachedir
 
         cachedir.usable()  # the folder is checked (and its key read) once, before workers fork
-    PARSE_WORKERS["n"] = 1
-    if workers == 1 and not fixing and len(discovered) >= PARSE_PARALLEL_MIN:
-        PARSE_WORKERS["n"] = min(options.jobs or env_jobs() or available_cpus(), available_cpus())
+    PARSE_WORKERS["n"] = RULE_WORKERS["n"] = 1
+    if not fixing:
+        # a big group's rules are shared with forked processes too (RULE_PARALLEL_MIN), in a group worker as well:
+        # one large repository beside a few small ones would otherwise leave a core idle once they are done
+        RULE_WORKERS["n"] = min(options.jobs or env_jobs() or available_cpus(), available_cpus())
+        if workers == 1 and len(discovered) >= PARSE_PARALLEL_MIN:
+            PARSE_WORKERS["n"] = RULE_WORKERS["n"]
     if workers > 1:
         outcomes = _parallel(groups, config, options, settings, workers)
     else:
