@@ -372,24 +372,17 @@ def _run_rule(rule: Rule, ctx: Context, project: Project) -> tuple[list[Diagnost
 RULE_WORKERS = {"n": 1}
 # files in one group; below this a fork costs more than half the rules' time saves (measured: docs/performance.md,
 # "Throughput of one repository")
-RULE_PARALLEL_MIN = 200
+RULE_PARALLEL_MIN = 100
 
 
-def _unit_chunks(indices: list[int], units: list[tuple[Rule, Context]], count: int) -> list[list[int]]:
-    """``indices`` (of units) split into about ``count`` chunks, each file's or job's units in one chunk: the
-    rules of one job share its memory estimate (a memo of the project), computed once per process."""
-    homes: dict = {}
+def _family_chunks(indices: list[int], units: list[tuple[Rule, Context]]) -> list[list[int]]:
+    """``indices`` (of units) as one chunk per rule family, the largest first. The rules of a family share what
+    they compute about the whole project (rules/<family>/_common.py: the M rules' estimate of every job, computed
+    by M008 at its first launch without hardware), so a family split over processes would compute it in each."""
+    families: dict[str, list[int]] = {}
     for i in indices:
-        ctx = units[i][1]
-        home = ("job", id(ctx.job)) if ctx.job is not None else ("file", ctx.path)
-        homes.setdefault(home, []).append(i)
-    size = max(1, len(indices) // count)
-    chunks: list[list[int]] = [[]]
-    for members in homes.values():
-        if len(chunks[-1]) >= size:
-            chunks.append([])
-        chunks[-1].extend(members)
-    return [c for c in chunks if c]
+        families.setdefault(units[i][0].family, []).append(i)
+    return sorted(families.values(), key=len, reverse=True)
 
 
 def _rules_parallel(project: Project, rules: list[Rule], workers: int):
@@ -399,8 +392,8 @@ def _rules_parallel(project: Project, rules: list[Rule], workers: int):
     project.jobs  # built once, here, before the children inherit the project
     units = [(rule, ctx) for rule in rules if rule.code not in REPORTED_ELSEWHERE for ctx in _contexts(rule, project)]
     results: dict[int, tuple] = {}
-    # the first context of each file or job rule runs here first: what a rule loads or memoizes on first use (its
-    # module, knowledge tables, M008's estimate of every job) is then done once and inherited, not once per process
+    # the first context of each file or job rule runs here first: what a rule loads on first use (its module,
+    # knowledge tables) is then loaded once and inherited, not once per process
     first: dict[str, int] = {}
     for i, (rule, ctx) in enumerate(units):
         if ctx.source is not None or ctx.job is not None:
@@ -412,11 +405,7 @@ def _rules_parallel(project: Project, rules: list[Rule], workers: int):
         def run_one(i: int) -> tuple:
             return _run_rule(*units[i], project)
 
-        # a rule over the whole project (the pins' P007 reads every pin) is one unit: each goes first, alone
-        alone = [[i] for i in rest if units[i][1].source is None and units[i][1].job is None]
-        single = {c[0] for c in alone}
-        chunks = alone + _unit_chunks([i for i in rest if i not in single], units, workers * 8)
-        lost = _fork_share(chunks, workers - 1, True, run_one, results)
+        lost = _fork_share(_family_chunks(rest, units), workers - 1, True, run_one, results)
         # the units running when a process died: each again alone, so that only the one that kills it is lost
         for i in lost:
             if _fork_share([[i]], 1, False, run_one, results):
@@ -436,7 +425,6 @@ def _fork_share(chunks: list[list[int]], children: int, here: bool, run_one, res
     import mmap
     import pickle
     import struct
-    import sys
 
     state = mmap.mmap(-1, max(i for c in chunks for i in c) + 1)  # shared: STARTED, then DONE, per index
     claims, claims_in = os.pipe()
@@ -453,20 +441,23 @@ def _fork_share(chunks: list[list[int]], children: int, here: bool, run_one, res
                 into[i] = run_one(i)
                 state[i] = DONE
 
-    for stream in (sys.stdout, sys.stderr):  # else a child's exit could write the parent's pending output again
-        try:
-            stream.flush()
-        except (AttributeError, OSError, ValueError):
-            pass
     forked: list[tuple[int, int]] = []
     gc.freeze()  # the children's collections then leave the inherited objects (and their pages) alone
     try:
         for _ in range(children):
-            out, out_in = os.pipe()
-            pid = os.fork()
+            try:
+                out, out_in = os.pipe()
+            except OSError:
+                break  # no descriptors left: fewer processes
+            try:
+                pid = os.fork()
+            except OSError:  # no processes or memory left: fewer processes
+                os.close(out)
+                os.close(out_in)
+                break
             if pid == 0:
                 code = 1
-                try:
+                try:  # os._exit below: a child runs no exit handlers and flushes none of the parent's buffers
                     os.close(out)
                     done: dict = {}
                     work(done)
@@ -485,6 +476,8 @@ def _fork_share(chunks: list[list[int]], children: int, here: bool, run_one, res
         gc.unfreeze()
         if here:
             work(results)
+        elif not forked:  # nobody could run them: as lost (the caller's suspects must not run in this process)
+            state[:] = bytes([STARTED]) * len(state)
     finally:
         gc.unfreeze()
         os.close(claims)
@@ -605,12 +598,11 @@ def _lint(paths: list[str], config: Config, options: Options, configs: Configs |
 
         cachedir.usable()  # the folder is checked (and its key read) once, before workers fork
     PARSE_WORKERS["n"] = RULE_WORKERS["n"] = 1
-    if not fixing:
-        # a big group's rules are shared with forked processes too (RULE_PARALLEL_MIN), in a group worker as well:
-        # one large repository beside a few small ones would otherwise leave a core idle once they are done
-        RULE_WORKERS["n"] = min(options.jobs or env_jobs() or available_cpus(), available_cpus())
-        if workers == 1 and len(discovered) >= PARSE_PARALLEL_MIN:
-            PARSE_WORKERS["n"] = RULE_WORKERS["n"]
+    if workers == 1 and not fixing:  # one group: its own work goes to the cores (group workers would exceed them)
+        spare = min(options.jobs or env_jobs() or available_cpus(), available_cpus())
+        RULE_WORKERS["n"] = spare
+        if len(discovered) >= PARSE_PARALLEL_MIN:
+            PARSE_WORKERS["n"] = spare
     if workers > 1:
         outcomes = _parallel(groups, config, options, settings, workers)
     else:

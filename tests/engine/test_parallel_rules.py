@@ -133,3 +133,13 @@ def test_rule_workers_are_capped_at_the_cores(repo, monkeypatch, tmp_path):
     monkeypatch.setattr(runner, "_rules_parallel", spy)
     lint([str(repo)], Config(), Options(jobs=16))
     assert seen == [2]
+
+
+def test_when_no_process_can_be_forked_this_one_runs_every_rule(repo, monkeypatch):
+    def no_more_processes():
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    serial = lint([str(repo)], Config(), Options(jobs=1))
+    monkeypatch.setattr(os, "fork", no_more_processes)
+    result = lint([str(repo)], Config(), Options(jobs=2))
+    assert _report(result) == _report(serial) and result.internal_errors == 0
