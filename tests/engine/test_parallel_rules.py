@@ -58,7 +58,7 @@ def test_rules_shared_with_forked_processes_give_the_serial_findings(repo, monke
     serial = lint([str(repo)], Config(), Options(jobs=1))
     pids = _pids(monkeypatch, tmp_path)
     parallel = lint([str(repo)], Config(), Options(jobs=2))
-    assert len(pids()) == 2  # the parent and one forked process both ran rules
+    assert len(pids()) == 3  # the parent and one forked process in each of the two rounds ran rules
     assert _report(parallel) == _report(serial)
     assert {d.code for d in serial.diagnostics} >= {"D020", "M008", "O010", "P001", "V021", "Z003"}
     assert parallel.files_checked == serial.files_checked == FILES
@@ -93,10 +93,9 @@ def test_a_rule_that_kills_its_process_costs_only_that_rule_on_that_file(repo, m
     with temporary_rule("F902", "test-kill", Severity.ERROR, _killer(victim, os.getpid())):
         serial = lint([str(repo)], Config(), Options(jobs=1, extend_select=["F902"]))
         pids = _pids(monkeypatch, tmp_path)
-        real = runner._fork_share
+        real = runner._fork_finish
         # the parent takes no chunk itself, so the victim surely runs in a child (then again alone in another)
-        monkeypatch.setattr(runner, "_fork_share", lambda chunks, children, here, run_one, results: real(
-            chunks, children, False, run_one, results))
+        monkeypatch.setattr(runner, "_fork_finish", lambda run, results, here: real(run, results, False))
         result = lint([str(repo)], Config(), Options(jobs=2, extend_select=["F902"]))
     assert len(pids()) >= 3
     f010 = [d for d in result.diagnostics if d.code == "F010"]
@@ -126,9 +125,9 @@ def test_rule_workers_are_capped_at_the_cores(repo, monkeypatch, tmp_path):
     seen = []
     real = runner._rules_parallel
 
-    def spy(project, rules, workers):
+    def spy(project, rules, workers, *rest):
         seen.append(workers)
-        return real(project, rules, workers)
+        return real(project, rules, workers, *rest)
 
     monkeypatch.setattr(runner, "_rules_parallel", spy)
     lint([str(repo)], Config(), Options(jobs=16))
@@ -143,3 +142,24 @@ def test_when_no_process_can_be_forked_this_one_runs_every_rule(repo, monkeypatc
     monkeypatch.setattr(os, "fork", no_more_processes)
     result = lint([str(repo)], Config(), Options(jobs=2))
     assert _report(result) == _report(serial) and result.internal_errors == 0
+
+
+def test_a_file_rule_that_reads_the_jobs_is_run_again_once_they_are_built(repo, monkeypatch, tmp_path):
+    from rlhf_lint.engine.registry import REGISTRY, Rule
+
+    def count_jobs(ctx):
+        """Test rule on shell scripts that reads every job of the project (a cross-file fact)."""
+        yield Finding(None, f"{len(ctx.project.jobs)} jobs, {os.getpid() == parent}")
+
+    parent = os.getpid()
+    REGISTRY.load()
+    rule = Rule(code="S901", name="test-count-jobs", severity=Severity.INFO, func=count_jobs,
+                kinds=frozenset({"shell"}), docstring=count_jobs.__doc__)
+    REGISTRY.add(rule)
+    try:
+        result = lint([str(repo)], Config(), Options(jobs=2, extend_select=["S901"]))
+    finally:
+        del REGISTRY.rules[rule.code], REGISTRY.by_name[rule.name]
+    found = {d.message for d in result.diagnostics if d.code == "S901"}
+    # forked before the jobs were built, a child hands the rule back: the parent runs it with every job
+    assert len(found) == 1 and found.pop().endswith(" jobs, True") and result.internal_errors == 0
