@@ -377,12 +377,13 @@ def _run_rule(rule: Rule, ctx: Context, project: Project) -> tuple[list[Diagnost
     return found, None
 
 
-# The rules of one big group run in forked worker processes that inherit the parsed project (copy-on-write): only
-# diagnostics travel back, in small pickles, never parse trees. lint() sets the count when a run is one group.
+# The rules of one big group run in this process and forked ones that inherit the parsed project (copy-on-write):
+# only diagnostics travel back, in small pickles, never parse trees or jobs. lint() sets the count for a run of one
+# group (several groups already go to group workers, and together they would exceed the cores).
 RULE_WORKERS = {"n": 1}
-# files in one group; below this a fork costs more than half the rules' time saves (measured: docs/performance.md,
-# "Throughput of one repository")
-RULE_PARALLEL_MIN = 100
+# files in one group; below this the forks saved this process no CPU time (generated one-group corpora: 100 files
+# 784 -> 772 ms, 200 files 1,947 -> 1,091 ms; docs/performance.md, "One group on two cores")
+RULE_PARALLEL_MIN = 200
 
 
 def _rules_forked(project: Project) -> bool:
