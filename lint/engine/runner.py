@@ -438,8 +438,10 @@ def _rules_parallel(project: Project, rules: list[Rule], workers: int, classify_
         project.jobs  # built here, meanwhile, once: the second round's processes inherit them
         if classify_pending:
             classify_referenced(project)
-    finally:
-        lost = _fork_finish(started, done, here=True)
+    except BaseException:
+        _fork_finish(started, done, here=False)  # the children end their chunks and are reaped; no more work here
+        raise
+    lost = _fork_finish(started, done, here=True)
     for i, outcome in done.items():
         if outcome is not _DEFERRED:
             results[key(*early[i])] = outcome
