@@ -142,8 +142,9 @@ def read_source(path: str, explicit: bool) -> Source | Unreadable | None:
         return Unreadable(path, f"cannot check: {exc}", "F001")
 
 
-def classify(project: Project) -> None:
-    """Decide which JSON files are DeepSpeed configs: by name, by keys, or because a launch names them."""
+def classify(project: Project, referenced: bool = True) -> None:
+    """Decide which JSON files are DeepSpeed configs: by name, by keys, or because a launch names them (this
+    last part builds the jobs; ``referenced`` False leaves it to classify_referenced)."""
     if not project.of_kind("json"):
         return
     from rlhf_lint.frameworks.deepspeed import looks_like_ds_config
@@ -151,6 +152,11 @@ def classify(project: Project) -> None:
     for source in project.of_kind("json"):
         if looks_like_ds_config(source):
             source.kind = "ds_config"
+    if referenced:
+        classify_referenced(project)
+
+
+def classify_referenced(project: Project) -> None:
     for source in project.of_kind("json"):
         if project.jobs_referencing(source.path):
             source.kind = "ds_config"
@@ -182,7 +188,9 @@ def project_of(sources: list[Source], config: Config, configs: dict[str, Config]
         for source in sources:
             parse_source(source)
     project = Project(sources, config, configs)
-    classify(project)
+    # a group whose rules are shared with forked processes builds its jobs after the fork (check_project)
+    project.__dict__["_classify_pending"] = _rules_forked(project)
+    classify(project, referenced=not project.__dict__["_classify_pending"])
     return project
 
 
@@ -325,33 +333,282 @@ def check_project(project: Project, unreadable: list[Unreadable], rules: list[Ru
             diagnostics.append(diag)
 
     errors: list[InternalError] = []
-    for rule in rules:
-        if rule.code in REPORTED_ELSEWHERE:
-            continue
-        for ctx in _contexts(rule, project):
-            # code reading project.config sees the configuration of the file checked (per-file configuration)
-            project.focus = ctx.path or (ctx.job.path if ctx.job is not None else None)
-            try:
-                for count, finding in enumerate(rule.run(ctx)):
-                    if count == MAX_FINDINGS_PER_RULE:  # the rest would repeat these: say so, stop looking
-                        add(_to_diagnostic(rule, Finding(finding.span, (
-                            f"more findings of {rule.code} here are not reported (at most {MAX_FINDINGS_PER_RULE} "
-                            "per rule and file); fix these and run again"), severity=Severity.INFO, path=finding.path),
-                            project, ctx.path))
-                        break
-                    add(_to_diagnostic(rule, finding, project, ctx.path))
-            except Exception as exc:  # a bug in one rule must not hide the other rules' findings
-                if DEBUG["raise"]:
-                    raise
-                errors.append(InternalError.of(ctx.path, f"rule {rule.code} {rule.name}", exc))
-            finally:
-                project.focus = None
+    pending = project.__dict__.pop("_classify_pending", False)
+    if _rules_forked(project):
+        outcomes = _rules_parallel(project, rules, RULE_WORKERS["n"], pending)
+    else:
+        if pending:
+            classify_referenced(project)
+        outcomes = (_run_rule(rule, ctx, project) for rule in rules if rule.code not in REPORTED_ELSEWHERE
+                    for ctx in _contexts(rule, project))
+    for found, error in outcomes:
+        for diag in found:
+            add(diag)
+        if error is not None:
+            errors.append(error)
     for source in project.sources.values():
         errors.extend(source.internal_errors)
     errors.extend(getattr(project, "internal_errors", []))
     for diag in internal_error_diagnostics(project, errors):
         add(diag)
     return diagnostics
+
+
+def _run_rule(rule: Rule, ctx: Context, project: Project) -> tuple[list[Diagnostic], InternalError | None]:
+    """One rule on one context: its diagnostics, and the internal error that stopped it (if any)."""
+    found: list[Diagnostic] = []
+    # code reading project.config sees the configuration of the file checked (per-file configuration)
+    project.focus = ctx.path or (ctx.job.path if ctx.job is not None else None)
+    try:
+        for count, finding in enumerate(rule.run(ctx)):
+            if count == MAX_FINDINGS_PER_RULE:  # the rest would repeat these: say so, stop looking
+                found.append(_to_diagnostic(rule, Finding(finding.span, (
+                    f"more findings of {rule.code} here are not reported (at most {MAX_FINDINGS_PER_RULE} "
+                    "per rule and file); fix these and run again"), severity=Severity.INFO, path=finding.path),
+                    project, ctx.path))
+                break
+            found.append(_to_diagnostic(rule, finding, project, ctx.path))
+    except Exception as exc:  # a bug in one rule must not hide the other rules' findings
+        if DEBUG["raise"]:
+            raise
+        return found, InternalError.of(ctx.path, f"rule {rule.code} {rule.name}", exc)
+    finally:
+        project.focus = None
+    return found, None
+
+
+# The rules of one big group run in this process and forked ones that inherit the parsed project (copy-on-write):
+# only diagnostics travel back, in small pickles, never parse trees or jobs. lint() sets the count for a run of one
+# group (several groups already go to group workers, and together they would exceed the cores).
+RULE_WORKERS = {"n": 1}
+# files in one group; below this the forks saved this process no CPU time (generated one-group corpora: 100 files
+# 784 -> 772 ms, 200 files 1,947 -> 1,091 ms; docs/performance.md, "One group on two cores")
+RULE_PARALLEL_MIN = 200
+
+
+def _rules_forked(project: Project) -> bool:
+    """Whether the rules of this project are shared with forked processes."""
+    return (RULE_WORKERS["n"] > 1 and len(project.sources) >= RULE_PARALLEL_MIN and not DEBUG["raise"]
+            and hasattr(os, "fork"))
+
+
+class _JobsElsewhere(list):
+    """The jobs of a project in a process forked before they were built: a rule that reads them is run again by
+    the parent, once they are built there."""
+
+    def _elsewhere(self, *args):
+        raise _NeedsJobs()
+
+    __iter__ = __len__ = __getitem__ = __bool__ = __contains__ = __reversed__ = _elsewhere
+
+
+class _NeedsJobs(BaseException):  # not an Exception: a rule's own `except Exception` must not swallow it
+    pass
+
+
+_DEFERRED = object()
+
+
+def _rules_parallel(project: Project, rules: list[Rule], workers: int, classify_pending: bool = False):
+    """(diagnostics, internal error) of each rule on each context, in the serial order, computed by this process
+    and ``workers - 1`` forked ones. Two rounds: while this process builds the jobs, forked ones run the file rules
+    of the files whose kind the jobs cannot change (everything but JSON); then the rest is shared out by rule
+    family. A process that dies costs the rule it was running on that file or job an internal error; what it had
+    finished is run again here."""
+    results: dict[tuple, tuple] = {}  # (rule code, path or id of the job) -> outcome
+
+    def key(rule: Rule, ctx: Context) -> tuple:
+        return (rule.code, ctx.path if ctx.job is None else id(ctx.job))
+
+    early = [(rule, ctx) for rule in rules if rule.scope == "file" and rule.code not in REPORTED_ELSEWHERE
+             for ctx in _contexts(rule, project) if ctx.source.kind not in ("json", "ds_config")]
+
+    def run_early(i: int):
+        try:
+            return _run_rule(*early[i], project)
+        except _NeedsJobs:
+            return _DEFERRED
+
+    def before_jobs() -> None:  # in each child of the first round
+        project.__dict__.update(_jobs=_JobsElsewhere(), _ds_config_users=None)
+
+    done: dict[int, tuple] = {}
+    started = _fork_start(_family_chunks(list(range(len(early))), early), workers - 1, run_early, before_jobs)
+    try:
+        project.jobs  # built here, meanwhile, once: the second round's processes inherit them
+        if classify_pending:
+            classify_referenced(project)
+    except BaseException:
+        _fork_finish(started, done, here=False)  # the children end their chunks and are reaped; no more work here
+        raise
+    lost = _fork_finish(started, done, here=True)
+    for i, outcome in done.items():
+        if outcome is not _DEFERRED:
+            results[key(*early[i])] = outcome
+    _retry_alone(lost, early, results, key)
+
+    units = [(rule, ctx) for rule in rules if rule.code not in REPORTED_ELSEWHERE for ctx in _contexts(rule, project)]
+    rest = [i for i, unit in enumerate(units) if key(*unit) not in results]
+    # the first context of each rule left runs here first: what a rule loads on first use (its module, knowledge
+    # tables) is then loaded once and inherited, not once per process
+    first: dict[str, int] = {}
+    for i in rest:
+        rule, ctx = units[i]
+        if ctx.source is not None or ctx.job is not None:
+            first.setdefault(rule.code, i)
+    for i in first.values():
+        results[key(*units[i])] = _run_rule(*units[i], project)
+    rest = [i for i in rest if key(*units[i]) not in results]
+    if rest:
+        done = {}
+        started = _fork_start(_family_chunks(rest, units), workers - 1, lambda i: _run_rule(*units[i], project))
+        lost = _fork_finish(started, done, here=True)
+        for i, outcome in done.items():
+            results[key(*units[i])] = outcome
+        _retry_alone(lost, units, results, key)
+    for rule, ctx in units:
+        outcome = results.get(key(rule, ctx))
+        yield outcome if outcome is not None else _run_rule(rule, ctx, project)  # not run, or its result was lost
+
+
+def _retry_alone(lost: list[int], units: list, results: dict, key) -> None:
+    """The units running when a process died: each again alone in a new one, so that only the one that kills it
+    is lost (as an internal error)."""
+    for i in lost:
+        rule, ctx = units[i]
+        done: dict[int, tuple] = {}
+
+        def run_alone(j: int):
+            try:
+                return _run_rule(*units[j], ctx.project)
+            except _NeedsJobs:
+                return _DEFERRED
+
+        _fork_finish(_fork_start([[i]], 1, run_alone), done, here=False)
+        if i in done:
+            if done[i] is not _DEFERRED:
+                results[key(rule, ctx)] = done[i]
+        else:
+            results[key(rule, ctx)] = ([], InternalError(ctx.path, f"rule {rule.code} {rule.name}",
+                                                         "its worker process died (a crash, or out of memory)"))
+
+
+def _family_chunks(indices: list[int], units: list[tuple[Rule, Context]]) -> list[list[int]]:
+    """``indices`` (of units) as one chunk per rule family, the largest first. The rules of a family share what
+    they compute about the whole project (rules/<family>/_common.py: the M rules' estimate of every job, computed
+    by M008 at its first launch without hardware), so a family split over processes would compute it in each."""
+    families: dict[str, list[int]] = {}
+    for i in indices:
+        families.setdefault(units[i][0].family, []).append(i)
+    return sorted(families.values(), key=len, reverse=True)
+
+
+def _fork_start(chunks: list[list[int]], children: int, run_one, in_child=None) -> dict:
+    """Fork ``children`` processes that run ``run_one(i)`` for the indices of ``chunks``, each taking the next chunk
+    when it is free (this process may take chunks too: _fork_finish). The children inherit everything by fork;
+    only results travel back, pickled. ``in_child`` runs first in each child."""
+    import gc
+    import mmap
+    import struct
+
+    size = max([i for c in chunks for i in c], default=-1) + 1
+    state = mmap.mmap(-1, max(1, size))  # shared: STARTED, then DONE, per index
+    claims, claims_in = os.pipe()
+    os.write(claims_in, b"".join(struct.pack("=I", k) for k in range(len(chunks))))  # < 64 KiB: one pipe buffer
+    os.close(claims_in)
+    run = {"chunks": chunks, "state": state, "claims": claims, "run_one": run_one, "forked": []}
+    gc.freeze()  # the children's collections then leave the inherited objects (and their pages) alone
+    try:
+        for _ in range(children if chunks else 0):
+            try:
+                out, out_in = os.pipe()
+            except OSError:
+                break  # no descriptors left: fewer processes
+            try:
+                pid = os.fork()
+            except OSError:  # no processes or memory left: fewer processes
+                os.close(out)
+                os.close(out_in)
+                break
+            if pid == 0:
+                _child(run, out, out_in, in_child)
+            os.close(out_in)
+            run["forked"].append((pid, out))
+    finally:
+        gc.unfreeze()
+    return run
+
+
+def _claim_and_run(run: dict, into: dict) -> None:
+    import struct
+
+    state = run["state"]
+    while True:
+        got = os.read(run["claims"], 4)  # a read of 4 bytes from a pipe is atomic: each chunk goes to one process
+        if len(got) < 4:
+            return
+        for i in run["chunks"][struct.unpack("=I", got)[0]]:
+            state[i] = STARTED
+            into[i] = run["run_one"](i)
+            state[i] = DONE
+
+
+def _child(run: dict, out: int, out_in: int, in_child) -> None:
+    import pickle
+
+    code = 1
+    try:  # os._exit below: a child runs no exit handlers and flushes none of the parent's buffers
+        os.close(out)
+        if in_child is not None:
+            in_child()
+        done: dict = {}
+        _claim_and_run(run, done)
+        done = {i: (None if v is _DEFERRED else v) for i, v in done.items()}  # the marker cannot travel
+        try:
+            data = pickle.dumps(done, pickle.HIGHEST_PROTOCOL)
+        except Exception:
+            data = b""  # a result that cannot travel: the parent runs these units itself
+        view = memoryview(data)
+        while view:
+            view = view[os.write(out_in, view):]
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def _fork_finish(run: dict, results: dict, here: bool) -> list[int]:
+    """Take the chunks left (when ``here``), then collect the children's results into ``results``; the indices
+    a child was running when it died. A dead child's finished results are missing from ``results``. With
+    ``here`` False and no child forked, every index counts as lost (it must not run in this process)."""
+    import pickle
+
+    try:
+        if here:
+            _claim_and_run(run, results)
+    finally:
+        os.close(run["claims"])
+        for pid, out in run["forked"]:
+            parts = []
+            while True:
+                part = os.read(out, 1 << 20)
+                if not part:
+                    break
+                parts.append(part)
+            os.close(out)
+            os.waitpid(pid, 0)
+            try:
+                got = pickle.loads(b"".join(parts))
+            except Exception:
+                continue  # the child died (no or half a pickle): see the state of its units below
+            results.update({i: (_DEFERRED if v is None else v) for i, v in got.items()})
+    indices = [i for c in run["chunks"] for i in c]
+    state = run["state"]
+    if not here and not run["forked"]:
+        lost = indices
+    else:
+        lost = [i for i in indices if i not in results and state[i] == STARTED]
+    state.close()
+    return lost
 
 
 # rules whose diagnostics are made without calling them: by the engine after every other rule ran (F010, F100), or
@@ -419,6 +676,7 @@ def lint(paths: list[str], config: Config, options: Options, configs: Configs | 
         return _lint(paths, config, options, configs, skip)
     finally:
         cachedir.set_enabled(enabled)
+        RULE_WORKERS["n"] = 1  # a later check_sources (standard input, the server) runs its rules here
 
 
 def _lint(paths: list[str], config: Config, options: Options, configs: Configs | None, skip) -> Result:
@@ -451,9 +709,12 @@ def _lint(paths: list[str], config: Config, options: Options, configs: Configs |
         from rlhf_lint import cachedir
 
         cachedir.usable()  # the folder is checked (and its key read) once, before workers fork
-    PARSE_WORKERS["n"] = 1
-    if workers == 1 and not fixing and len(discovered) >= PARSE_PARALLEL_MIN:
-        PARSE_WORKERS["n"] = min(options.jobs or env_jobs() or available_cpus(), available_cpus())
+    PARSE_WORKERS["n"] = RULE_WORKERS["n"] = 1
+    if workers == 1 and not fixing:  # one group: its own work goes to the cores (group workers would exceed them)
+        spare = min(options.jobs or env_jobs() or available_cpus(), available_cpus())
+        RULE_WORKERS["n"] = spare
+        if len(discovered) >= PARSE_PARALLEL_MIN:
+            PARSE_WORKERS["n"] = spare
     if workers > 1:
         outcomes = _parallel(groups, config, options, settings, workers)
     else:
