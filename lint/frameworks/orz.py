@@ -364,7 +364,9 @@ def _find_class_source(project, class_name: str, exclude: str) -> Source | None:
         return None
     pattern = re.compile(rf"^class\s+{re.escape(class_name)}\b", re.MULTILINE)
     for source in project.of_kind("python"):
-        if source.path != exclude and source.tree is not None and pattern.search(source.text):
+        # only ORZ-like modules have a libcst tree (setup.py has an ast one)
+        if source.path != exclude and source.tree is not None and looks_like_orz(source.text) \
+                and pattern.search(source.text):
             return source
     return None
 

@@ -2,7 +2,7 @@
 
 requirements*.txt / constraints*.txt (with -r/-c includes), pyproject.toml dependency arrays, setup.cfg and setup.py
 install requirements, conda environment.yml pip sections, and ``pip install`` commands in Dockerfiles and launch
-scripts. Nothing is executed: setup.py is read through libcst, TOML and YAML by scanning their text.
+scripts. Nothing is executed: setup.py is read through CPython's ast, TOML and YAML by scanning their text.
 
 A Pin keeps the span of the requirement as written and, for an exact pin (``==X``), the span of the version token,
 which is what a fix rewrites. Pins that are installed together form an install set (``Pin.group``): one requirements
@@ -356,74 +356,77 @@ def _split_semicolon_free(value: str, offset: int):
         yield offset, value
 
 
-# -- setup.py (libcst, never executed) -----------------------------------------------------------------------------
-def setup_py_pins(source: Source) -> list[Pin]:
-    import libcst as cst
-    from libcst.metadata import MetadataWrapper, PositionProvider
+# -- setup.py (CPython's ast, never executed) ----------------------------------------------------------------------
+def setup_py_pins(source: Source) -> tuple[list[Pin], list[Include]]:
+    """The pins of ``install_requires`` / ``extras_require`` list literals (or top-level names bound to one) and a
+    ``read("requirements.txt")``-style include, from the ast.Module readers/python.py made of setup.py."""
+    import ast
 
     module = source.tree
-    if module is None or "install_requires" not in source.text and "extras_require" not in source.text:
+    if not isinstance(module, ast.Module) or ("install_requires" not in source.text
+                                              and "extras_require" not in source.text):
         return [], []
-    wrapper = MetadataWrapper(module)
-    positions = wrapper.resolve(PositionProvider)
-    assigned: dict[str, cst.BaseExpression] = {}
-    for stmt in wrapper.module.body:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
-                    assigned[small.targets[0].target.value] = small.value
+    assigned: dict[str, ast.expr] = {}
+    for stmt in module.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            assigned[stmt.targets[0].id] = stmt.value
     pins: list[Pin] = []
     includes: list[Include] = []
 
+    def literal(node) -> tuple[int, str, int] | None:
+        """(offset of the literal, its text, length of prefix + opening quote) of a plain one-part str literal."""
+        if (not (isinstance(node, ast.Constant) and isinstance(node.value, str)) or node.end_lineno != node.lineno
+                or node.lineno > source.line_count()):  # a lone CR ends a line for CPython, not for line_starts
+            return None
+        line = source.line_text(node.lineno)
+        raw = line.encode("utf-8", "surrogatepass")
+        start = source.offset(node.lineno, len(raw[:node.col_offset].decode("utf-8", "replace")) + 1)
+        end = source.offset(node.lineno, len(raw[:node.end_col_offset].decode("utf-8", "replace")) + 1)
+        text = source.text[start:end]
+        prefix = len(text) - len(text.lstrip("rRuU"))
+        quote = 3 if text[prefix:prefix + 3] in ('"""', "'''") else 1
+        if text[prefix + quote:len(text) - quote] != node.value:
+            return None  # escapes or implicit concatenation: offsets would not line up
+        quote_len = prefix + quote
+        return start, text, quote_len
+
     def file_reference(node) -> None:
         """``install_requires=read("requirements.txt")``: the named file's pins are the install requirements."""
-        if isinstance(node, cst.Call) and node.args and isinstance(node.args[0].value, cst.SimpleString):
-            name = node.args[0].value.evaluated_value
-            if isinstance(name, str) and name.endswith((".txt", ".in")):
-                pos = positions[node.args[0].value]
-                start = source.offset(pos.start.line, pos.start.column + 1)
-                end = source.offset(pos.end.line, pos.end.column + 1)
-                includes.append(Include("-r", name, Span(start, end)))
+        if isinstance(node, ast.Call) and node.args:
+            got = literal(node.args[0])
+            if got is not None and node.args[0].value.endswith((".txt", ".in")):
+                start, text, _ = got
+                includes.append(Include("-r", node.args[0].value, Span(start, start + len(text))))
 
     def strings(node, group: str) -> None:
-        if isinstance(node, cst.Name) and node.value in assigned:
-            node = assigned[node.value]
-        if isinstance(node, (cst.List, cst.Tuple)):
-            for element in node.elements:
-                value = element.value
-                if isinstance(value, cst.SimpleString):
-                    inner = value.evaluated_value
-                    if not isinstance(inner, str):
-                        continue
-                    pos = positions[value].start
-                    start = source.offset(pos.line, pos.column + 1)
-                    literal = source.text[start : start + len(value.value)]
-                    quote_len = len(value.prefix) + len(value.quote)
-                    if literal[quote_len : len(literal) - len(value.quote)] != inner:
-                        continue  # escapes inside the literal: offsets would not line up
-                    pin = _safe_pin(inner, start + quote_len, source.path, group)
+        if isinstance(node, ast.Name) and node.id in assigned:
+            node = assigned[node.id]
+        if isinstance(node, (ast.List, ast.Tuple)):
+            for element in node.elts:
+                got = literal(element)
+                if got is not None:
+                    pin = _safe_pin(element.value, got[0] + got[2], source.path, group)
                     if pin is not None:
                         pins.append(pin)
 
-    class Visitor(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            for arg in node.args:
-                if arg.keyword is None:
-                    continue
-                if arg.keyword.value == "install_requires":
-                    strings(arg.value, source.path)
-                    file_reference(arg.value)
-                elif arg.keyword.value == "extras_require":
-                    value = arg.value
-                    if isinstance(value, cst.Name) and value.value in assigned:
-                        value = assigned[value.value]
-                    if isinstance(value, cst.Dict):
-                        for element in value.elements:
-                            if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
-                                extra = element.key.evaluated_value
-                                strings(element.value, f"{source.path}[{extra}]")
-
-    wrapper.module.visit(Visitor())
+    stack: list[ast.AST] = [module]
+    while stack:  # every call, in source order (an explicit stack: deep nesting cannot exhaust recursion)
+        node = stack.pop()
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+        if not isinstance(node, ast.Call):
+            continue
+        for keyword in node.keywords:
+            if keyword.arg == "install_requires":
+                strings(keyword.value, source.path)
+                file_reference(keyword.value)
+            elif keyword.arg == "extras_require":
+                value = keyword.value
+                if isinstance(value, ast.Name) and value.id in assigned:
+                    value = assigned[value.id]
+                if isinstance(value, ast.Dict):
+                    for key, item in zip(value.keys, value.values):
+                        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                            strings(item, f"{source.path}[{key.value}]")
     return pins, includes
 
 

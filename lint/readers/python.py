@@ -1,8 +1,9 @@
-"""Python sources through libcst (imported only when a Python file is checked). Never imported or executed.
+"""Python sources, never imported or executed. Only Python that rlhf-lint has rules for is parsed: ORZ experiment
+configs through libcst (its rules edit them), setup.py through CPython's own `ast` (only its pins are read: importing
+libcst costs ~0.3 s of a run). Everything else is recognised by one regex and skipped (libcst costs ~20 ms per file;
+a repository has hundreds of modules).
 
 A node's exact character span (node_span) is computed here from libcst's byte positions, once per tree.
-Only Python that rlhf-lint has rules for is parsed: ORZ experiment configs and setup.py. Everything else is
-recognised by one regex and skipped (libcst costs ~20 ms per file; a repository has hundreds of modules).
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from rlhf_lint.readers.kinds import looks_like_orz
 from rlhf_lint.readers.source import Source
 
 
-def _python_gate(source: Source) -> None:
+def _python_gate(source: Source):
     """Parse with CPython's own parser first (parsing runs no code). libcst's native parser overflows its stack
     (a segfault, which no except clause catches) or takes minutes on inputs CPython refuses quickly: thousands of
     nested brackets, ten thousand chained operators or attributes. A file CPython cannot parse would not run
@@ -25,7 +26,7 @@ def _python_gate(source: Source) -> None:
     import ast
 
     try:
-        ast.parse(source.text, filename=source.path)
+        return ast.parse(source.text, filename=source.path)
     except SyntaxError as exc:
         offset = source.offset(exc.lineno or 1, exc.offset or 1)
         raise ParseError(f"invalid Python: {exc.msg}", offset) from None
@@ -50,7 +51,9 @@ def parse_python_source(source: Source):
         source.skipped.append((Span(0, 0), f"brackets nest deeper than {MAX_DEPTH} levels here, the most rlhf-lint "
                                             "reads in a Python config: not checked"))
         return None
-    _python_gate(source)
+    tree = _python_gate(source)
+    if not looks_like_orz(source.text):
+        return tree  # setup.py: an ast.Module (readers/pins.py setup_py_pins)
     import libcst
 
     try:

@@ -98,6 +98,29 @@ def test_setup_py_read_not_run():
     assert doc.pins[2].group == "setup.py[vllm]"
 
 
+def test_setup_py_positions_literals_and_includes():
+    # a non-ASCII character before a pin (ast columns are UTF-8 bytes), triple quotes, an escaped literal (skipped:
+    # its offsets would not line up), a nested call, a requirements include and extras from a top-level name
+    text = ('from setuptools import setup\n'
+            'EXTRAS = {"vllm": [\'vllm==0.4.2\']}\n'
+            'setup(name="\u00e9t\u00e9", install_requires=["torch==2.3.1", """ray==2.9.0""", "a\\x3d=1"],\n'
+            '      extras_require=EXTRAS, package_data=dict(x=read("requirements.txt")))\n'
+            'setup(install_requires=read("requirements-dev.txt"))\n')
+    s = src("setup.py", text, "python")
+    doc = pins_of(s)
+    assert [(p.name, s.text[p.span.start:p.span.end], p.group) for p in doc.pins] == [
+        ("torch", "torch==2.3.1", "setup.py"), ("ray", "ray==2.9.0", "setup.py"),
+        ("vllm", "vllm==0.4.2", "setup.py[vllm]")]
+    assert [(i.target, s.text[i.span.start:i.span.end]) for i in doc.includes] == [
+        ("requirements-dev.txt", '"requirements-dev.txt"')]
+
+
+def test_setup_py_lone_carriage_returns_give_no_wrong_span():
+    # CPython ends lines at a lone CR, the position table does not: the literal check drops what would not line up
+    s = src("setup.py", 'from setuptools import setup\rsetup(install_requires=["torch==2.3.1"])\r', "python")
+    assert all(s.text[p.span.start:p.span.end] == "torch==2.3.1" for p in pins_of(s).pins)
+
+
 def test_environment_yml():
     text = ("name: rl\nchannels: [pytorch]\ndependencies:\n  - python=3.10\n  - pytorch=2.1.2\n"
             "  - pip:\n    - 'deepspeed==0.12.6'\n    - -r requirements.txt\n")

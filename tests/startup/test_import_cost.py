@@ -120,3 +120,17 @@ def test_a_ds_config_alone_imports_no_job_builder(tmp_path):
                 "rlhf_lint.frameworks.accelerate"}
     assert builders & modules == set()
     assert {"rlhf_lint.readers.pins", "rlhf_lint.frameworks.versions"} & modules == set()  # no file pins DeepSpeed
+
+
+def test_a_setup_py_is_read_without_libcst(tmp_path):
+    """setup.py's pins come from CPython's ast (readers/python.py): importing libcst would cost ~0.3 s of the run
+    of every repository that has one."""
+    (tmp_path / "setup.py").write_text('from setuptools import setup\nsetup(name="x", install_requires=['
+                                       '"deepspeed==0.14.4"])\n', encoding="utf-8")
+    env = dict(os.environ, RLHF_LINT_CACHE_DIR=str(tmp_path / "cache"))
+    out = subprocess.run([sys.executable, "-c", PROBE, str(tmp_path / "setup.py")], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0, out.stderr
+    modules = set(json.loads(out.stdout.strip().splitlines()[-1])["modules"])
+    assert "rlhf_lint.readers.pins" in modules  # its pins were read
+    assert "libcst" not in modules
