@@ -235,6 +235,20 @@ def _type_from_fields(settings: Settings, entries: dict | None, command: "Comman
             return
 
 
+def _grpo_liger(settings: Settings, entries: dict | None, command: "Command | None") -> None:
+    """GRPO computes its log-probs from model(...).logits without labels, and Liger's patched forward then builds the
+    full logits (liger_kernel/transformers/model/qwen2.py lce_forward: the fused loss only when training with
+    labels): use_liger_kernel does not fuse GRPO's loss; only GRPOConfig.use_liger_loss does."""
+    fused = settings.get("train.fused_loss")
+    if settings.value("job.type") != "grpo" or fused is None or fused.value is not True:
+        return
+    names = set(entries or ()) | {_flag_name(a.flag) for a in (command.args if command is not None else ())}
+    if "use_liger_loss" in names:
+        return
+    settings.add(Setting("train.fused_loss", False, fused.path, fused.span,
+                         "use_liger_kernel: GRPO passes no labels, so Liger's forward still builds the full logits"))
+
+
 def _master_dtype(settings: Settings, framework: str) -> str | None:
     """Without DeepSpeed (DDP, FSDP) the HF Trainer trains the weights in the dtype they were loaded in and torch's
     AdamW keeps its moments in it (torch/optim/adamw.py: zeros_like(param)); nothing upcasts them. So torch_dtype is
@@ -328,6 +342,7 @@ def enrich(command: "Command", settings: Settings, assumptions: list, project, f
         settings.add(Setting("job.type", job_type, command.path, span, "the TRL command or script name"))
     if kind in ("trl", "hf"):
         _type_from_fields(settings, entries, command, recipe_path or command.path)
+        _grpo_liger(settings, entries, command)
     _finetuning(settings, kind, _extra_fields(entries, command, recipe_path or command.path))
     _derive(settings, kind, command.path)
     if config_word is not None and entries is None:
@@ -447,6 +462,7 @@ def build_recipe_jobs(source: "Source", project) -> list[Job]:
         settings.add(Setting("job.type", "sft", source.path, None, "LLaMA-Factory default stage sft"))
     if kind in ("trl", "hf"):
         _type_from_fields(settings, entries, None, source.path)
+        _grpo_liger(settings, entries, None)
     _finetuning(settings, kind, _extra_fields(entries, None, source.path))
     _derive(settings, kind, source.path)
     settings.add(Setting("hf.certain", kind != "hf", source.path, None))

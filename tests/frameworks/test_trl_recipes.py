@@ -113,3 +113,12 @@ def test_vllm_mode_default_follows_the_trl_release(tmp_path):
     slept = estimate(jobs["s.yaml"], H100)
     assert "vllm_reservation" not in _terms(slept, "training", "vllm")
     assert "vllm_reservation" in _terms(slept, "generation", "vllm")
+
+
+def test_liger_kernel_does_not_fuse_grpo_logits_but_liger_loss_does(tmp_path):
+    jobs = _jobs(tmp_path, {"kernel.yaml": GRPO + "use_liger_kernel: true\n",
+                            "loss.yaml": GRPO + "use_liger_kernel: true\nuse_liger_loss: true\n",
+                            "sft.yaml": SFT + "use_liger_kernel: true\n"})
+    assert jobs["kernel.yaml"].value("train.fused_loss") is False  # no labels: Liger's forward builds the logits
+    assert jobs["loss.yaml"].value("train.fused_loss") is True
+    assert jobs["sft.yaml"].value("train.fused_loss") is True  # a cross entropy with labels: fused
