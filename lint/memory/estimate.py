@@ -1069,7 +1069,9 @@ def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, g
         # cache: the budget covers the engine's own context, which is counted once below
         r.terms.append(Term("vllm_reservation", reservation - K.cuda_context,
                             f"gpu_memory_utilization {util} x {gib(gpu_memory)} (fraction of the whole GPU), less "
-                            f"the CUDA context counted below", SRC_VLLM_UTIL))
+                            f"the CUDA context counted below"
+                            + ("; TRL colocate: inside the training process" if colocated_seqs is not None else ""),
+                            SRC_TRL_COLOCATE if colocated_seqs is not None else SRC_VLLM_UTIL))
     if not inp.flag("vllm.enforce_eager"):
         r.terms.append(Term("cuda_graphs", K.vllm_cuda_graphs, "CUDA graph capture, outside the reservation (assumed)",
                             SRC_VLLM_UTIL))
