@@ -250,10 +250,12 @@ def _grpo_liger(settings: Settings, entries: dict | None, command: "Command | No
 
 
 def _master_dtype(settings: Settings, framework: str) -> str | None:
-    """Without DeepSpeed (DDP, FSDP) the HF Trainer trains the weights in the dtype they were loaded in and torch's
-    AdamW keeps its moments in it (torch/optim/adamw.py: zeros_like(param)); nothing upcasts them. So torch_dtype is
-    the master dtype there; DeepSpeed keeps its own fp32 master whatever it says. The assumption made, if any."""
-    if framework not in ("trl", "hf") or settings.value("train.strategy") not in ("ddp", "fsdp", "fsdp2") \
+    """Under DDP the HF Trainer trains the weights in the dtype they were loaded in and torch's AdamW keeps its
+    moments in it (torch/optim/adamw.py: zeros_like(param)); nothing upcasts them. So torch_dtype is the master dtype
+    there. DeepSpeed keeps its own fp32 master whatever it says, and accelerate's FSDP upcasts 16-bit parameters to
+    fp32 when mixed precision is on (huggingface/accelerate@16cb6eb accelerator.py prepare_model, utils/fsdp_utils.py
+    "FSDP upcast of low precision parameters"): neither changes. The assumption made, if any."""
+    if framework not in ("trl", "hf") or settings.value("train.strategy") != "ddp" \
             or settings.get("precision.master_dtype") is not None:
         return None
     loaded = settings.get("hf.torch_dtype")
