@@ -215,6 +215,61 @@ def _extra_fields(entries: dict | None, command: "Command | None", path: str) ->
     return out
 
 
+def _type_from_fields(settings: Settings, entries: dict | None, command: "Command | None", path: str) -> None:
+    """job.type grpo when nothing else typed the job and the recipe or the flags hold a field only GRPOConfig (or
+    open-r1's GRPO script) declares (schemas/hf/training_args.json job_type_fields)."""
+    if settings.get("job.type") is not None:
+        return
+    from rlhf_lint.readers.yaml import node_span
+
+    grpo = table()["job_type_fields"]["grpo"]
+    for name in grpo:
+        if entries and name in entries:
+            settings.add(Setting("job.type", "grpo", path, node_span(entries[name][1]),
+                                 f"{name}: a field only GRPOConfig declares"))
+            return
+    for arg in (command.args if command is not None else ()):
+        if _flag_name(arg.flag) in grpo:
+            settings.add(Setting("job.type", "grpo", command.path, arg.flag_span,
+                                 f"{arg.flag}: a field only GRPOConfig declares"))
+            return
+
+
+def _grpo_liger(settings: Settings, entries: dict | None, command: "Command | None") -> None:
+    """GRPO computes its log-probs from model(...).logits without labels, and Liger's patched forward then builds the
+    full logits (liger_kernel/transformers/model/qwen2.py lce_forward: the fused loss only when training with
+    labels): use_liger_kernel does not fuse GRPO's loss; only GRPOConfig.use_liger_loss does."""
+    fused = settings.get("train.fused_loss")
+    if settings.value("job.type") != "grpo" or fused is None or fused.value is not True:
+        return
+    names = set(entries or ()) | {_flag_name(a.flag) for a in (command.args if command is not None else ())}
+    if "use_liger_loss" in names:
+        return
+    settings.add(Setting("train.fused_loss", False, fused.path, fused.span,
+                         "use_liger_kernel: GRPO passes no labels, so Liger's forward still builds the full logits"))
+
+
+def _master_dtype(settings: Settings, framework: str) -> str | None:
+    """Under DDP the HF Trainer trains the weights in the dtype they were loaded in and torch's AdamW keeps its
+    moments in it (torch/optim/adamw.py: zeros_like(param)); nothing upcasts them. So torch_dtype is the master dtype
+    there. DeepSpeed keeps its own fp32 master whatever it says, and accelerate's FSDP upcasts 16-bit parameters to
+    fp32 when mixed precision is on (huggingface/accelerate@16cb6eb accelerator.py prepare_model, utils/fsdp_utils.py
+    "FSDP upcast of low precision parameters"): neither changes. The assumption made, if any."""
+    if framework not in ("trl", "hf") or settings.value("train.strategy") != "ddp" \
+            or settings.get("precision.master_dtype") is not None:
+        return None
+    loaded = settings.get("hf.torch_dtype")
+    value = loaded.value if loaded is not None else None
+    if value in ("bf16", "fp16", "fp32"):
+        settings.add(Setting("precision.master_dtype", value, loaded.path, loaded.span,
+                             f"torch_dtype {value}: no DeepSpeed, so the weights train in the loaded dtype"))
+        return None
+    if value == "auto":
+        return ("torch_dtype auto: the checkpoint's stored dtype, not read here; fp32 weights and AdamW states "
+                "assumed (an upper bound: a bf16 checkpoint trains in bf16)")
+    return "torch_dtype unset: transformers loads fp32 (TRL ModelConfig default None), the fp32 weights are the master"
+
+
 def _type_from_name(name: str) -> str | None:
     types = table()["trl_commands"]["types"]
     base = os.path.splitext(os.path.basename(name))[0].lower()
@@ -287,6 +342,9 @@ def enrich(command: "Command", settings: Settings, assumptions: list, project, f
     if job_type is not None and settings.get("job.type") is None:
         span = command.entry.span if command.entry is not None else None
         settings.add(Setting("job.type", job_type, command.path, span, "the TRL command or script name"))
+    if kind in ("trl", "hf"):
+        _type_from_fields(settings, entries, command, recipe_path or command.path)
+        _grpo_liger(settings, entries, command)
     _finetuning(settings, kind, _extra_fields(entries, command, recipe_path or command.path))
     _derive(settings, kind, command.path)
     if config_word is not None and entries is None:
@@ -312,6 +370,9 @@ def interpret(command: "Command", source: "Source", project) -> list[Job]:
                 job.settings.add(Setting("framework", framework, command.path, command.span))
             _accelerate_plugin(job, project)
             _sharding(job.settings, job.path)
+            note = _master_dtype(job.settings, framework)
+            if note:
+                job.assumptions.append(note)
             _defaults(job.settings)
     return jobs
 
@@ -401,13 +462,18 @@ def build_recipe_jobs(source: "Source", project) -> list[Job]:
     _add_recipe(settings, entries, source.path)
     if kind == "llamafactory" and settings.get("job.type") is None:
         settings.add(Setting("job.type", "sft", source.path, None, "LLaMA-Factory default stage sft"))
+    if kind in ("trl", "hf"):
+        _type_from_fields(settings, entries, None, source.path)
+        _grpo_liger(settings, entries, None)
     _finetuning(settings, kind, _extra_fields(entries, None, source.path))
     _derive(settings, kind, source.path)
     settings.add(Setting("hf.certain", kind != "hf", source.path, None))
     settings.add(Setting("framework", kind, source.path, None))
     _sharding(settings, source.path)
+    note = _master_dtype(settings, kind)
     _defaults(settings)
     docs = source.tree
     name = f"{os.path.basename(source.path)} ({kind} recipe)"
     return [Job(name=name, path=source.path, span=node_span(docs[0]), framework=kind, settings=settings,
-                assumptions=["the recipe's world size is not given by any launch of the project"])]
+                assumptions=["the recipe's world size is not given by any launch of the project"] + ([note] if note
+                                                                                                  else []))]

@@ -46,6 +46,10 @@ SRC_LORA = "https://arxiv.org/abs/2106.09685"  # LoRA: r x (d_in + d_out) parame
 SRC_QLORA = "https://arxiv.org/abs/2305.14314"  # NF4 + double quantisation: 4.127 bits per parameter
 SRC_TORCH_ADAMW = "https://github.com/pytorch/pytorch/blob/v2.5.0/torch/optim/adamw.py"  # zeros_like(p): param dtype
 SRC_TRL_GRPO = "https://github.com/huggingface/trl/blob/v0.17.0/trl/trainer/grpo_trainer.py"
+SRC_TRL_COLOCATE = "https://github.com/huggingface/trl/blob/v0.18.0/trl/trainer/grpo_trainer.py"  # LLM(...) in-process
+SRC_TRL_VLLM_MODE = ("https://github.com/huggingface/trl/blob/v0.18.0/trl/trainer/grpo_config.py (vllm_mode added, "
+                     "default server; still server at v0.29.0, colocate from v1.0.0)")
+SRC_TRL_LOGPS = "https://github.com/huggingface/trl/blob/v0.18.0/trl/trainer/utils.py"  # selective_log_softmax
 SRC_TRL_BETA = "https://github.com/huggingface/trl/blob/v0.19.0/trl/trainer/grpo_config.py"  # beta 0.0 since v0.19
 SRC_HF_CACHE = "https://github.com/huggingface/transformers/blob/v4.51.0/src/transformers/cache_utils.py"
 SRC_PINNED = ("https://github.com/pytorch/pytorch/blob/v2.5.0/aten/src/ATen/core/CachingHostAllocator.h (PowerOf2Ceil; "
@@ -306,6 +310,7 @@ class _Inputs:
     def __init__(self, settings, assumptions: list[str]):
         self.settings = settings
         self.assumptions = assumptions
+        self.vllm_in_process = False  # TRL vllm_mode colocate: the engine is part of the training process
 
     def get(self, key: str, default=None, note: str | None = None):
         value = self.settings.value(key, UNKNOWN)
@@ -359,6 +364,32 @@ def _trl_reference(inp: _Inputs, versions: dict | None) -> bool:
     return False
 
 
+def _release(versions: dict | None, name: str) -> tuple[int, int] | None:
+    parts = str((versions or {}).get(name) or "").split(".")
+    if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
+        return int(parts[0]), int(parts[1])
+    return None
+
+
+def _trl_colocate(job, inp: _Inputs, versions: dict | None) -> bool:
+    """Whether GRPOTrainer runs vLLM inside each training process (vllm_mode colocate, TRL >= 0.18): its
+    reservation then sits on the training GPUs. Server mode (`trl vllm-serve` on other GPUs) and TRL < 0.18 (vLLM on
+    a GPU of its own, vllm_device) add nothing there. vllm_mode unset: server up to 0.29, colocate since 1.0."""
+    if not _trl_grpo(job, inp) or not inp.flag("trl.use_vllm"):
+        return False
+    release = _release(versions, "trl")
+    if release is not None and release < (0, 18):
+        return False
+    mode = inp.get("trl.vllm_mode")
+    if isinstance(mode, str):
+        return mode.strip().lower() == "colocate"
+    if release is not None:
+        return release >= (1, 0)
+    inp.assumptions.append(f"TRL vllm_mode unset and the TRL release unknown: server assumed (vLLM on GPUs of its "
+                           f"own; colocate is the default from TRL 1.0: {SRC_TRL_VLLM_MODE})")
+    return False
+
+
 def _roles_of(job, inp: _Inputs, versions: dict | None = None) -> list[str]:
     kind = str(inp.get("job.type", "") or "").lower()
     has = lambda role: inp.get(f"model.{role}.path") is not None or inp.get(f"model.{role}.params") is not None
@@ -375,7 +406,7 @@ def _roles_of(job, inp: _Inputs, versions: dict | None = None) -> list[str]:
         roles = ["policy", "ref"]
     else:
         roles = ["policy"] if not has("actor") else ["actor"]
-    if int(inp.number("vllm.num_engines", 0) or 0) > 0:
+    if int(inp.number("vllm.num_engines", 0) or 0) > 0 or inp.vllm_in_process:
         roles.append("vllm")
     return roles
 
@@ -426,9 +457,9 @@ def _gpus_of(inp: _Inputs, role: str, hardware) -> tuple[int, int]:
 # -- per-role terms ----------------------------------------------------------------------------------------------
 def _activation_terms(arch: ModelArch, batch: int, seq: int, checkpointing: bool, flash: bool, w: int,
                       forward_only: bool, with_logits: bool, what: str, fused: bool = False,
-                      logit_seq: int | None = None) -> list[Term]:
+                      logit_seq: int | None = None, trl_logps: bool = False) -> list[Term]:
     """``logit_seq``: tokens per sequence the LM head runs on when fewer than ``seq`` (TRL's logits_to_keep: the
-    completion only)."""
+    completion only). ``trl_logps``: the loss is GRPOTrainer's selective_log_softmax, not a cross entropy."""
     h, L, a = arch.hidden_size, arch.num_layers, arch.num_heads
     lseq = min(seq, logit_seq) if logit_seq else seq
     act, ck, lc, f = K.activation_bytes, K.checkpoint_bytes, K.loss_logits_copy_bytes, K.attention_score_factor
@@ -465,6 +496,12 @@ def _activation_terms(arch: ModelArch, batch: int, seq: int, checkpointing: bool
         terms.append(Term("logits", int(seq * batch * h * (f32 + w)),
                           f"fused/chunked loss: one chunk of fp32 logits ~ s*b*h*{f32} + hidden-state gradient "
                           f"s*b*h*{w} = {seq}*{batch}*{h}*{f32 + w} B (no full logits)", SRC_LIGER))
+    elif with_logits and trl_logps and not forward_only:
+        copies = K.trl_logps_copies[1 if w >= dtype_bytes("fp32", 4) else 0]
+        terms.append(Term("logits", int(lseq * batch * arch.vocab_size * w * copies),
+                          f"s*b*V*{w}*{copies} = {lseq}*{batch}*{arch.vocab_size}*{w * copies} B: {copies} "
+                          f"{w}-byte logits tensors at the backward's peak (GRPO per-token log-probs of the "
+                          f"completion, selective_log_softmax)", SRC_TRL_LOGPS))
     elif with_logits and forward_only:
         f32 = dtype_bytes("fp32", 4)  # log-probs without a backward: the fp32 log-softmax beside the 16-bit logits
         terms.append(Term("logits", int(lseq * batch * arch.vocab_size * (w + f32)),
@@ -642,7 +679,7 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
     r.micro_tokens["training"] = (b * tokens, bound, how)
     r.terms += _bounded(bound, _activation_terms(arch, b, tokens, ctx["checkpointing"], ctx["flash"] or bound, w,
                                                  False, role != "critic", how, ctx["fused_loss"],
-                                                 ctx.get("logit_tokens")))
+                                                 ctx.get("logit_tokens"), ctx.get("trl_logps", False)))
     # DeepSpeed buffers: sizes from the ds_config (zero_optimization), DeepSpeed's defaults when unset or "auto";
     # a bucket never holds more than the trained parameters (LoRA)
     reduce = min(T, _int_of(inp.get("deepspeed.reduce_bucket_size"), 0) or K.reduce_bucket_elements)
@@ -996,15 +1033,26 @@ def _sampler_bytes(versions: dict | None) -> int:
 
 
 def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, gpu_memory: int | None,
-               versions: dict | None = None) -> RoleEstimate:
+               versions: dict | None = None, colocated_seqs: int | None = None) -> RoleEstimate:
+    """``colocated_seqs``: TRL's colocated engine, built with max_num_seqs = per_device_train_batch_size x TP x
+    gradient_accumulation_steps (v0.23.0: x steps_per_generation, which defaults to it; grpo_trainer.py LLM(...))
+    and GRPOConfig's own utilization default."""
     w = 2
     engines = int(inp.number("vllm.num_engines", 1) or 1)
     r = RoleEstimate("vllm", arch.name, params, tp, False, phase="generation")
-    default_util = K.vllm_gpu_memory_utilization
-    util = inp.number("vllm.gpu_memory_utilization", default_util, f"vLLM's default ({default_util}) assumed")
+    if colocated_seqs is not None:
+        default_util = K.trl_colocate_gpu_memory_utilization
+        util = inp.number("vllm.gpu_memory_utilization", default_util,
+                          f"GRPOConfig's default vllm_gpu_memory_utilization ({default_util}) assumed")
+    else:
+        default_util = K.vllm_gpu_memory_utilization
+        util = inp.number("vllm.gpu_memory_utilization", default_util, f"vLLM's default ({default_util}) assumed")
     weights = w * params // tp
     max_len = ctx["seq"]
-    max_seqs = int(inp.number("vllm.max_num_seqs", K.vllm_max_num_seqs, "vLLM's default max_num_seqs assumed"))
+    if colocated_seqs is not None:
+        max_seqs = colocated_seqs
+    else:
+        max_seqs = int(inp.number("vllm.max_num_seqs", K.vllm_max_num_seqs, "vLLM's default max_num_seqs assumed"))
     # vLLM's profile run: one batch of max(max_len, vllm_profile_min_tokens) tokens through the model, then the sampler
     # on max_num_seqs full-vocabulary rows (top-k/top-p forced: sampler.py sorts them) while the batch's hidden
     # states are still held; the forward's MLP transients are freed by then, so the peak is the larger of the two
@@ -1021,7 +1069,9 @@ def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, g
         # cache: the budget covers the engine's own context, which is counted once below
         r.terms.append(Term("vllm_reservation", reservation - K.cuda_context,
                             f"gpu_memory_utilization {util} x {gib(gpu_memory)} (fraction of the whole GPU), less "
-                            f"the CUDA context counted below", SRC_VLLM_UTIL))
+                            f"the CUDA context counted below"
+                            + ("; TRL colocate: inside the training process" if colocated_seqs is not None else ""),
+                            SRC_TRL_COLOCATE if colocated_seqs is not None else SRC_VLLM_UTIL))
     if not inp.flag("vllm.enforce_eager"):
         r.terms.append(Term("cuda_graphs", K.vllm_cuda_graphs, "CUDA graph capture, outside the reservation (assumed)",
                             SRC_VLLM_UTIL))
@@ -1110,8 +1160,11 @@ def estimate(job, hardware, read_config: Callable[[str], str | None] | None = No
     if _trl_grpo(job, inp):
         # TRL runs the LM head on the completion only (logits_to_keep, grpo_trainer.py _get_per_token_logps)
         ctx["logit_tokens"] = int(gen) if gen is not None else None
+        ctx["trl_logps"] = True
         ctx["trl_grpo"] = not inp.flag("trl.use_vllm")
         ctx["trl_version"] = (versions or {}).get("trl")
+        # vllm_mode colocate: the engine lives in each training process, on the training GPUs
+        inp.vllm_in_process = _trl_colocate(job, inp, versions)
     if strategy not in ("deepspeed", "fsdp", "fsdp2") + PLAIN_STRATEGIES:
         # Megatron's tensor/pipeline/expert sharding is not modelled: no figures rather than wrong ones
         reason = (f"training strategy {strategy!r} is not modelled (only DeepSpeed ZeRO and FSDP are; Megatron "
@@ -1137,6 +1190,14 @@ def estimate(job, hardware, read_config: Callable[[str], str | None] | None = No
         arch, params = res.arch, res.param_count
         if role in ("critic", "reward") and not arch.tie_embeddings:
             params -= arch.vocab_size * arch.hidden_size  # a value head replaces the LM head
+        if role == "vllm" and inp.vllm_in_process:
+            # TRL colocate: one engine per TP group of training ranks, on the policy's GPUs
+            tp = max(1, _int_of(inp.get("vllm.tensor_parallel_size"), 1))
+            steps = _int_of(inp.get("trl.steps_per_generation"), 0) or _int_of(inp.get("batch.grad_accum"), 1)
+            seqs = micro_train * tp * max(1, steps)
+            roles.append(_vllm_role(arch, params, tp, inp, ctx, gpu_memory, versions, colocated_seqs=seqs))
+            role_nodes[role] = role_nodes.get("policy") or _gpus_of(inp, "policy", hardware)
+            continue
         if role == "vllm":
             tp = int(inp.number("vllm.tensor_parallel_size", 1) or 1)
             roles.append(_vllm_role(arch, params, tp, inp, ctx, gpu_memory, versions))
@@ -1200,7 +1261,8 @@ def shared_roles(inp, names) -> set[str]:
         chosen = {n for n in names if n in value}
         return chosen if len(chosen) > 1 else set()
     if inp.flag("topology.shared_process") or "policy" in names:
-        return {n for n in names if n != "vllm"}
+        # TRL's colocated vLLM is an LLM object of the training process itself
+        return {n for n in names if n != "vllm" or inp.vllm_in_process}
     return set()
 
 

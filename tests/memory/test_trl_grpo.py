@@ -37,8 +37,10 @@ def test_logits_cover_the_completion_and_generate_holds_the_kv_cache():
     arch = resolve_model(QWEN3).arch
     est = grpo(beta=0.04)
     training = terms(est, "training", "policy")
-    # fp32 logits of 4 x 1024 completion tokens (logits_to_keep), not of the 3072-token sequence
-    assert training["logits"] == 4 * 1024 * arch.vocab_size * (4 + K.loss_logits_copy_bytes)
+    # fp32 logits of 4 x 1024 completion tokens (logits_to_keep), not of the 3072-token sequence: four fp32 copies
+    # at the backward of selective_log_softmax's logsumexp path
+    assert training["logits"] == 4 * 1024 * arch.vocab_size * 4 * K.trl_logps_copies[1]
+    assert K.trl_logps_copies[1] * 4 == 4 + K.loss_logits_copy_bytes  # rows I22/I23 (fp32) keep their figure
     assert "generate_kv_cache" not in training
     generation = terms(est, "generation", "policy")
     assert generation["generate_kv_cache"] == 4 * 3072 * arch.kv_bytes_per_token(4)
@@ -70,7 +72,8 @@ def test_trl_grpo_launch_reaches_the_estimate(tmp_path):
     assert [r.role for r in est.roles] == ["policy", "ref"]
     arch = resolve_model(QWEN3).arch
     assert terms(est, "generation", "policy")["generate_kv_cache"] == 4 * 768 * arch.kv_bytes_per_token(2)
-    assert terms(est, "training", "policy")["logits"] == 4 * 256 * arch.vocab_size * (2 + K.loss_logits_copy_bytes)
+    # bf16 logits: selective_log_softmax's row-wise path holds three 2-byte copies at the backward's peak
+    assert terms(est, "training", "policy")["logits"] == 4 * 256 * arch.vocab_size * 2 * K.trl_logps_copies[0]
 
 
 def test_generation_batch_follows_accumulation_and_the_release():
