@@ -84,8 +84,11 @@ def gpu_oom_at_length_bound(ctx):
                 n, _, how = r.micro_tokens[phase]
                 hows.append(f"{r.role} {n} tokens: {how}")
         budget = _token_budget(ctx, group, one, max(one, tokens))
-        advice = (f"; a token budget of {budget} per GPU fits (use_dynamic_bsz with ppo_max_token_len_per_gpu and the "
-                  f"log-prob and critic budgets at {budget})" if budget else
+        # the knob is verl's; other frameworks name their token budget per release (or have none: TRL)
+        knob = ("use_dynamic_bsz with ppo_max_token_len_per_gpu and the log-prob and critic budgets at "
+                f"{budget}" if ctx.job.framework == "verl" else
+                "a dynamic batch with that token budget where the framework has one, or a smaller micro batch")
+        advice = (f"; a token budget of {budget} per GPU fits ({knob})" if budget else
                   f"; no token budget of at least one {one}-token sequence fits")
         yield Finding(ctx.job.span,
                       f"{_need(group.names)} {_gib(group.peak)} per GPU in the {phase} phase when "
