@@ -115,6 +115,14 @@ def _best_utilization(ctx, est) -> float | None:
     return None
 
 
+def _replicas_guessed(ctx, group) -> bool:
+    """Plain data parallelism is what the HF builders assume without a DeepSpeed config; an FSDP or DeepSpeed
+    launcher config the linter does not see (accelerate's default config file) would shard the states, so an
+    overflow of replicated states on several GPUs is not certain."""
+    return (str(ctx.job.value("train.strategy", "") or "").lower() in ("ddp", "none")
+            and any(r.gpus > 1 for r in group.roles))
+
+
 def _no_verdict(est) -> bool:
     return not est.hardware_known or est.unmodelled is not None
 

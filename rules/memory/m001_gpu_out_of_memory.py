@@ -5,7 +5,7 @@ from rlhf_lint.model import Applicability, Finding, Severity
 from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.memory._common import (
     PHASE_NOTES, _m001_reports, _assumed, _best_utilization, _breakdown, _checkpointing_off, _estimate, _gib, _need,
-    _no_verdict,
+    _no_verdict, _replicas_guessed,
     _what_if,
 )
 
@@ -138,10 +138,7 @@ def gpu_out_of_memory(ctx):
                 f"{c[0]} (-{_gib(c[1])})" for c in partial[:4])
         gpu = est.gpu.name if est.gpu is not None else "the GPU"
         band = f"{_gib(group.low_peak)} to {_gib(max(group.high_peak, group.peak))}"
-        # plain data parallelism is what the HF builders assume without a DeepSpeed config; an FSDP launcher config
-        # the linter does not see would shard the states, so a replicated overflow on several GPUs is not certain
-        guessed_ddp = (str(ctx.job.value("train.strategy", "") or "").lower() in ("ddp", "none")
-                       and any(r.gpus > 1 for r in group.roles))
+        guessed_ddp = _replicas_guessed(ctx, group)
         if group.certain_overflow and not guessed_ddp:
             head = (f"{_need(group.names)} {_gib(group.peak)} per GPU (band {band}) in the {_phase(group.peak_phase)}, "
                     f"{gpu} has {_gib(group.gpu_memory)}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 from rlhf_lint.model import Applicability, Finding, Severity
 from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.memory._common import (
-    PHASE_NOTES, _best_utilization, _estimate, _gib, _no_verdict, _span_of, _vllm_phases,
+    PHASE_NOTES, _best_utilization, _estimate, _gib, _no_verdict, _replicas_guessed, _span_of, _vllm_phases,
 )
 
 
@@ -75,9 +75,12 @@ def vllm_gpu_memory_utilization(ctx):
     others = sum(t.bytes for role, t in group.phases[phase] if role != "vllm")
     holders = [n for n in group.names if n != "vllm" and any(role == n for role, _ in group.phases[phase])]
     # an error only when even the low end of the phase's band overflows; a band straddling the GPU is a warning
-    severity = None if group.band_total(phase, 0) > group.gpu_memory else Severity.WARNING
+    # and only when the states beside it are known to be where the estimate puts them (not replicas guessed)
+    guessed = _replicas_guessed(ctx, group)
+    severity = None if group.band_total(phase, 0) > group.gpu_memory and not guessed else Severity.WARNING
     message = (f"vLLM reserves {util:g} x {_gib(group.gpu_memory)} = {_gib(util * group.gpu_memory)} per GPU "
-               f"while {', '.join(holders) or 'the other roles'} hold {_gib(others)} on the same GPUs "
+               f"while {', '.join(holders) or 'the other roles'} hold {_gib(others)} on the same GPUs"
+               f"{' if every GPU holds a full replica (DDP: no DeepSpeed or FSDP config seen)' if guessed else ''} "
                f"({phase} phase total {_gib(group.phase_total(phase))}{_phase_note(phase)})")
     if best is None:
         yield Finding(span, message + "; no utilisation fits with room for one sequence's KV cache",
