@@ -22,6 +22,7 @@ class Report:
         self._where: dict[str, int] = {}  # path -> the group holding its line index
         self._decoded: dict[int, tuple[list, dict]] = {}
         self.count = 0
+        self.codes: set[str] = set()  # the codes reported: SARIF lists their rules before the results
 
     def add(self, diagnostics: list[Diagnostic], sources: dict) -> None:
         """One group's diagnostics and line indexes (path -> LineIndex)."""
@@ -36,6 +37,7 @@ class Report:
         for path in sources:
             self._where.setdefault(path, index)
         self.count += len(ordered)
+        self.codes.update(d.code for d in ordered)
 
     def _load(self, index: int) -> tuple[list, dict]:
         got = self._decoded.pop(index, None)
@@ -79,8 +81,14 @@ class Report:
 class Diagnostics(Sequence):
     """``Result.diagnostics`` of a run: a read-only sequence over a Report (indexing decodes it all: iterate)."""
 
+    ordered_by_path = True  # iteration is in sort-key order, path first: reporters may forget a file once past it
+
     def __init__(self, report: Report) -> None:
         self._report = report
+
+    def codes(self) -> set[str]:
+        """The codes reported, without decoding the groups."""
+        return set(self._report.codes)
 
     def __iter__(self):
         return iter(self._report)
