@@ -103,7 +103,7 @@ class GitIgnore:
     def __init__(self) -> None:
         self._worktree: dict[str, str | None] = {}
         self._files: dict[str, list[Pattern]] = {}
-        self._answers: dict[str, bool] = {}
+        self._answers: dict[str, bool] = {}  # folders' answers
 
     def _root_of(self, folder: str) -> str | None:
         return nearest(folder, self._worktree, _worktree_root, None)
@@ -128,9 +128,8 @@ class GitIgnore:
     def ignored(self, path: str, is_dir: bool = False) -> bool:
         """Whether ``path`` (a file, or a folder when ``is_dir``) or a folder above it is ignored by git."""
         absolute = os.path.abspath(path)
-        key = absolute + ("/" if is_dir else "")
-        if key in self._answers:
-            return self._answers[key]
+        if is_dir and absolute in self._answers:
+            return self._answers[absolute]
         parent = os.path.dirname(absolute)
         root = self._root_of(parent)
         answer = False
@@ -140,7 +139,8 @@ class GitIgnore:
                 answer = True
             else:
                 answer = self._match(root, absolute, is_dir)
-        self._answers[key] = answer
+        if is_dir:  # a folder is asked again for each of its files; a file is asked once (a memo per file grows)
+            self._answers[absolute] = answer
         return answer
 
     def _match(self, root: str, absolute: str, is_dir: bool) -> bool:
