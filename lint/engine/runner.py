@@ -461,7 +461,8 @@ def _lint(paths: list[str], config: Config, options: Options, configs: Configs |
         outcomes = _parallel(groups, config, options, settings, workers)
     else:
         outcomes = _serial(groups, config, options, settings)
-    from rlhf_lint.engine.report import Diagnostics, Digests, LineIndexes, Report
+    from rlhf_lint.engine.digests import Digests
+    from rlhf_lint.engine.report import Diagnostics, LineIndexes, Report
 
     # each group's findings are kept compact as it ends (memory flat in the number of files: rlhf_lint.engine.report)
     report = Report()
