@@ -1,7 +1,8 @@
 """The diagnostics of a run, kept compact while the groups are checked, so that memory stays flat in the number of
-files: each group's diagnostics (sorted) and line indexes are one zlib-compressed pickle, and only a few fields per
-group stay Python objects. ``Result.diagnostics`` and ``Result.sources`` of a run are views over it: iterating the
-diagnostics yields them in ``Diagnostic.sort_key`` order, a group at a time.
+files: each group's diagnostics (sorted) and line indexes are one zlib-compressed pickle (after the first groups,
+against a preset dictionary made of their pickles), and only a few fields per group stay Python objects.
+``Result.diagnostics`` and ``Result.sources`` of a run are views over it: iterating the diagnostics yields them in
+``Diagnostic.sort_key`` order, a group at a time.
 
 Pickle is safe here: the bytes never leave the process that made them."""
 from __future__ import annotations
@@ -144,4 +145,3 @@ class LineIndexes(Mapping):
 
     def __len__(self) -> int:
         return len(self._report._where)
-
