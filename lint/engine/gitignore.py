@@ -12,7 +12,9 @@ from __future__ import annotations
 import os
 import re
 
-from rlhf_lint.engine.ancestors import nearest
+from rlhf_lint.engine.ancestors import nearest, remember
+
+_NONE: tuple = ()  # the patterns of a folder without a .gitignore (most): one object for all of them
 
 
 def _translate(glob: str) -> str:
@@ -112,9 +114,11 @@ class GitIgnore:
         if path not in self._files:
             try:
                 with open(path, encoding="utf-8", errors="replace") as fh:
-                    self._files[path] = parse(fh.read())
+                    patterns = parse(fh.read())
             except OSError:
-                self._files[path] = []
+                patterns = _NONE
+            remember(self._files, path, patterns)
+            return patterns
         return self._files[path]
 
     def _verdict(self, folder: str, name_rel: str, is_dir: bool, verdict: bool | None) -> bool | None:
@@ -140,7 +144,7 @@ class GitIgnore:
             else:
                 answer = self._match(root, absolute, is_dir)
         if is_dir:  # a folder is asked again for each of its files; a file is asked once (a memo per file grows)
-            self._answers[absolute] = answer
+            remember(self._answers, absolute, answer)
         return answer
 
     def _match(self, root: str, absolute: str, is_dir: bool) -> bool:

@@ -200,3 +200,29 @@ def test_discovery_holds_little_besides_the_paths_it_yields(tmp_path):
     # as 16-byte digests; git's answers for folders only). Measured: ~100 bytes a file, most of it the digest
     # table while it doubles; with sets of the strings, ~390
     assert (peak - kept) / len(found) < 160, (peak, kept)
+
+
+def test_folder_memos_are_bounded_and_answer_the_same_once_emptied(tmp_path, monkeypatch):
+    from rlhf_lint.engine import ancestors
+    from rlhf_lint.engine.gitignore import GitIgnore
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("*.log\nout/\n")
+    folders = []
+    for i in range(30):
+        sub = tmp_path / f"r{i:02d}" / ("out" if i % 3 == 0 else "src")
+        sub.mkdir(parents=True)
+        (sub / ".gitignore").write_text("!keep.log\n" if i % 2 else "")
+        folders.append(sub)
+    cases = [(str(sub / name), sub.name == "out" or (name == "a.log" or (name == "keep.log" and i % 2 == 0)))
+             for i, sub in enumerate(folders) for name in ("a.log", "keep.log", "x.sh")]
+    unbounded = GitIgnore()
+    assert [unbounded.ignored(path) for path, _ in cases] == [want for _, want in cases]
+    monkeypatch.setattr(ancestors, "MAX_MEMO", 5)
+    bounded = GitIgnore()
+    assert [bounded.ignored(path) for path, _ in cases] == [want for _, want in cases]
+    assert max(len(bounded._worktree), len(bounded._files), len(bounded._answers)) <= 5
+    memo: dict = {}
+    assert [ancestors.nearest(str(sub), memo, lambda f: f if f == str(tmp_path) else None, None)
+            for sub in folders] == [str(tmp_path)] * 30
+    assert 0 < len(memo) <= 5
