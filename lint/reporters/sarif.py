@@ -88,7 +88,8 @@ def _codes(diagnostics) -> list[str]:
 
 class Fingerprints:
     """``fingerprint`` over a whole report. When the diagnostics come ordered by path (a run's report), what is
-    counted for a file is dropped once the next file starts: memory stays flat in the number of findings."""
+    counted for a file is dropped once the next path starts: memory stays flat in the number of findings. (Two
+    spellings of one file in one run, which discovery does not yield, would each be numbered from 1.)"""
 
     def __init__(self, diagnostics) -> None:
         self._ordered = bool(getattr(diagnostics, "ordered_by_path", False))
