@@ -1,5 +1,5 @@
 """The nearest ancestor folder with some property, remembered for every folder the walk passed (a run asks for
-thousands of files that share their parents)."""
+thousands of files that share their parents), up to MAX_MEMO folders."""
 from __future__ import annotations
 
 import os
@@ -9,6 +9,16 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
     from typing import Callable, TypeVar
 
     T = TypeVar("T")
+
+
+MAX_MEMO = 4096  # folders a memo remembers; then it starts over (a walk is depth-first: recent folders are asked)
+
+
+def remember(memo: dict, key, value) -> None:
+    """``memo[key] = value``, the memo emptied first when full: memory stays flat in the number of folders."""
+    if len(memo) >= MAX_MEMO:
+        memo.clear()
+    memo[key] = value
 
 
 def nearest(folder: str, memo: dict[str, T], probe: Callable[[str], T | None], missing: T) -> T:
@@ -30,5 +40,5 @@ def nearest(folder: str, memo: dict[str, T], probe: Callable[[str], T | None], m
             break
         current = parent
     for passed in seen:
-        memo[passed] = found
+        remember(memo, passed, found)
     return found

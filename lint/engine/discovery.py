@@ -76,16 +76,18 @@ def discover(paths: list[str], exclude: list[str], skip=None, force_exclude: boo
     so the user hears why they were not checked, and even if excluded, unless ``force_exclude`` (None: as the
     file's configuration says) - pre-commit names files one by one. ``skip(path, is_dir)`` decides exclusion
     (default: the ``exclude`` globs). Symlinked directories are not followed (no loops)."""
+    from rlhf_lint.engine.digests import Digests, digest
+
     if skip is None:
         skip = lambda path, is_dir: is_excluded(path, exclude)  # noqa: E731
-    seen: set[str] = set()
+    seen = Digests()  # real paths yielded, as digests: a set of the strings held ~140 bytes a file
     for root in paths:
         forced = force_exclude if force_exclude is not None else (
             skip.force_exclude(root) if isinstance(skip, Exclusions) else False)
         if forced and os.path.exists(root) and skip(root, os.path.isdir(root)):
             continue
         if os.path.isfile(root) or not os.path.exists(root):
-            real = os.path.realpath(root)
+            real = digest(os.path.realpath(root))
             if real not in seen:
                 seen.add(real)
                 yield root, True
@@ -112,7 +114,7 @@ def discover(paths: list[str], exclude: list[str], skip=None, force_exclude: boo
                     continue
                 if not named and not _maybe_script(path):
                     continue
-                real = os.path.realpath(path)
+                real = digest(os.path.realpath(path))
                 if real in seen:
                     continue
                 seen.add(real)
@@ -120,7 +122,7 @@ def discover(paths: list[str], exclude: list[str], skip=None, force_exclude: boo
         yield from _unlistable(unlistable, seen)
 
 
-def _unlistable(errors: list[OSError], seen: set[str]) -> Iterator[tuple[str, bool]]:
+def _unlistable(errors: list[OSError], seen) -> Iterator[tuple[str, bool]]:
     """Folders os.walk could not list (permission denied, ...), yielded as explicit items so that reading them
     reports F001 with the OS error (rlhf_lint.engine.runner.read_source) instead of skipping their files silently."""
     while errors:
@@ -130,7 +132,9 @@ def _unlistable(errors: list[OSError], seen: set[str]) -> Iterator[tuple[str, bo
             continue
         if path.startswith("./"):
             path = path[2:]
-        real = os.path.realpath(path)
+        from rlhf_lint.engine.digests import digest
+
+        real = digest(os.path.realpath(path))
         if real not in seen:
             seen.add(real)
             yield path, True

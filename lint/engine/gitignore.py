@@ -12,7 +12,9 @@ from __future__ import annotations
 import os
 import re
 
-from rlhf_lint.engine.ancestors import nearest
+from rlhf_lint.engine.ancestors import nearest, remember
+
+_NONE: tuple = ()  # the patterns of a folder without a .gitignore (most): one object for all of them
 
 
 def _translate(glob: str) -> str:
@@ -103,7 +105,7 @@ class GitIgnore:
     def __init__(self) -> None:
         self._worktree: dict[str, str | None] = {}
         self._files: dict[str, list[Pattern]] = {}
-        self._answers: dict[str, bool] = {}
+        self._answers: dict[str, bool] = {}  # folders' answers
 
     def _root_of(self, folder: str) -> str | None:
         return nearest(folder, self._worktree, _worktree_root, None)
@@ -112,9 +114,11 @@ class GitIgnore:
         if path not in self._files:
             try:
                 with open(path, encoding="utf-8", errors="replace") as fh:
-                    self._files[path] = parse(fh.read())
+                    patterns = parse(fh.read())
             except OSError:
-                self._files[path] = []
+                patterns = _NONE
+            remember(self._files, path, patterns)
+            return patterns
         return self._files[path]
 
     def _verdict(self, folder: str, name_rel: str, is_dir: bool, verdict: bool | None) -> bool | None:
@@ -128,9 +132,8 @@ class GitIgnore:
     def ignored(self, path: str, is_dir: bool = False) -> bool:
         """Whether ``path`` (a file, or a folder when ``is_dir``) or a folder above it is ignored by git."""
         absolute = os.path.abspath(path)
-        key = absolute + ("/" if is_dir else "")
-        if key in self._answers:
-            return self._answers[key]
+        if is_dir and absolute in self._answers:
+            return self._answers[absolute]
         parent = os.path.dirname(absolute)
         root = self._root_of(parent)
         answer = False
@@ -140,7 +143,8 @@ class GitIgnore:
                 answer = True
             else:
                 answer = self._match(root, absolute, is_dir)
-        self._answers[key] = answer
+        if is_dir:  # a folder is asked again for each of its files; a file is asked once (a memo per file grows)
+            remember(self._answers, absolute, answer)
         return answer
 
     def _match(self, root: str, absolute: str, is_dir: bool) -> bool:

@@ -698,13 +698,16 @@ def _lint(paths: list[str], config: Config, options: Options, configs: Configs |
         messages.extend(m for m in cfg.warnings if m not in messages)
     order = {r.code: i for i, r in enumerate(REGISTRY.known())}  # rules run in the registry's order, as before
     groups = []
+    same: dict[tuple, list] = {}  # one list of codes for the groups that run the same rules (the usual run: all)
     for items in partition(discovered, config.root):
         own = {path: config_of[path] for path, _ in items}
         codes = sorted({r.code for path in own for r in rules_of[id(own[path])]}, key=order.__getitem__)
-        groups.append((items, own, codes))
+        groups.append((items, own, same.setdefault(tuple(codes), codes)))
+    files = len(discovered)
+    del discovered, config_of, same  # the groups hold what is checked (memory flat in files: see _serial)
     fixing = options.fix or options.diff
     settings = run_settings(options) if options.cache and not fixing else None
-    workers = worker_count(options, len(groups), len(discovered))
+    workers = worker_count(options, len(groups), files)
     if settings is not None and workers > 1:
         from rlhf_lint import cachedir
 
@@ -713,18 +716,19 @@ def _lint(paths: list[str], config: Config, options: Options, configs: Configs |
     if workers == 1 and not fixing:  # one group: its own work goes to the cores (group workers would exceed them)
         spare = min(options.jobs or env_jobs() or available_cpus(), available_cpus())
         RULE_WORKERS["n"] = spare
-        if len(discovered) >= PARSE_PARALLEL_MIN:
+        if files >= PARSE_PARALLEL_MIN:
             PARSE_WORKERS["n"] = spare
     if workers > 1:
         outcomes = _parallel(groups, config, options, settings, workers)
     else:
         outcomes = _serial(groups, config, options, settings)
+    from rlhf_lint.engine.digests import Digests
     from rlhf_lint.engine.report import Diagnostics, LineIndexes, Report
 
     # each group's findings are kept compact as it ends (memory flat in the number of files: rlhf_lint.engine.report)
     report = Report()
     result = Result(diagnostics=Diagnostics(report), messages=messages, sources=LineIndexes(report))
-    reported: set[bytes] = set()  # digests, not the keys: a key holds the message
+    reported = Digests()  # digests, not the keys: a key holds the message
     for out in outcomes:
         kept = []
         for d in out.diagnostics:  # a repository-wide finding (P006 on the configuration) comes from every group
@@ -765,7 +769,9 @@ def write_roots(paths: list[str]) -> tuple:
 
 
 def _serial(groups, config, options, settings):
-    for index, (items, own, codes) in enumerate(groups):
+    for index in range(len(groups)):
+        items, own, codes = groups[index]
+        groups[index] = None  # its paths and configurations are not needed once it is checked
         if index == 1:
             restore_gc_threshold()  # the console script's start-up setting ends with the first group (see rlhf_lint)
         yield lint_group(items, config, options, [REGISTRY.get(c) for c in codes], settings, own)

@@ -27,14 +27,24 @@ def render(fmt: str, result, *, show_fixes: bool = False, quiet: bool = False, f
 
 
 def render_chunks(fmt: str, result, **options):
-    """The report in pieces to write as they come: text and JSON a diagnostic at a time (a run's diagnostics are
-    read back one group at a time, rlhf_lint.engine.report), the other formats whole."""
+    """The report in pieces to write as they come, a diagnostic at a time (a run's diagnostics are read back one
+    group at a time, rlhf_lint.engine.report): no format is built whole."""
     if fmt == "json":
         from rlhf_lint.reporters.json_format import iter_json
 
         return iter_json(result)
-    if fmt == "text":
-        from rlhf_lint.reporters.text import iter_text
+    if fmt == "sarif":
+        from rlhf_lint.reporters.sarif import iter_sarif
 
-        return iter_text(result, **options)
-    return iter([render(fmt, result, **options)])
+        return iter_sarif(result)
+    if fmt == "github":
+        from rlhf_lint.reporters.github import iter_github
+
+        return iter_github(result)
+    if fmt == "gitlab":
+        from rlhf_lint.reporters.gitlab import iter_gitlab
+
+        return iter_gitlab(result)
+    from rlhf_lint.reporters.text import iter_text
+
+    return iter_text(result, **options)

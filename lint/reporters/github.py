@@ -18,7 +18,11 @@ def _escape_property(text: str) -> str:
 
 
 def render_github(result) -> str:
-    lines = []
+    return "".join(iter_github(result))
+
+
+def iter_github(result):
+    """One annotation line at a time (the CLI writes them as they come)."""
     for d in result.diagnostics:
         where = f"file={_escape_property(d.path)},line={d.start.line}"
         if d.end.line == d.start.line:
@@ -26,5 +30,4 @@ def render_github(result) -> str:
         else:  # the annotation format takes columns only within one line
             where += f",endLine={d.end.line}"
         props = f"{where},title={_escape_property(f'{d.code} {d.name}')}"
-        lines.append(f"::{_LEVEL[d.severity.label]} {props}::{_escape_data(f'{d.code} {d.message}')}")
-    return "\n".join(lines) + ("\n" if lines else "")
+        yield f"::{_LEVEL[d.severity.label]} {props}::{_escape_data(f'{d.code} {d.message}')}\n"

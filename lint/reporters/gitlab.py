@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from rlhf_lint.reporters.sarif import fingerprint
+from rlhf_lint.reporters.sarif import Fingerprints, indented_items
 
 # an error is a launch that fails or runs out of memory: critical; blocker is left for nothing we can know
 _SEVERITY = {"error": "critical", "warning": "minor", "info": "info"}
@@ -18,17 +18,25 @@ def _path(path: str) -> str:
 
 
 def render_gitlab(result) -> str:
-    seen: dict = {}
-    issues = []
-    for d in result.diagnostics:
-        path = _path(d.path)
-        issues.append({
-            "type": "issue",
-            "description": f"{d.code} {d.message}",
-            "check_name": f"{d.code} {d.name}",
-            "fingerprint": fingerprint(d, path, seen),
-            "severity": _SEVERITY[d.severity.label],
-            "categories": ["Bug Risk"],
-            "location": {"path": path, "lines": {"begin": d.start.line, "end": d.end.line}},
-        })
-    return json.dumps(issues, indent=2) + "\n"
+    return "".join(iter_gitlab(result))
+
+
+def _issue(d, fingerprints) -> dict:
+    path = _path(d.path)
+    return {
+        "type": "issue",
+        "description": f"{d.code} {d.message}",
+        "check_name": f"{d.code} {d.name}",
+        "fingerprint": fingerprints(d, path),
+        "severity": _SEVERITY[d.severity.label],
+        "categories": ["Bug Risk"],
+        "location": {"path": path, "lines": {"begin": d.start.line, "end": d.end.line}},
+    }
+
+
+def iter_gitlab(result):
+    """``json.dumps(issues, indent=2)`` an issue at a time, the same bytes (the CLI writes them as they come)."""
+    fingerprints = Fingerprints(result.diagnostics)
+    yield "["
+    yield from indented_items((_issue(d, fingerprints) for d in result.diagnostics), "")
+    yield "\n"

@@ -76,40 +76,82 @@ def _fixes(d, sources) -> list:
 
 
 def render_sarif(result) -> str:
+    return "".join(iter_sarif(result))
+
+
+def _codes(diagnostics) -> list[str]:
+    """The codes reported, sorted: from a run's compact report without decoding it (rlhf_lint.engine.report),
+    else from a first pass over the diagnostics."""
+    codes = getattr(diagnostics, "codes", None)
+    return sorted(codes() if codes is not None else {d.code for d in diagnostics})
+
+
+class Fingerprints:
+    """``fingerprint`` over a whole report. When the diagnostics come ordered by path (a run's report), what is
+    counted for a file is dropped once the next path starts: memory stays flat in the number of findings. (Two
+    spellings of one file in one run, which discovery does not yield, would each be numbered from 1.)"""
+
+    def __init__(self, diagnostics) -> None:
+        self._ordered = bool(getattr(diagnostics, "ordered_by_path", False))
+        self._path = None
+        self._seen: dict = {}
+
+    def __call__(self, d, uri: str) -> str:
+        if self._ordered and d.path != self._path:
+            self._path = d.path
+            self._seen.clear()
+        return fingerprint(d, uri, self._seen)
+
+
+def indented_items(items, indent: str):
+    """``json.dumps(list, indent=2)``'s items of a list whose own line starts at ``indent``, each with its leading
+    newline and comma, then the closing bracket: the same bytes as the whole list dumped in place."""
+    first = True
+    inner = indent + "  "
+    for item in items:
+        text = json.dumps(item, indent=2).replace("\n", "\n" + inner)
+        yield ("\n" if first else ",\n") + inner + text
+        first = False
+    yield "]" if first else "\n" + indent + "]"
+
+
+def _result(d, index, fingerprints, sources, result, related_range) -> dict:
+    location = _location(d.path)
+    res = {
+        "ruleId": d.code,
+        "ruleIndex": index[d.code],
+        "level": _LEVEL[d.severity.label],
+        "message": {"text": d.message},
+        "locations": [{"physicalLocation": {
+            "artifactLocation": location,
+            "region": _region(d.start, d.end, empty=d.span is not None and d.span.start == d.span.end)}}],
+        "partialFingerprints": {FINGERPRINT: fingerprints(d, location["uri"])},
+    }
+    if d.related:
+        related = []
+        for i, r in enumerate(d.related):
+            physical = {"artifactLocation": _location(r.path)}
+            got = related_range(result, r)
+            if got is not None:
+                physical["region"] = _region(*got, empty=r.span.start == r.span.end)
+            related.append({"id": i, "message": {"text": r.message}, "physicalLocation": physical})
+        res["relatedLocations"] = related
+    fixes = _fixes(d, sources)
+    if fixes:
+        res["fixes"] = fixes
+    return res
+
+
+def iter_sarif(result):
+    """The log of ``json.dumps(log, indent=2)`` in pieces, the same bytes: the envelope with the rules of the codes
+    reported, then the results one at a time as the diagnostics are read (the CLI writes them as they come)."""
     from rlhf_lint.engine.registry import REGISTRY
     from rlhf_lint.reporters.positions import related_range
 
     sources = getattr(result, "sources", None) or {}
-    codes = sorted({d.code for d in result.diagnostics})
+    codes = _codes(result.diagnostics)
     rules = [REGISTRY.get(c) for c in codes]
     index = {c: i for i, c in enumerate(codes)}
-    seen: dict = {}
-    results = []
-    for d in result.diagnostics:
-        location = _location(d.path)
-        res = {
-            "ruleId": d.code,
-            "ruleIndex": index[d.code],
-            "level": _LEVEL[d.severity.label],
-            "message": {"text": d.message},
-            "locations": [{"physicalLocation": {
-                "artifactLocation": location,
-                "region": _region(d.start, d.end, empty=d.span is not None and d.span.start == d.span.end)}}],
-            "partialFingerprints": {FINGERPRINT: fingerprint(d, location["uri"], seen)},
-        }
-        if d.related:
-            related = []
-            for i, r in enumerate(d.related):
-                physical = {"artifactLocation": _location(r.path)}
-                got = related_range(result, r)
-                if got is not None:
-                    physical["region"] = _region(*got, empty=r.span.start == r.span.end)
-                related.append({"id": i, "message": {"text": r.message}, "physicalLocation": physical})
-            res["relatedLocations"] = related
-        fixes = _fixes(d, sources)
-        if fixes:
-            res["fixes"] = fixes
-        results.append(res)
     root = os.path.abspath(os.getcwd())
     log = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
@@ -119,7 +161,13 @@ def render_sarif(result) -> str:
                                 "rules": [_rule_descriptor(r) for r in rules if r is not None]}},
             "originalUriBaseIds": {SRCROOT: {"uri": _file_uri(root).rstrip("/") + "/"}},
             "columnKind": "unicodeCodePoints",
-            "results": results,
+            "results": [],
         }],
     }
-    return json.dumps(log, indent=2) + "\n"
+    # "results" is the run's last key and the only one of that name (a string value holds its quotes escaped)
+    head, tail = json.dumps(log, indent=2).rsplit('"results": []', 1)
+    yield head + '"results": ['
+    fingerprints = Fingerprints(result.diagnostics)
+    yield from indented_items((_result(d, index, fingerprints, sources, result, related_range)
+                               for d in result.diagnostics), "      ")
+    yield tail + "\n"

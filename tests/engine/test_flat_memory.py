@@ -131,3 +131,98 @@ def test_module_level_state_does_not_grow_with_the_groups_checked(tmp_path):
     after = _module_state()
     grown = {k: (before.get(k, 0), n) for k, n in after.items() if n > before.get(k, 0) + 16}
     assert not grown, f"module-level state that grows with the number of groups: {grown}"
+
+
+def test_later_groups_are_compressed_against_the_first_ones_and_read_back_whole():
+    import pickle
+    import zlib
+
+    report = Report()
+    groups = []
+    for g in range(120):
+        path = f"repo{g:03d}/train.sh"
+        group = [Diagnostic("D012", "fp16-and-bf16-both-enabled", Severity.ERROR,
+                            f"fp16 and bf16 are both enabled in repo {g}, line {i}", path, None,
+                            Position(i + 1, 3), Position(i + 1, 9), source_line=f"  --bf16 --fp16 # {i}")
+                 for i in range(8)]
+        groups.append(group)
+        report.add(group, {path: LineIndex(path, [0, 20, 41], 60)})
+    blobs = [blob for _first, _last, blob in report._groups]
+    with_dictionary = [b for b in blobs if b[1] & 0x20]  # RFC 1950: FDICT
+    assert 0 < len(with_dictionary) < len(blobs)  # the first groups make the dictionary of the later ones
+    alone = sum(len(zlib.compress(pickle.dumps((g, {}), protocol=pickle.HIGHEST_PROTOCOL), 6)) for g in groups)
+    assert sum(map(len, blobs)) < alone * 0.5  # measured 0.24
+    assert list(Diagnostics(report)) == sorted((d for g in groups for d in g), key=Diagnostic.sort_key)
+    assert LineIndexes(report)["repo119/train.sh"].position(45) == Position(3, 5)
+
+
+def test_digests_are_a_set():
+    import hashlib
+    import sys
+
+    from rlhf_lint.engine.digests import Digests
+
+    digests = [hashlib.blake2b(str(i).encode(), digest_size=16).digest() for i in range(5000)]
+    kept = Digests()
+    for d in digests[:4000]:
+        kept.add(d)
+        kept.add(d)
+    kept.add(bytes(16))  # the all-zero digest is a digest too, not an empty slot
+    assert len(kept) == 4001
+    assert all(d in kept for d in digests[:4000]) and not any(d in kept for d in digests[4000:])
+    assert bytes(16) in kept
+    # one table of 16-byte slots, at most three times as many as entries: well under a set of bytes objects
+    held = sys.getsizeof(kept._table)
+    as_set = sys.getsizeof(set(digests[:4000])) + sum(sys.getsizeof(d) for d in digests[:4000])
+    assert held < 4001 * 16 * 3 and held < as_set * 0.6
+
+
+def test_discovery_holds_little_besides_the_paths_it_yields(tmp_path):
+    import tracemalloc
+
+    from rlhf_lint.engine.config import Configs
+    from rlhf_lint.engine.discovery import Exclusions, discover
+
+    (tmp_path / ".git").mkdir()  # git's answers are asked (no .gitignore: nothing ignored)
+    for folder in range(40):
+        sub = tmp_path / f"repo{folder:02d}" / "scripts"
+        sub.mkdir(parents=True)
+        for i in range(50):
+            (sub / f"train_{i:02d}.sh").write_bytes(b"")
+    tracemalloc.start()
+    try:
+        found = list(discover([str(tmp_path)], [], Exclusions(Configs(fixed=Config(root=str(tmp_path))))))
+        kept, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(found) == 2000
+    # besides the 2,000 (path, explicit) pairs it yields: what it remembers of each file while walking (real paths
+    # as 16-byte digests; git's answers for folders only). Measured: ~100 bytes a file, most of it the digest
+    # table while it doubles; with sets of the strings, ~390
+    assert (peak - kept) / len(found) < 160, (peak, kept)
+
+
+def test_folder_memos_are_bounded_and_answer_the_same_once_emptied(tmp_path, monkeypatch):
+    from rlhf_lint.engine import ancestors
+    from rlhf_lint.engine.gitignore import GitIgnore
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("*.log\nout/\n")
+    folders = []
+    for i in range(30):
+        sub = tmp_path / f"r{i:02d}" / ("out" if i % 3 == 0 else "src")
+        sub.mkdir(parents=True)
+        (sub / ".gitignore").write_text("!keep.log\n" if i % 2 else "")
+        folders.append(sub)
+    cases = [(str(sub / name), sub.name == "out" or (name == "a.log" or (name == "keep.log" and i % 2 == 0)))
+             for i, sub in enumerate(folders) for name in ("a.log", "keep.log", "x.sh")]
+    unbounded = GitIgnore()
+    assert [unbounded.ignored(path) for path, _ in cases] == [want for _, want in cases]
+    monkeypatch.setattr(ancestors, "MAX_MEMO", 5)
+    bounded = GitIgnore()
+    assert [bounded.ignored(path) for path, _ in cases] == [want for _, want in cases]
+    assert max(len(bounded._worktree), len(bounded._files), len(bounded._answers)) <= 5
+    memo: dict = {}
+    assert [ancestors.nearest(str(sub), memo, lambda f: f if f == str(tmp_path) else None, None)
+            for sub in folders] == [str(tmp_path)] * 30
+    assert 0 < len(memo) <= 5
