@@ -4,26 +4,8 @@ from __future__ import annotations
 
 def render(fmt: str, result, *, show_fixes: bool = False, quiet: bool = False, fixing: bool = False,
            color: bool = False, dry_run: bool = False, width: int | None = None) -> str:
-    if fmt == "json":
-        from rlhf_lint.reporters.json_format import render_json
-
-        return render_json(result)
-    if fmt == "sarif":
-        from rlhf_lint.reporters.sarif import render_sarif
-
-        return render_sarif(result)
-    if fmt == "github":
-        from rlhf_lint.reporters.github import render_github
-
-        return render_github(result)
-    if fmt == "gitlab":
-        from rlhf_lint.reporters.gitlab import render_gitlab
-
-        return render_gitlab(result)
-    from rlhf_lint.reporters.text import render_text
-
-    return render_text(result, show_fixes=show_fixes, quiet=quiet, fixing=fixing, color=color, dry_run=dry_run,
-                       width=width)
+    return "".join(render_chunks(fmt, result, show_fixes=show_fixes, quiet=quiet, fixing=fixing, color=color,
+                                 dry_run=dry_run, width=width))
 
 
 def render_chunks(fmt: str, result, **options):
