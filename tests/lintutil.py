@@ -66,6 +66,18 @@ def temporary_rule(code, name, severity, func, **kwargs):
 
 
 
+def build_written(tmp_path, files: dict):
+    """Write {relative path: text} under tmp_path and build their project as a run would (jobs included)."""
+    from rlhf_lint.engine.runner import build_project
+
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    project, _ = build_project([str(tmp_path / n) for n in files], Config(root=str(tmp_path)))
+    return project
+
+
 def span_of(text: str, needle: str) -> Span:
     i = text.index(needle)
     return Span(i, i + len(needle))

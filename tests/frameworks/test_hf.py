@@ -1,17 +1,11 @@
 """HF Trainer / TRL / LLaMA-Factory launches read as jobs (rlhf_lint.frameworks.hf)."""
 from __future__ import annotations
 
-from rlhf_lint.engine.config import Config
-from rlhf_lint.engine.runner import build_project
+from lintutil import build_written
 
 
 def _jobs(tmp_path, files: dict):
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    project, _ = build_project([str(tmp_path / n) for n in files], Config(root=str(tmp_path)))
-    return project.jobs
+    return build_written(tmp_path, files).jobs
 
 
 def test_module_launch_with_deepspeed_file_is_an_hf_trainer_job(tmp_path):

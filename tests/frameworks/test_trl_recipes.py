@@ -2,8 +2,8 @@
 GRPOConfig-only fields is a GRPO job, and vllm_mode colocate reserves vLLM's share of each training GPU."""
 from __future__ import annotations
 
-from rlhf_lint.engine.config import Config, Hardware
-from rlhf_lint.engine.runner import build_project
+from lintutil import build_written
+from rlhf_lint.engine.config import Hardware
 from rlhf_lint.memory.catalog import resolve_model
 from rlhf_lint.memory.estimate import GIB, K, estimate
 
@@ -18,12 +18,7 @@ SFT = ("model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct\nbf16: true\nper_device_t
 
 
 def _jobs(tmp_path, files: dict):
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    project, _ = build_project([str(tmp_path / n) for n in files], Config(root=str(tmp_path)))
-    return {j.path.rsplit("/", 1)[1]: j for j in project.jobs}
+    return {j.path.rsplit("/", 1)[1]: j for j in build_written(tmp_path, files).jobs}
 
 
 def _terms(est, phase, role):
