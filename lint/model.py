@@ -214,13 +214,19 @@ def is_known(value: Any) -> bool:
 MAX_SETTING_NUMBER = 1 << 62  # no count, size or rate of a real launch comes near; past it a value is unknown
 
 
+def in_range(value: Any) -> bool:
+    """Whether a number is one arithmetic can use: finite and within MAX_SETTING_NUMBER (non-numbers: True)."""
+    if type(value) is float or type(value) is int:
+        return -MAX_SETTING_NUMBER < value < MAX_SETTING_NUMBER
+    return True
+
+
 def _bounded(setting: Setting) -> Setting:
     """The setting, or the same one with an UNKNOWN value when its number is infinite, NaN or beyond
     MAX_SETTING_NUMBER (``Infinity`` in a ds_config, a 4,000-digit verl override): arithmetic on it would fail or
     loop, and no rule can say what such a launch does."""
     value = setting.value
-    if (type(value) is float and not -MAX_SETTING_NUMBER < value < MAX_SETTING_NUMBER) or (
-            type(value) is int and not -MAX_SETTING_NUMBER < value < MAX_SETTING_NUMBER):
+    if not in_range(value):
         raw = setting.raw if setting.raw is not None else (repr(value) if type(value) is float else "a huge integer")
         return Setting(setting.key, UNKNOWN, setting.path, setting.span,
                        (setting.origin + "; " if setting.origin else "") + "a number out of range: not used", raw[:40])

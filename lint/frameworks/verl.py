@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
 
 from rlhf_lint.startup.records import field, record
 from rlhf_lint.frameworks.jobs import Job, job_builder
-from rlhf_lint.model import UNKNOWN, Setting, Settings, Span, is_known
+from rlhf_lint.model import UNKNOWN, Setting, Settings, Span, in_range, is_known
 from rlhf_lint.readers.source import Source
 from rlhf_lint.startup.lazyre import lazy_compile
 
@@ -131,9 +131,11 @@ def parse_value(text: str) -> Any:
         return None
     for conv in (int, float):
         try:
-            return conv(t.replace("_", "")) if conv is int else conv(t)
+            number = conv(t.replace("_", "")) if conv is int else conv(t)
         except ValueError:
-            pass
+            continue
+        # a 4,300-digit integer or inf: sums and messages over it would fail (str() refuses > 4,300 digits)
+        return number if in_range(number) else UNKNOWN
     if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\"":
         return t[1:-1]
     if t.startswith("[") and t.endswith("]"):
@@ -219,12 +221,21 @@ def looks_like_verl_yaml(root) -> bool:
     return "actor_rollout_ref" in keys or {"data", "trainer", "algorithm"} <= keys
 
 
+def _in_range(value: Any) -> Any:
+    """``value`` with every number out of range (model.in_range) made UNKNOWN, in lists and mappings too."""
+    if isinstance(value, list):
+        return [_in_range(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _in_range(v) for k, v in value.items()}
+    return value if in_range(value) else UNKNOWN
+
+
 def _scalar(node) -> Any:
     import yaml
 
     loader = yaml.SafeLoader("")
     try:
-        return loader.construct_object(node, deep=True)
+        return _in_range(loader.construct_object(node, deep=True))
     except yaml.YAMLError:
         return UNKNOWN
     finally:

@@ -54,3 +54,20 @@ def test_settings_keep_ordinary_values(value):
     settings = Settings()
     settings.add(Setting("topology.nodes", value))
     assert settings.value("topology.nodes") == value
+
+
+def test_verl_config_numbers_out_of_range_are_unknown_where_rules_read_them(tmp_path):
+    # found by test_mutated_files_never_crash: V008 added a 4,300-digit max_response_length (int() accepts exactly
+    # 4,300 digits) to the prompt length and formatted the 4,301-digit sum, which str() refuses; the verl config
+    # values the rules read (not only Settings) are now UNKNOWN past MAX_SETTING_NUMBER
+    from rlhf_lint.frameworks.verl import parse_value
+
+    assert parse_value(BIG_INT) is UNKNOWN and parse_value("inf") is UNKNOWN and parse_value("1e400") is UNKNOWN
+    assert parse_value("[1, " + BIG_INT + "]") == [1, UNKNOWN] and parse_value("4096") == 4096
+    (tmp_path / "run_verl.sh").write_text(
+        "python3 -m verl.trainer.main_ppo data.max_prompt_length=1024 data.max_response_length=" + BIG_INT
+        + " actor_rollout_ref.rollout.enable_chunked_prefill=True actor_rollout_ref.rollout.max_num_batched_tokens=8\n")
+    (tmp_path / "verl.yaml").write_text("data:\n  max_response_length: " + BIG_INT + "\n  items: [1, .inf]\n")
+    proc = run_cli("--no-cache", "--format", "json", ".", cwd=tmp_path)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "F010" not in {d["code"] for d in json.loads(proc.stdout)["diagnostics"]}, proc.stdout
