@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
 
 from rlhf_lint.startup.records import field, record
 from rlhf_lint.frameworks.jobs import Job
-from rlhf_lint.model import UNKNOWN, Setting, Settings, Span
+from rlhf_lint.model import UNKNOWN, Setting, Settings, Span, in_range
 from rlhf_lint.startup.lazyre import lazy_compile
 
 FRAMEWORK = "openrlhf"
@@ -538,6 +538,8 @@ def convert(spec: FlagSpec, text: str) -> tuple[Any, str | None]:
         value = list(text)
     else:
         value = text
+    if not in_range(value):
+        return UNKNOWN, None  # argparse takes it; arithmetic and messages over it would fail (str() > 4,300 digits)
     if spec.choices is not None and value not in spec.choices:
         return UNKNOWN, f"invalid choice: {text!r} (choose from {', '.join(map(str, spec.choices))})"
     return value, None

@@ -71,3 +71,17 @@ def test_verl_config_numbers_out_of_range_are_unknown_where_rules_read_them(tmp_
     proc = run_cli("--no-cache", "--format", "json", ".", cwd=tmp_path)
     assert proc.returncode in (0, 1), proc.stderr
     assert "F010" not in {d["code"] for d in json.loads(proc.stdout)["diagnostics"]}, proc.stdout
+
+
+@pytest.mark.parametrize("flag", ["--train_batch_size", "--micro_train_batch_size", "--actor_num_gpus_per_node"])
+def test_openrlhf_flag_numbers_out_of_range_are_unknown(tmp_path, flag):
+    # O012/O018 multiplied such a flag's value and formatted the product (str() refuses > 4,300 digits): F010
+    args = {"--train_batch_size": "128", "--micro_train_batch_size": "2", "--actor_num_gpus_per_node": "8"}
+    args[flag] = BIG_INT
+    (tmp_path / "train_ppo.sh").write_text(
+        "python3 -m openrlhf.cli.train_ppo_ray --actor_num_nodes 1 --pretrain meta-llama/Llama-3-8b "
+        "--rollout_batch_size 1024 --micro_rollout_batch_size 16 --zero_stage 3 --bf16 "
+        + " ".join(f"{k} {v}" for k, v in args.items()) + "\n")
+    proc = run_cli("--no-cache", "--format", "json", ".", cwd=tmp_path)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "F010" not in {d["code"] for d in json.loads(proc.stdout)["diagnostics"]}, proc.stdout
