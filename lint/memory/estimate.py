@@ -817,6 +817,7 @@ SRC_VERL_ZERO_GRAD = f"{SRC_VERL}/workers/actor/dp_actor.py#L555"  # gradients f
 SRC_VERL_DYNAMIC = f"{SRC_VERL}/workers/actor/dp_actor.py#L440-L447"  # token budget x SP, sliced over SP ranks
 SRC_VERL_LOGPROB = f"{SRC_VERL}/utils/torch_functional.py#L72-L122"  # flash-attn cross entropy, in-place backward
 SRC_VERL_ENTROPY = f"{SRC_VERL}/utils/torch_functional.py#L224-L262"  # softmax of the logits; chunked variant
+SRC_TRL_PREPARE_FSDP = "https://github.com/huggingface/trl/blob/f2cd5771/trl/models/utils.py#L276"  # prepare_fsdp
 SRC_FSDP = "https://pytorch.org/docs/stable/notes/fsdp.html"  # unshard one unit at a time, root kept, prefetch
 
 
@@ -922,11 +923,18 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
                             f"master copy)" + (" (optimizer_offload: parked in host RAM, loaded back for the update)"
                                         if off_opt else ""), SRC_VERL_OFFLOAD, ("training",) if off_opt else ()))
     root, layer = _fsdp_units(arch)
-    r.terms.append(Term("gathered_params", c * (2 * root + 2 * layer) + (c + f32) * layer,
-                        f"bf16 root unit {_count(root)} (embedding, LM head: gathered through forward and backward) "
-                        f"+ its bf16 gradient, {c} B x 2 x {_count(root)}; current + prefetched decoder layer "
-                        f"{c} B x 2 x {_count(layer)}; one layer's unsharded gradient and its fp32 copy for the "
-                        f"reduce-scatter ({c}+{f32}) B x {_count(layer)}", SRC_FSDP))
+    if inp.get("train.fsdp_reshard_after_forward") is False:
+        # SHARD_GRAD_OP / reshard_after_forward false: every unit gathered in forward stays until its backward
+        r.terms.append(Term("gathered_params", c * (P + root) + (c + f32) * layer,
+                            f"every bf16 unit gathered in forward kept for backward (no reshard after forward), "
+                            f"{c} B x {_count(P)}; the root unit's bf16 gradient {c} B x {_count(root)}; one layer's "
+                            f"unsharded gradient and its fp32 copy ({c}+{f32}) B x {_count(layer)}", SRC_FSDP))
+    else:
+        r.terms.append(Term("gathered_params", c * (2 * root + 2 * layer) + (c + f32) * layer,
+                            f"bf16 root unit {_count(root)} (embedding, LM head: gathered through forward and "
+                            f"backward) + its bf16 gradient, {c} B x 2 x {_count(root)}; current + prefetched decoder "
+                            f"layer {c} B x 2 x {_count(layer)}; one layer's unsharded gradient and its fp32 copy for "
+                            f"the reduce-scatter ({c}+{f32}) B x {_count(layer)}", SRC_FSDP))
     seq, V = ctx["seq"], arch.vocab_size
     compiled = inp.get("train.torch_compile", True) is not False  # verl compiles the entropy by default
     checkpointing = _per_role(inp, role, "train.gradient_checkpointing") is True
@@ -949,6 +957,10 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
             logits += tokens * V * c
             what += f" + the softmax kept for the entropy bonus ({tokens} x {V} x {c} B, entropy not compiled)"
         r.terms.append(Term("logits", logits, what, SRC_VERL_LOGPROB, at_length_bound=bound))
+    if ctx.get("accelerate_fsdp") and not ctx.get("rl"):
+        _runtime(r)  # SFT, DPO, reward training: one training step, no rollout or log-prob recompute
+        r.resident = ["runtime"] + [t.name for t in r.terms if t.name in ("weights", "optimizer_states")]
+        return r
     # the experience phase: the actor recomputes log-probs (and entropy), the critic its values, without grad
     f_tokens, f_how, f_bound = _fsdp_micro_tokens(inp, role, seq, False)
     r.micro_tokens["experience"] = (f_tokens, f_bound, f_how)
@@ -978,8 +990,14 @@ def _fsdp_inference_role(role: str, arch: ModelArch, params: int, n: int, inp: _
     unit is gathered onto the GPU for its forward."""
     r = RoleEstimate(role, arch.name, params, n, False, phase="experience")
     c = K.fsdp_compute_bytes
-    r.terms.append(Term("weights", 0, f"bf16 shards in host RAM (verl forces FSDP CPUOffload for the {role})",
-                        SRC_VERL_REF_CPU))
+    if ctx.get("accelerate_fsdp") and str(inp.get("offload.param", "none")) != "cpu":
+        shards = _fsdp_shards(inp, n)
+        r.terms.append(Term("weights", c * params // shards, f"bf16 shards {c} B x {_count(params)} / {shards} GPUs "
+                            f"(TRL prepares the {role} with the policy's FSDP plugin)", SRC_TRL_PREPARE_FSDP))
+    else:
+        r.terms.append(Term("weights", 0, f"bf16 shards in host RAM (verl forces FSDP CPUOffload for the {role})"
+                            if not ctx.get("accelerate_fsdp") else "bf16 shards in host RAM (fsdp_offload_params)",
+                            SRC_VERL_REF_CPU))
     root, layer = _fsdp_units(arch)
     r.terms.append(Term("gathered_params", c * (root + 2 * layer),
                         f"bf16 root unit {_count(root)} + current and prefetched layer 2 x {_count(layer)}, x {c} B",
@@ -1154,6 +1172,10 @@ def estimate(job, hardware, read_config: Callable[[str], str | None] | None = No
         # RL: the response part of every sequence is generated, so its length is a bound, not a count
         "generated": kind in PPO_TYPES and gen is not None,
         "plain": strategy in PLAIN_STRATEGIES,
+        # an HF Trainer / TRL job under accelerate's FSDP: no verl experience phase unless it is RL, a reference
+        # sharded on the GPUs like the policy (TRL prepare_fsdp), not parked in host RAM
+        "accelerate_fsdp": fsdp and getattr(job, "framework", "") in ("hf", "trl", "llamafactory"),
+        "rl": kind in PPO_TYPES,
     }
 
     ctx["strategy"] = strategy
