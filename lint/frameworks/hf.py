@@ -472,6 +472,7 @@ def _accelerate_fsdp(job: Job, cfg, path: str) -> None:
     where = f"{entry.key}: {entry.value}" if entry is not None else "accelerate's default FULL_SHARD"
     if strategy is UNKNOWN:
         settings.add(Setting("train.strategy", UNKNOWN, path, span(entry), f"{where}: no FSDP sharding strategy"))
+        job.assumptions.append(f"accelerate FSDP config {where}: not a sharding strategy accelerate knows")
         return
     if strategy == "NO_SHARD":
         settings.add(Setting("train.strategy", "ddp", path, span(entry), f"{where}: replicated states, as DDP"))
@@ -488,6 +489,8 @@ def _accelerate_fsdp(job: Job, cfg, path: str) -> None:
             # the shard group is one node whose size the launch does not give: no figure rather than a low one
             settings.add(Setting("train.strategy", UNKNOWN, path, span(entry),
                                  f"{where}: sharded within a node, and the launch gives no GPUs per node"))
+            job.assumptions.append(f"accelerate FSDP config {where}: each node is one shard group and the launch "
+                                   "gives no GPUs per node")
             return
         if strategy == "HYBRID_SHARD_ZERO2":
             settings.add(Setting("train.fsdp_reshard_after_forward", False, path, span(entry), where))

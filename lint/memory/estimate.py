@@ -938,6 +938,20 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
     seq, V = ctx["seq"], arch.vocab_size
     compiled = inp.get("train.torch_compile", True) is not False  # verl compiles the entropy by default
     checkpointing = _per_role(inp, role, "train.gradient_checkpointing") is True
+    if ctx.get("accelerate_fsdp"):
+        # the HF Trainer's forward and loss are the same under FSDP as under DDP or ZeRO: the same terms
+        b, tokens, how, bound = _ds_micro_tokens(inp, ctx, role, True)
+        r.micro_tokens["training"] = (b * tokens, bound, how)
+        r.terms += _bounded(bound, _activation_terms(arch, b, tokens, checkpointing, ctx["flash"] or bound, c,
+                                                     False, role != "critic", how, ctx["fused_loss"],
+                                                     ctx.get("logit_tokens"), ctx.get("trl_logps", False)))
+        if ctx.get("trl_grpo") and role == "policy":
+            # GRPO without vLLM generates with the FSDP model itself: units gathered one at a time, as in forward
+            r.terms += _trl_generate_terms(arch, b, tokens, r.params, r.gpus, inp, ctx)
+        _runtime(r)  # no verl experience phase: TRL's log-prob passes are forwards of the training micro batch
+        r.resident = ["runtime"] + [t.name for t in r.terms if t.name in ("weights", "optimizer_states")
+                                    and not t.phases]
+        return r
     tokens, how, bound = _fsdp_micro_tokens(inp, role, seq, True)
     r.micro_tokens["training"] = (tokens, bound, how)
     r.terms += _bounded(bound, _activation_terms(arch, 1, tokens, checkpointing, True, c, False, False,
@@ -957,10 +971,6 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
             logits += tokens * V * c
             what += f" + the softmax kept for the entropy bonus ({tokens} x {V} x {c} B, entropy not compiled)"
         r.terms.append(Term("logits", logits, what, SRC_VERL_LOGPROB, at_length_bound=bound))
-    if ctx.get("accelerate_fsdp") and not ctx.get("rl"):
-        _runtime(r)  # SFT, DPO, reward training: one training step, no rollout or log-prob recompute
-        r.resident = ["runtime"] + [t.name for t in r.terms if t.name in ("weights", "optimizer_states")]
-        return r
     # the experience phase: the actor recomputes log-probs (and entropy), the critic its values, without grad
     f_tokens, f_how, f_bound = _fsdp_micro_tokens(inp, role, seq, False)
     r.micro_tokens["experience"] = (f_tokens, f_bound, f_how)
@@ -1253,6 +1263,8 @@ def _strategy(job, inp: _Inputs) -> str:
     """deepspeed (ZeRO; every launch that does not say), fsdp / fsdp2 (verl's FSDP workers), megatron, or
     'unknown' for a verl job whose strategy cannot be read."""
     value = inp.get("train.strategy")
+    if value is None and inp.settings.value("train.strategy") is UNKNOWN:
+        return "unknown"  # a launch whose sharding is set but unreadable (an accelerate FSDP config's)
     if value is None:
         return "unknown" if getattr(job, "framework", "") == "verl" else "deepspeed"
     if value is UNKNOWN or not isinstance(value, str):
