@@ -130,3 +130,24 @@ def test_deepspeed_through_accelerate_still_reads_the_stage(tmp_path):
            "num_processes: 8\ndeepspeed_config:\n  zero_stage: 3\n")
     job = _job(tmp_path, acc=acc)
     assert job.value("zero.stage") == 3 and job.value("train.strategy") != "fsdp"
+
+
+def test_fsdp1_falls_back_to_reshard_after_forward_only_when_no_strategy_is_given(tmp_path):
+    job = _job(tmp_path, "  fsdp_reshard_after_forward: SHARD_GRAD_OP\n")
+    assert job.value("train.fsdp_reshard_after_forward") is False
+    both = _job(tmp_path, "  fsdp_sharding_strategy: FULL_SHARD\n  fsdp_reshard_after_forward: SHARD_GRAD_OP\n")
+    assert both.value("train.fsdp_reshard_after_forward") is None  # accelerator.py: sharding_strategy wins
+    odd = _job(tmp_path, "  fsdp_version: 2\n  fsdp_reshard_after_forward: sometimes\n")
+    assert odd.value("train.strategy") is UNKNOWN
+
+
+def test_a_trl_grpo_policy_under_fsdp_counts_its_activations_once(tmp_path):
+    grpo = SFT.replace("max_length: 4096\n", "max_prompt_length: 512\nmax_completion_length: 1024\n"
+                       "num_generations: 8\nbeta: 0.0\n")
+    run = "accelerate launch --config_file fsdp.yaml grpo.py --config sft.yaml\n"
+    job = _job(tmp_path, "  fsdp_sharding_strategy: FULL_SHARD\n", recipe=grpo, run=run)
+    assert job.value("job.type") == "grpo" and job.value("train.strategy") == "fsdp"
+    est = estimate(job, H100)
+    policy = next(r for r in est.roles if r.role == "policy")
+    assert [t.name for t in policy.terms].count("activations") == 1  # no verl experience-phase copy
+    assert "experience" not in est.groups[0].phases and "generation" in est.groups[0].phases  # HF generate
