@@ -170,6 +170,8 @@ VOCABULARY = (
     ("train.fsdp_reshard_after_forward", bool, "false: the parameters gathered in forward stay until backward "
                                                "(SHARD_GRAD_OP, HYBRID_SHARD_ZERO2, FSDP2 reshard_after_forward "
                                                "false); absent: FULL_SHARD's one unit at a time"),
+    ("train.fsdp_cpu_ram_efficient_loading", bool, "accelerate FSDP: only rank 0 loads the checkpoint into host "
+                                                  "RAM (false: every rank loads a full copy; absent: verl's rank 0)"),
 )
 
 

@@ -503,6 +503,10 @@ def _accelerate_fsdp(job: Job, cfg, path: str) -> None:
         for key in ("offload.param", "offload.optimizer"):
             if settings.get(key) is None:
                 settings.add(Setting(key, "cpu", path, span(offload), "fsdp_offload_params: true"))
+    eff = cfg.fsdp.get("fsdp_cpu_ram_efficient_loading")
+    settings.add(Setting("train.fsdp_cpu_ram_efficient_loading",
+                         eff is not None and (eff.value is True or str(eff.value).strip().lower() in TRUE), path,
+                         span(eff), "" if eff is not None else "accelerate default cpu_ram_efficient_loading false"))
     ckpt = cfg.fsdp.get("fsdp_activation_checkpointing")
     if ckpt is not None and (ckpt.value is True or str(ckpt.value).strip().lower() in TRUE) \
             and settings.value("train.gradient_checkpointing") is not True:

@@ -817,6 +817,8 @@ SRC_VERL_ZERO_GRAD = f"{SRC_VERL}/workers/actor/dp_actor.py#L555"  # gradients f
 SRC_VERL_DYNAMIC = f"{SRC_VERL}/workers/actor/dp_actor.py#L440-L447"  # token budget x SP, sliced over SP ranks
 SRC_VERL_LOGPROB = f"{SRC_VERL}/utils/torch_functional.py#L72-L122"  # flash-attn cross entropy, in-place backward
 SRC_VERL_ENTROPY = f"{SRC_VERL}/utils/torch_functional.py#L224-L262"  # softmax of the logits; chunked variant
+SRC_ACC_FSDP_LOADING = ("https://github.com/huggingface/accelerate/blob/16cb6eb8/src/accelerate/utils/dataclasses.py"
+                        " (FullyShardedDataParallelPlugin.cpu_ram_efficient_loading)")
 SRC_TRL_PREPARE_FSDP = "https://github.com/huggingface/trl/blob/f2cd5771/trl/models/utils.py#L276"  # prepare_fsdp
 SRC_FSDP = "https://pytorch.org/docs/stable/notes/fsdp.html"  # unshard one unit at a time, root kept, prefetch
 
@@ -1579,7 +1581,18 @@ def _fsdp_host(r: RoleEstimate, inp: _Inputs, count: int, first_node: bool) -> t
     # rank 0 materialises the Hugging Face weights on the CPU and FSDP broadcasts them (sync_module_states)
     dtype_bytes = 4 if r.trainable else 2
     transient = []
-    if first_node:
+    efficient = inp.get("train.fsdp_cpu_ram_efficient_loading")
+    if efficient is not None:
+        # accelerate FSDP: from_pretrained loads in torch_dtype (fp32 when unset or auto: an upper bound) on every
+        # rank, or on rank 0 only with cpu_ram_efficient_loading (the others start on the meta device)
+        loaded = 2 if str(inp.get("hf.torch_dtype", "")) in ("bf16", "fp16") else 4
+        ranks = (1 if first_node else 0) if efficient is True else count
+        if ranks:
+            transient.append(Term(f"loading:{r.role}", ranks * loaded * P,
+                                  f"{'rank 0 loads' if efficient is True else f'{ranks} ranks each load'} the full "
+                                  f"model, {loaded} B x {_count(P)} (fsdp_cpu_ram_efficient_loading "
+                                  f"{str(efficient is True).lower()})", SRC_ACC_FSDP_LOADING))
+    elif first_node:
         transient.append(Term(f"loading:{r.role}", dtype_bytes * P,
                               f"rank 0 loads the full model in {'fp32' if dtype_bytes == 4 else 'bf16'} before "
                               f"sharding: {gib(dtype_bytes * P)}", SRC_VERL_DTYPE))

@@ -151,3 +151,15 @@ def test_a_trl_grpo_policy_under_fsdp_counts_its_activations_once(tmp_path):
     policy = next(r for r in est.roles if r.role == "policy")
     assert [t.name for t in policy.terms].count("activations") == 1  # no verl experience-phase copy
     assert "experience" not in est.groups[0].phases and "generation" in est.groups[0].phases  # HF generate
+
+
+def test_cpu_ram_efficient_loading_decides_who_loads_the_checkpoint(tmp_path):
+    P = resolve_model(MODEL).param_count
+
+    def loading(fsdp):
+        est = estimate(_job(tmp_path, fsdp), H100)
+        return sum(t.bytes for t in est.nodes[0].transient if t.name == "loading:policy")
+
+    assert loading("  fsdp_cpu_ram_efficient_loading: true\n") == 2 * P  # rank 0, in torch_dtype bf16
+    assert loading("  fsdp_cpu_ram_efficient_loading: false\n") == 8 * 2 * P  # every rank a full copy
+    assert loading("  fsdp_offload_params: false\n") == 8 * 2 * P  # accelerate's default: false
