@@ -166,6 +166,12 @@ VOCABULARY = (
     # -- TRL / HF Trainer recipes (issue 15, trl15): the dtype the model is loaded in
     ("hf.torch_dtype", str, "bf16 | fp16 | fp32 | auto: from_pretrained's dtype (TRL ModelConfig torch_dtype / dtype); "
                             "without DeepSpeed the trained weights, gradients and AdamW moments stay in it"),
+    # -- accelerate FSDP launches (issue 15, fsdp15): how long the gathered parameters stay on the GPU
+    ("train.fsdp_reshard_after_forward", bool, "false: the parameters gathered in forward stay until backward "
+                                               "(SHARD_GRAD_OP, HYBRID_SHARD_ZERO2, FSDP2 reshard_after_forward "
+                                               "false); absent: FULL_SHARD's one unit at a time"),
+    ("train.fsdp_cpu_ram_efficient_loading", bool, "accelerate FSDP: only rank 0 loads the checkpoint into host "
+                                                  "RAM (false: every rank loads a full copy; absent: verl's rank 0)"),
 )
 
 

@@ -37,6 +37,7 @@ class AccelerateConfig:
     top: dict[str, Entry] = field(default_factory=dict)
     deepspeed: dict[str, Entry] = field(default_factory=dict)
     deepspeed_node: Any = None  # the deepspeed_config mapping node
+    fsdp: dict[str, Entry] = field(default_factory=dict)  # the fsdp_config section
 
     def value(self, key: str, default=None):
         e = self.deepspeed.get(key)
@@ -46,6 +47,10 @@ class AccelerateConfig:
     def uses_deepspeed(self) -> bool:
         return str(self.top["distributed_type"].value).upper() == "DEEPSPEED" if "distributed_type" in self.top \
             else bool(self.deepspeed)
+
+    @property
+    def uses_fsdp(self) -> bool:
+        return "distributed_type" in self.top and str(self.top["distributed_type"].value).upper() == "FSDP"
 
     def count(self, key: str) -> Entry | None:
         """The top-level entry ``key`` (num_processes, num_machines) when it is a whole number above zero (a YAML
@@ -90,6 +95,9 @@ def read(source: Source) -> AccelerateConfig | None:
     if ds is not None and isinstance(ds.value_node, yaml.MappingNode):
         cfg.deepspeed_node = ds.value_node
         cfg.deepspeed = _entries(ds.value_node)
+    fsdp = top.get("fsdp_config")
+    if fsdp is not None and isinstance(fsdp.value_node, yaml.MappingNode):
+        cfg.fsdp = _entries(fsdp.value_node)
     return cfg
 
 

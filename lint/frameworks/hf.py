@@ -255,11 +255,18 @@ def _master_dtype(settings: Settings, framework: str) -> str | None:
     there. DeepSpeed keeps its own fp32 master whatever it says, and accelerate's FSDP upcasts 16-bit parameters to
     fp32 when mixed precision is on (huggingface/accelerate@16cb6eb accelerator.py prepare_model, utils/fsdp_utils.py
     "FSDP upcast of low precision parameters"): neither changes. The assumption made, if any."""
-    if framework not in ("trl", "hf") or settings.value("train.strategy") != "ddp" \
+    strategy = settings.value("train.strategy")
+    if framework not in ("trl", "hf") or strategy not in ("ddp", "fsdp", "fsdp2") \
             or settings.get("precision.master_dtype") is not None:
         return None
     loaded = settings.get("hf.torch_dtype")
     value = loaded.value if loaded is not None else None
+    if strategy != "ddp":
+        # FSDP: 16-bit weights are upcast to fp32 (the estimate's FSDP default) unless mixed precision is off
+        if settings.value("precision.param_dtype") not in ("bf16", "fp16") and value in ("bf16", "fp16"):
+            settings.add(Setting("precision.master_dtype", value, loaded.path, loaded.span,
+                                 f"torch_dtype {value} under FSDP without mixed precision: no fp32 upcast"))
+        return None
     if value in ("bf16", "fp16", "fp32"):
         settings.add(Setting("precision.master_dtype", value, loaded.path, loaded.span,
                              f"torch_dtype {value}: no DeepSpeed, so the weights train in the loaded dtype"))
@@ -416,6 +423,96 @@ def _accelerate_plugin(job: Job, project) -> None:
     if dtype is not None and job.settings.get("precision.param_dtype") is None:
         job.settings.add(Setting("precision.param_dtype", dtype, target.path, node_span(mp.value_node),
                                  "mixed_precision of the accelerate config"))
+    if cfg.uses_fsdp and job.settings.get("deepspeed.config_path") is None and job.settings.get("zero.stage") is None:
+        _accelerate_fsdp(job, cfg, target.path)
+
+
+def fsdp_keys() -> dict:
+    from rlhf_lint.schemas import load
+
+    return load("accelerate/fsdp_keys.json")
+
+
+def _fsdp_strategy(cfg) -> tuple[str, object]:
+    """(sharding strategy name, its entry) accelerate's FullyShardedDataParallelPlugin runs: FSDP1 takes
+    fsdp_sharding_strategy (a name or its 1-based index; launch exports FULL_SHARD when unset), FSDP2
+    fsdp_reshard_after_forward (false: SHARD_GRAD_OP's behaviour). UNKNOWN when the value is none of them."""
+    names = fsdp_keys()["sharding_strategies"]["names"]
+    version = cfg.fsdp.get("fsdp_version")
+    if version is not None and str(version.value) == "2":
+        entry = cfg.fsdp.get("fsdp_reshard_after_forward")
+        value = entry.value if entry is not None else True
+        text = str(value).strip().lower()
+        if value is True or text in TRUE:
+            return "FULL_SHARD", entry
+        return ("SHARD_GRAD_OP", entry) if value is False or text in FALSE else (UNKNOWN, entry)
+    entry = cfg.fsdp.get("fsdp_sharding_strategy") or cfg.fsdp.get("fsdp_reshard_after_forward")
+    if entry is None:
+        return "FULL_SHARD", None
+    text = str(entry.value).strip().upper()
+    if text.isdigit() and 1 <= int(text) <= len(names):
+        return names[int(text) - 1], entry
+    return (text, entry) if text in names else (UNKNOWN, entry)
+
+
+def _accelerate_fsdp(job: Job, cfg, path: str) -> None:
+    """distributed_type FSDP: the plugin's sharding, CPU offload and activation checkpointing as the estimate's FSDP
+    settings (schemas/accelerate/fsdp_keys.json)."""
+    from rlhf_lint.readers.yaml import node_span
+
+    settings = job.settings
+
+    def span(entry):
+        return node_span(entry.value_node) if entry is not None else None
+
+    dist = cfg.top["distributed_type"]
+    version = cfg.fsdp.get("fsdp_version")
+    v2 = version is not None and str(version.value) == "2"
+    strategy, entry = _fsdp_strategy(cfg)
+    where = f"{entry.key}: {entry.value}" if entry is not None else "accelerate's default FULL_SHARD"
+    if strategy is UNKNOWN:
+        settings.add(Setting("train.strategy", UNKNOWN, path, span(entry), f"{where}: no FSDP sharding strategy"))
+        job.assumptions.append(f"accelerate FSDP config {where}: not a sharding strategy accelerate knows")
+        return
+    if strategy == "NO_SHARD":
+        settings.add(Setting("train.strategy", "ddp", path, span(entry), f"{where}: replicated states, as DDP"))
+        return
+    settings.add(Setting("train.strategy", "fsdp2" if v2 else "fsdp", path, span(version or dist),
+                         "accelerate config distributed_type FSDP" + (", fsdp_version 2" if v2 else "")))
+    if strategy.startswith("HYBRID_SHARD"):
+        per = settings.get("topology.gpus_per_node")
+        nodes = settings.get("topology.nodes")
+        if per is not None and type(per.value) is int and per.value > 0:
+            settings.add(Setting("train.fsdp_size", per.value, path, span(entry),
+                                 f"{where}: sharded within each node's {per.value} GPUs, replicated across nodes"))
+        elif nodes is None or nodes.value != 1:
+            # the shard group is one node whose size the launch does not give: no figure rather than a low one
+            settings.add(Setting("train.strategy", UNKNOWN, path, span(entry),
+                                 f"{where}: sharded within a node, and the launch gives no GPUs per node"))
+            job.assumptions.append(f"accelerate FSDP config {where}: each node is one shard group and the launch "
+                                   "gives no GPUs per node")
+            return
+        if strategy == "HYBRID_SHARD_ZERO2":
+            settings.add(Setting("train.fsdp_reshard_after_forward", False, path, span(entry), where))
+    elif strategy == "SHARD_GRAD_OP":
+        settings.add(Setting("train.fsdp_reshard_after_forward", False, path, span(entry),
+                             f"{where}: the gathered parameters stay from forward to backward"))
+    offload = cfg.fsdp.get("fsdp_offload_params")
+    if offload is not None and (offload.value is True or str(offload.value).strip().lower() in TRUE):
+        # CPUOffload(offload_params=True): parameters and gradients live in host RAM, the optimizer steps there
+        for key in ("offload.param", "offload.optimizer"):
+            if settings.get(key) is None:
+                settings.add(Setting(key, "cpu", path, span(offload), "fsdp_offload_params: true"))
+    eff = cfg.fsdp.get("fsdp_cpu_ram_efficient_loading")
+    settings.add(Setting("train.fsdp_cpu_ram_efficient_loading",
+                         eff is not None and (eff.value is True or str(eff.value).strip().lower() in TRUE), path,
+                         span(eff), "" if eff is not None else "accelerate default cpu_ram_efficient_loading false"))
+    ckpt = cfg.fsdp.get("fsdp_activation_checkpointing")
+    if ckpt is not None and (ckpt.value is True or str(ckpt.value).strip().lower() in TRUE) \
+            and settings.value("train.gradient_checkpointing") is not True:
+        # FSDP wraps the decoder layers in checkpoint wrappers whatever TrainingArguments say
+        settings.add(Setting("train.gradient_checkpointing", True, path, span(ckpt),
+                             "fsdp_activation_checkpointing: true"))
 
 
 # -- a recipe YAML on its own -------------------------------------------------------------------------------------------

@@ -817,6 +817,9 @@ SRC_VERL_ZERO_GRAD = f"{SRC_VERL}/workers/actor/dp_actor.py#L555"  # gradients f
 SRC_VERL_DYNAMIC = f"{SRC_VERL}/workers/actor/dp_actor.py#L440-L447"  # token budget x SP, sliced over SP ranks
 SRC_VERL_LOGPROB = f"{SRC_VERL}/utils/torch_functional.py#L72-L122"  # flash-attn cross entropy, in-place backward
 SRC_VERL_ENTROPY = f"{SRC_VERL}/utils/torch_functional.py#L224-L262"  # softmax of the logits; chunked variant
+SRC_ACC_FSDP_LOADING = ("https://github.com/huggingface/accelerate/blob/16cb6eb8/src/accelerate/utils/dataclasses.py"
+                        " (FullyShardedDataParallelPlugin.cpu_ram_efficient_loading)")
+SRC_TRL_PREPARE_FSDP = "https://github.com/huggingface/trl/blob/f2cd5771/trl/models/utils.py#L276"  # prepare_fsdp
 SRC_FSDP = "https://pytorch.org/docs/stable/notes/fsdp.html"  # unshard one unit at a time, root kept, prefetch
 
 
@@ -922,14 +925,35 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
                             f"master copy)" + (" (optimizer_offload: parked in host RAM, loaded back for the update)"
                                         if off_opt else ""), SRC_VERL_OFFLOAD, ("training",) if off_opt else ()))
     root, layer = _fsdp_units(arch)
-    r.terms.append(Term("gathered_params", c * (2 * root + 2 * layer) + (c + f32) * layer,
-                        f"bf16 root unit {_count(root)} (embedding, LM head: gathered through forward and backward) "
-                        f"+ its bf16 gradient, {c} B x 2 x {_count(root)}; current + prefetched decoder layer "
-                        f"{c} B x 2 x {_count(layer)}; one layer's unsharded gradient and its fp32 copy for the "
-                        f"reduce-scatter ({c}+{f32}) B x {_count(layer)}", SRC_FSDP))
+    if inp.get("train.fsdp_reshard_after_forward") is False:
+        # SHARD_GRAD_OP / reshard_after_forward false: every unit gathered in forward stays until its backward
+        r.terms.append(Term("gathered_params", c * (P + root) + (c + f32) * layer,
+                            f"every bf16 unit gathered in forward kept for backward (no reshard after forward), "
+                            f"{c} B x {_count(P)}; the root unit's bf16 gradient {c} B x {_count(root)}; one layer's "
+                            f"unsharded gradient and its fp32 copy ({c}+{f32}) B x {_count(layer)}", SRC_FSDP))
+    else:
+        r.terms.append(Term("gathered_params", c * (2 * root + 2 * layer) + (c + f32) * layer,
+                            f"bf16 root unit {_count(root)} (embedding, LM head: gathered through forward and "
+                            f"backward) + its bf16 gradient, {c} B x 2 x {_count(root)}; current + prefetched decoder "
+                            f"layer {c} B x 2 x {_count(layer)}; one layer's unsharded gradient and its fp32 copy for "
+                            f"the reduce-scatter ({c}+{f32}) B x {_count(layer)}", SRC_FSDP))
     seq, V = ctx["seq"], arch.vocab_size
     compiled = inp.get("train.torch_compile", True) is not False  # verl compiles the entropy by default
     checkpointing = _per_role(inp, role, "train.gradient_checkpointing") is True
+    if ctx.get("accelerate_fsdp"):
+        # the HF Trainer's forward and loss are the same under FSDP as under DDP or ZeRO: the same terms
+        b, tokens, how, bound = _ds_micro_tokens(inp, ctx, role, True)
+        r.micro_tokens["training"] = (b * tokens, bound, how)
+        r.terms += _bounded(bound, _activation_terms(arch, b, tokens, checkpointing, ctx["flash"] or bound, c,
+                                                     False, role != "critic", how, ctx["fused_loss"],
+                                                     ctx.get("logit_tokens"), ctx.get("trl_logps", False)))
+        if ctx.get("trl_grpo") and role == "policy":
+            # GRPO without vLLM generates with the FSDP model itself: units gathered one at a time, as in forward
+            r.terms += _trl_generate_terms(arch, b, tokens, r.params, r.gpus, inp, ctx)
+        _runtime(r)  # no verl experience phase: TRL's log-prob passes are forwards of the training micro batch
+        r.resident = ["runtime"] + [t.name for t in r.terms if t.name in ("weights", "optimizer_states")
+                                    and not t.phases]
+        return r
     tokens, how, bound = _fsdp_micro_tokens(inp, role, seq, True)
     r.micro_tokens["training"] = (tokens, bound, how)
     r.terms += _bounded(bound, _activation_terms(arch, 1, tokens, checkpointing, True, c, False, False,
@@ -978,8 +1002,14 @@ def _fsdp_inference_role(role: str, arch: ModelArch, params: int, n: int, inp: _
     unit is gathered onto the GPU for its forward."""
     r = RoleEstimate(role, arch.name, params, n, False, phase="experience")
     c = K.fsdp_compute_bytes
-    r.terms.append(Term("weights", 0, f"bf16 shards in host RAM (verl forces FSDP CPUOffload for the {role})",
-                        SRC_VERL_REF_CPU))
+    if ctx.get("accelerate_fsdp") and str(inp.get("offload.param", "none")) != "cpu":
+        shards = _fsdp_shards(inp, n)
+        r.terms.append(Term("weights", c * params // shards, f"bf16 shards {c} B x {_count(params)} / {shards} GPUs "
+                            f"(TRL prepares the {role} with the policy's FSDP plugin)", SRC_TRL_PREPARE_FSDP))
+    else:
+        r.terms.append(Term("weights", 0, f"bf16 shards in host RAM (verl forces FSDP CPUOffload for the {role})"
+                            if not ctx.get("accelerate_fsdp") else "bf16 shards in host RAM (fsdp_offload_params)",
+                            SRC_VERL_REF_CPU))
     root, layer = _fsdp_units(arch)
     r.terms.append(Term("gathered_params", c * (root + 2 * layer),
                         f"bf16 root unit {_count(root)} + current and prefetched layer 2 x {_count(layer)}, x {c} B",
@@ -1154,6 +1184,10 @@ def estimate(job, hardware, read_config: Callable[[str], str | None] | None = No
         # RL: the response part of every sequence is generated, so its length is a bound, not a count
         "generated": kind in PPO_TYPES and gen is not None,
         "plain": strategy in PLAIN_STRATEGIES,
+        # an HF Trainer / TRL job under accelerate's FSDP: no verl experience phase unless it is RL, a reference
+        # sharded on the GPUs like the policy (TRL prepare_fsdp), not parked in host RAM
+        "accelerate_fsdp": fsdp and getattr(job, "framework", "") in ("hf", "trl", "llamafactory"),
+        "rl": kind in PPO_TYPES,
     }
 
     ctx["strategy"] = strategy
@@ -1231,6 +1265,8 @@ def _strategy(job, inp: _Inputs) -> str:
     """deepspeed (ZeRO; every launch that does not say), fsdp / fsdp2 (verl's FSDP workers), megatron, or
     'unknown' for a verl job whose strategy cannot be read."""
     value = inp.get("train.strategy")
+    if value is None and inp.settings.value("train.strategy") is UNKNOWN:
+        return "unknown"  # a launch whose sharding is set but unreadable (an accelerate FSDP config's)
     if value is None:
         return "unknown" if getattr(job, "framework", "") == "verl" else "deepspeed"
     if value is UNKNOWN or not isinstance(value, str):
@@ -1545,7 +1581,18 @@ def _fsdp_host(r: RoleEstimate, inp: _Inputs, count: int, first_node: bool) -> t
     # rank 0 materialises the Hugging Face weights on the CPU and FSDP broadcasts them (sync_module_states)
     dtype_bytes = 4 if r.trainable else 2
     transient = []
-    if first_node:
+    efficient = inp.get("train.fsdp_cpu_ram_efficient_loading")
+    if efficient is not None:
+        # accelerate FSDP: from_pretrained loads in torch_dtype (fp32 when unset or auto: an upper bound) on every
+        # rank, or on rank 0 only with cpu_ram_efficient_loading (the others start on the meta device)
+        loaded = 2 if str(inp.get("hf.torch_dtype", "")) in ("bf16", "fp16") else 4
+        ranks = (1 if first_node else 0) if efficient is True else count
+        if ranks:
+            transient.append(Term(f"loading:{r.role}", ranks * loaded * P,
+                                  f"{'rank 0 loads' if efficient is True else f'{ranks} ranks each load'} the full "
+                                  f"model, {loaded} B x {_count(P)} (fsdp_cpu_ram_efficient_loading "
+                                  f"{str(efficient is True).lower()})", SRC_ACC_FSDP_LOADING))
+    elif first_node:
         transient.append(Term(f"loading:{r.role}", dtype_bytes * P,
                               f"rank 0 loads the full model in {'fp32' if dtype_bytes == 4 else 'bf16'} before "
                               f"sharding: {gib(dtype_bytes * P)}", SRC_VERL_DTYPE))
