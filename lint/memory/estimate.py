@@ -144,6 +144,7 @@ class RoleEstimate:
     gather_one: int = 0  # ZeRO-3: bytes of the largest module gathered whole (what a weight sync gathers at a time)
     arch: ModelArch | None = None  # the shapes (host RAM: pinned blocks per parameter tensor)
     trained_params: int = 0  # parameters with gradients and optimizer states (LoRA: the adapters)
+    host_states: int = 0  # bytes per rank of states kept in host RAM instead of the GPU (FSDP CPUOffload)
     state_bytes_per_param: float = 0  # optimizer-side bytes per trained parameter (master copy + states)
 
     @property
@@ -821,6 +822,8 @@ SRC_ACC_FSDP_LOADING = ("https://github.com/huggingface/accelerate/blob/16cb6eb8
                         " (FullyShardedDataParallelPlugin.cpu_ram_efficient_loading)")
 SRC_TRL_PREPARE_FSDP = "https://github.com/huggingface/trl/blob/f2cd5771/trl/models/utils.py#L276"  # prepare_fsdp
 SRC_FSDP = "https://pytorch.org/docs/stable/notes/fsdp.html"  # unshard one unit at a time, root kept, prefetch
+# CPUOffload(offload_params=True): "offloads gradients to CPU as well, meaning that the optimizer step runs on CPU"
+SRC_FSDP_OFFLOAD = "https://github.com/pytorch/pytorch/blob/v2.5.0/torch/distributed/fsdp/api.py (CPUOffload)"
 
 
 def _per_role(inp: _Inputs, role: str, key: str, default=None):
@@ -950,6 +953,13 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
         if ctx.get("trl_grpo") and role == "policy":
             # GRPO without vLLM generates with the FSDP model itself: units gathered one at a time, as in forward
             r.terms += _trl_generate_terms(arch, b, tokens, r.params, r.gpus, inp, ctx)
+        if off_param:
+            # CPUOffload(offload_params=True): parameter and gradient shards stay on the CPU and the optimizer steps
+            # there; the GPU holds the gathered units only (not verl's park-and-reload)
+            moved = ("weights", "gradients", "optimizer_states")
+            r.host_states = sum(t.bytes for t in r.terms if t.name in moved)
+            r.terms = [Term(t.name, 0, f"in host RAM (fsdp_offload_params): {gib(t.bytes)} per rank", SRC_FSDP_OFFLOAD)
+                       if t.name in moved else t for t in r.terms]
         _runtime(r)  # no verl experience phase: TRL's log-prob passes are forwards of the training micro batch
         r.resident = ["runtime"] + [t.name for t in r.terms if t.name in ("weights", "optimizer_states")
                                     and not t.phases]
@@ -1562,7 +1572,11 @@ def _fsdp_host(r: RoleEstimate, inp: _Inputs, count: int, first_node: bool) -> t
     P, n = r.params, r.gpus
     share = f"{count} of {n} ranks"
     persistent: list[Term] = []
-    if r.trainable:
+    if r.trainable and r.host_states:
+        persistent.append(Term(f"params:{r.role}", count * r.host_states,
+                               f"fsdp_offload_params keeps the parameter, gradient and optimizer shards here: {share} "
+                               f"x {gib(r.host_states)}", SRC_FSDP_OFFLOAD))
+    elif r.trainable:
         weights = next((t for t in r.terms if t.name == "weights"), None)
         states = next((t for t in r.terms if t.name == "optimizer_states"), None)
         m_shard = weights.bytes if weights is not None else 0

@@ -96,7 +96,14 @@ def test_offload_params_moves_the_shards_to_host_ram(tmp_path):
     P = resolve_model(MODEL).param_count
     est = estimate(job, H100)
     parked = sum(t.bytes for t in est.nodes[0].persistent if t.name != "process:policy")
-    assert parked >= 8 * (4 * P // 8 + 8 * P // 8)  # the 8 ranks' fp32 parameter shards and Adam moments
+    # the 8 ranks' fp32 parameter and gradient shards and Adam moments (the optimizer steps on the CPU)
+    assert parked == 8 * (4 * P // 8 + 4 * P // 8 + 8 * P // 8)
+    # and none of them on the GPU in any phase: only the gathered units, activations and runtime
+    group = est.groups[0]
+    assert all(t.bytes == 0 for _, items in group.phases.items() for _, t in items
+               if t.name in ("weights", "gradients", "optimizer_states"))
+    kept = estimate(_job(tmp_path, "  fsdp_offload_params: false\n"), H100).groups[0].peak
+    assert kept - group.peak >= (4 + 4 + 8) * P // 8  # the states' 16 B per parameter / 8 GPUs, and their slack
 
 
 def test_activation_checkpointing_turns_checkpointing_on(tmp_path):
