@@ -319,6 +319,8 @@ def enrich(command: "Command", settings: Settings, assumptions: list, project, f
     entries = recipe_path = None
     if config_word is not None and config_word.known and project is not None:
         target = project.resolve(command.path, config_word.text)
+        if target is None and config_word.text.endswith((".yaml", ".yml")):
+            assumptions.append(_not_checked(config_word.text, "the recipe"))
         if target is not None and target.kind == "yaml":
             entries = recipe_entries(target)
             recipe = recipe_kind(entries)
@@ -399,6 +401,12 @@ def _sharding(settings: Settings, path: str) -> None:
                              "no DeepSpeed config: DDP, or FSDP from a launcher config the linter does not see"))
 
 
+def _not_checked(path: str, what: str) -> str:
+    """The assumption a launch gets when a file it names is not among the files checked (only those are read)."""
+    return (f"{what} {path} is not among the files checked, so its settings are not read: pass it too (or a "
+            f"folder holding both)")
+
+
 def _accelerate_plugin(job: Job, project) -> None:
     """The ZeRO stage and precision of the accelerate config an HF launch names, where nothing else sets them
     (accelerate's DeepSpeed plugin: its zero_stage, default 2, unless a ds_config file decides)."""
@@ -410,6 +418,8 @@ def _accelerate_plugin(job: Job, project) -> None:
     from rlhf_lint.readers.yaml import node_span
 
     target = project.resolve(acc.path, acc.value)
+    if target is None:
+        job.assumptions.append(_not_checked(acc.value, "the accelerate config"))
     cfg = read(target) if target is not None and target.kind == "yaml" and target.tree is not None else None
     if cfg is None:
         return

@@ -114,3 +114,17 @@ def test_grpo_check_needs_trl_not_a_script_name(tmp_path):
                                      "--per_device_train_batch_size 4\n")
     result = run([tmp_path], ["A010"])
     assert [(d.code, d.severity.name) for d in result.diagnostics] == [("A010", "WARNING")]  # trl not pinned
+
+
+def test_a_recipe_or_accelerate_config_not_checked_is_named_in_the_assumptions(tmp_path):
+    # only the files checked are read: `rlhf-lint estimate run.sh` alone must say what it left unread
+    run = "accelerate launch --config_file fsdp.yaml sft.py --config recipe.yaml --deepspeed ds.json\n"
+    (job,) = _jobs(tmp_path, {"run.sh": run})
+    unread = [a for a in job.assumptions if "is not among the files checked" in a]
+    assert any("recipe.yaml" in a for a in unread) and any("fsdp.yaml" in a for a in unread)
+    (tmp_path / "recipe.yaml").write_text("model_name_or_path: Qwen/Qwen2.5-7B\nbf16: true\noutput_dir: out\n")
+    (tmp_path / "fsdp.yaml").write_text("distributed_type: FSDP\nmixed_precision: bf16\nnum_processes: 8\n")
+    jobs = _jobs(tmp_path, {"run.sh": run, "recipe.yaml": (tmp_path / "recipe.yaml").read_text(),
+                            "fsdp.yaml": (tmp_path / "fsdp.yaml").read_text()})
+    launch = next(j for j in jobs if j.path.endswith("run.sh"))
+    assert not [a for a in launch.assumptions if "is not among the files checked" in a]
