@@ -37,7 +37,11 @@ def _job_from_options(model, gpus, gpus_per_node, zero, offload_optimizer, offlo
         if value is not None:
             settings.add(Setting(key, value, origin="command line"))
 
-    put("framework", "trl" if str(job_type).lower() == "grpo" else "deepspeed")
+    kind = str(job_type).lower()
+    # TRL's GRPOTrainer: the estimate decides on the reference model (beta, the TRL release); DPO-style losses run
+    # a frozen reference beside the policy
+    framework, roles = ("trl", ()) if kind == "grpo" else ("deepspeed", ("policy",))
+    put("framework", framework)
     put("job.type", job_type)
     if model[:1].isdigit() and model.rstrip("bBmM").replace(".", "").isdigit():
         put("model.policy.params", model)
@@ -62,16 +66,11 @@ def _job_from_options(model, gpus, gpus_per_node, zero, offload_optimizer, offlo
     put("train.flash_attn", flash_attn)
     for key, value in (extra or {}).items():
         put(key, value)
-    roles = ("policy",)
     from rlhf_lint.memory.estimate import PAIRED_TYPES
 
-    framework = "deepspeed"
-    if str(job_type).lower() in PAIRED_TYPES:
-        roles = ("policy", "ref")  # DPO-style losses run a frozen reference beside the policy
-    if str(job_type).lower() == "grpo":
-        # TRL's GRPOTrainer: the estimate decides on the reference model (beta, the TRL release)
-        roles, framework = (), "trl"
-    if str(job_type).lower() in PAIRED_TYPES | {"grpo"}:
+    if kind in PAIRED_TYPES:
+        roles = ("policy", "ref")
+    if kind in PAIRED_TYPES | {"grpo"}:
         put("topology.ref.nodes", nodes)
         put("topology.ref.gpus_per_node", per)
     return Job(f"{model} on {gpus} GPUs", "<command line>", None, framework, settings, roles=roles)

@@ -188,9 +188,8 @@ def project_of(sources: list[Source], config: Config, configs: dict[str, Config]
         for source in sources:
             parse_source(source)
     project = Project(sources, config, configs)
-    # a group whose rules are shared with forked processes builds its jobs after the fork (check_project)
-    project.__dict__["_classify_pending"] = _rules_forked(project)
-    classify(project, referenced=not project.__dict__["_classify_pending"])
+    # a group whose rules are shared with forked processes builds its jobs after the fork (_rules_parallel)
+    classify(project, referenced=not _rules_forked(project))
     return project
 
 
@@ -333,12 +332,9 @@ def check_project(project: Project, unreadable: list[Unreadable], rules: list[Ru
             diagnostics.append(diag)
 
     errors: list[InternalError] = []
-    pending = project.__dict__.pop("_classify_pending", False)
     if _rules_forked(project):
-        outcomes = _rules_parallel(project, rules, RULE_WORKERS["n"], pending)
+        outcomes = _rules_parallel(project, rules, RULE_WORKERS["n"])
     else:
-        if pending:
-            classify_referenced(project)
         outcomes = (_run_rule(rule, ctx, project) for rule in rules if rule.code not in REPORTED_ELSEWHERE
                     for ctx in _contexts(rule, project))
     for found, error in outcomes:
@@ -409,7 +405,7 @@ class _NeedsJobs(BaseException):  # not an Exception: a rule's own `except Excep
 _DEFERRED = object()
 
 
-def _rules_parallel(project: Project, rules: list[Rule], workers: int, classify_pending: bool = False):
+def _rules_parallel(project: Project, rules: list[Rule], workers: int):
     """(diagnostics, internal error) of each rule on each context, in the serial order, computed by this process
     and ``workers - 1`` forked ones. Two rounds: while this process builds the jobs, forked ones run the file rules
     of the files whose kind the jobs cannot change (everything but JSON); then the rest is shared out by rule
@@ -423,21 +419,15 @@ def _rules_parallel(project: Project, rules: list[Rule], workers: int, classify_
     early = [(rule, ctx) for rule in rules if rule.scope == "file" and rule.code not in REPORTED_ELSEWHERE
              for ctx in _contexts(rule, project) if ctx.source.kind not in ("json", "ds_config")]
 
-    def run_early(i: int):
-        try:
-            return _run_rule(*early[i], project)
-        except _NeedsJobs:
-            return _DEFERRED
-
     def before_jobs() -> None:  # in each child of the first round
         project.__dict__.update(_jobs=_JobsElsewhere(), _ds_config_users=None)
 
     done: dict[int, tuple] = {}
-    started = _fork_start(_family_chunks(list(range(len(early))), early), workers - 1, run_early, before_jobs)
+    started = _fork_start(_family_chunks(list(range(len(early))), early), workers - 1,
+                          lambda i: _run_or_defer(early[i], project), before_jobs)
     try:
         project.jobs  # built here, meanwhile, once: the second round's processes inherit them
-        if classify_pending:
-            classify_referenced(project)
+        classify_referenced(project)  # the JSON files the jobs name (project_of left it to this point)
     except BaseException:
         _fork_finish(started, done, here=False)  # the children end their chunks and are reaped; no more work here
         raise
@@ -471,20 +461,21 @@ def _rules_parallel(project: Project, rules: list[Rule], workers: int, classify_
         yield outcome if outcome is not None else _run_rule(rule, ctx, project)  # not run, or its result was lost
 
 
+def _run_or_defer(unit: tuple[Rule, Context], project: Project):
+    """_run_rule's outcome, or _DEFERRED when the rule reads jobs a first-round child does not have yet."""
+    try:
+        return _run_rule(*unit, project)
+    except _NeedsJobs:
+        return _DEFERRED
+
+
 def _retry_alone(lost: list[int], units: list, results: dict, key) -> None:
     """The units running when a process died: each again alone in a new one, so that only the one that kills it
     is lost (as an internal error)."""
     for i in lost:
         rule, ctx = units[i]
         done: dict[int, tuple] = {}
-
-        def run_alone(j: int):
-            try:
-                return _run_rule(*units[j], ctx.project)
-            except _NeedsJobs:
-                return _DEFERRED
-
-        _fork_finish(_fork_start([[i]], 1, run_alone), done, here=False)
+        _fork_finish(_fork_start([[i]], 1, lambda j: _run_or_defer(units[j], ctx.project)), done, here=False)
         if i in done:
             if done[i] is not _DEFERRED:
                 results[key(rule, ctx)] = done[i]

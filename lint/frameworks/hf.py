@@ -451,11 +451,8 @@ def _fsdp_strategy(cfg) -> tuple[str, object]:
     version = cfg.fsdp.get("fsdp_version")
     if version is not None and str(version.value) == "2":
         entry = cfg.fsdp.get("fsdp_reshard_after_forward")
-        value = entry.value if entry is not None else True
-        text = str(value).strip().lower()
-        if value is True or text in TRUE:
-            return "FULL_SHARD", entry
-        return ("SHARD_GRAD_OP", entry) if value is False or text in FALSE else (UNKNOWN, entry)
+        reshard = coerce(entry.value, "bool") if entry is not None else True
+        return ("FULL_SHARD" if reshard is True else "SHARD_GRAD_OP" if reshard is False else UNKNOWN), entry
     entry = cfg.fsdp.get("fsdp_sharding_strategy") or cfg.fsdp.get("fsdp_reshard_after_forward")
     if entry is None:
         return "FULL_SHARD", None
@@ -508,17 +505,17 @@ def _accelerate_fsdp(job: Job, cfg, path: str) -> None:
         settings.add(Setting("train.fsdp_reshard_after_forward", False, path, span(entry),
                              f"{where}: the gathered parameters stay from forward to backward"))
     offload = cfg.fsdp.get("fsdp_offload_params")
-    if offload is not None and (offload.value is True or str(offload.value).strip().lower() in TRUE):
+    if offload is not None and coerce(offload.value, "bool") is True:
         # CPUOffload(offload_params=True): parameters and gradients live in host RAM, the optimizer steps there
         for key in ("offload.param", "offload.optimizer"):
             if settings.get(key) is None:
                 settings.add(Setting(key, "cpu", path, span(offload), "fsdp_offload_params: true"))
     eff = cfg.fsdp.get("fsdp_cpu_ram_efficient_loading")
     settings.add(Setting("train.fsdp_cpu_ram_efficient_loading",
-                         eff is not None and (eff.value is True or str(eff.value).strip().lower() in TRUE), path,
+                         eff is not None and coerce(eff.value, "bool") is True, path,
                          span(eff), "" if eff is not None else "accelerate default cpu_ram_efficient_loading false"))
     ckpt = cfg.fsdp.get("fsdp_activation_checkpointing")
-    if ckpt is not None and (ckpt.value is True or str(ckpt.value).strip().lower() in TRUE) \
+    if ckpt is not None and coerce(ckpt.value, "bool") is True \
             and settings.value("train.gradient_checkpointing") is not True:
         # FSDP wraps the decoder layers in checkpoint wrappers whatever TrainingArguments say
         settings.add(Setting("train.gradient_checkpointing", True, path, span(ckpt),

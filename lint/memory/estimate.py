@@ -343,6 +343,14 @@ def _trl_grpo(job, inp: _Inputs) -> bool:
     return kind == "grpo" and getattr(job, "framework", "") in ("trl", "hf", "llamafactory")
 
 
+def _release(versions: dict | None, name: str) -> tuple[int, int] | None:
+    """(major, minor) of the release of ``name`` the launch targets, or None when unknown."""
+    parts = str((versions or {}).get(name) or "").split(".")
+    if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
+        return int(parts[0]), int(parts[1])
+    return None
+
+
 def _trl_reference(inp: _Inputs, versions: dict | None) -> bool:
     """Whether GRPOTrainer loads a reference model: beta != 0 (grpo_trainer.py: `if self.beta == 0.0: ref_model =
     None`). beta unset: its default is 0.04 up to TRL 0.18 and 0.0 since 0.19; an unknown release gets the current
@@ -353,23 +361,15 @@ def _trl_reference(inp: _Inputs, versions: dict | None) -> bool:
             return float(beta) != 0.0
         except (TypeError, ValueError):
             pass
-    version = str((versions or {}).get("trl") or "")
-    parts = version.split(".")
-    if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
-        old = (int(parts[0]), int(parts[1])) < (0, 19)
-        inp.assumptions.append(f"GRPO beta unset: TRL {version}'s default {0.04 if old else 0.0} "
+    release = _release(versions, "trl")
+    if release is not None:
+        old = release < (0, 19)
+        inp.assumptions.append(f"GRPO beta unset: TRL {versions['trl']}'s default {0.04 if old else 0.0} "
                                f"({'a reference model is loaded' if old else 'no reference model'}; {SRC_TRL_BETA})")
         return old
     inp.assumptions.append(f"GRPO beta unset and the TRL release unknown: its current default 0.0 assumed (no "
                            f"reference model; TRL 0.18 and earlier default to 0.04 and load one: {SRC_TRL_BETA})")
     return False
-
-
-def _release(versions: dict | None, name: str) -> tuple[int, int] | None:
-    parts = str((versions or {}).get(name) or "").split(".")
-    if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
-        return int(parts[0]), int(parts[1])
-    return None
 
 
 def _trl_colocate(job, inp: _Inputs, versions: dict | None) -> bool:
@@ -776,8 +776,8 @@ def _trl_generation_steps(b: int, n: int, inp: _Inputs, ctx: dict) -> int:
     total = _int_of(inp.get("trl.generation_batch_size"), 0)
     if total > 0 and total % (b * n) == 0:
         return total // (b * n)
-    parts = str(ctx.get("trl_version") or "").split(".")
-    if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit() and (int(parts[0]), int(parts[1])) < (0, 17):
+    release = ctx.get("trl_release")
+    if release is not None and release < (0, 17):
         return 1
     return max(1, _int_of(inp.get("batch.grad_accum"), 1))
 
@@ -1066,8 +1066,8 @@ def _runtime(r: RoleEstimate) -> None:
 def _sampler_bytes(versions: dict | None) -> int:
     """Bytes per logit of the profile run's sampler: the V0 engine (vLLM before 0.8) forces top-k/top-p and sorts
     (32 B); V1, or an unknown release, may skip them (fp32 logits, 4 B)."""
-    parts = str((versions or {}).get("vllm") or "").split(".")
-    if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit() and (int(parts[0]), int(parts[1])) < (0, 8):
+    release = _release(versions, "vllm")
+    if release is not None and release < (0, 8):
         return K.vllm_v0_sampler_logit_bytes
     return K.vllm_sampler_logit_bytes
 
@@ -1206,7 +1206,7 @@ def estimate(job, hardware, read_config: Callable[[str], str | None] | None = No
         ctx["logit_tokens"] = int(gen) if gen is not None else None
         ctx["trl_logps"] = True
         ctx["trl_grpo"] = not inp.flag("trl.use_vllm")
-        ctx["trl_version"] = (versions or {}).get("trl")
+        ctx["trl_release"] = _release(versions, "trl")
         # vllm_mode colocate: the engine lives in each training process, on the training GPUs
         inp.vllm_in_process = _trl_colocate(job, inp, versions)
     if strategy not in ("deepspeed", "fsdp", "fsdp2") + PLAIN_STRATEGIES:
