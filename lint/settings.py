@@ -88,6 +88,10 @@ VOCABULARY = (
     ("precision.grad_accum_dtype", str, "bf16 | fp16 | fp32 (absent: DeepSpeed ZeRO accumulates in the model dtype; "
                                         "OpenRLHF <= 0.5.3 wrote fp32 into the ds_config it builds)"),
     ("precision.master_dtype", str, "dtype FSDP keeps parameters, gradients and Adam moments in (verl model_dtype)"),
+    ("precision.adapter_dtype", str, "bf16 | fp16 | fp32: LoRA adapters' dtype without DeepSpeed (absent: PEFT's "
+                                     "rule for its release, schemas/hf/peft_adapter_dtype.json)"),
+    ("precision.half_trainable", bool, "trainable parameters stay in the 16-bit dtype, no fp32 upcast (LLaMA-Factory "
+                                      "pure_bf16)"),
     ("precision.<role>.master_dtype", str, "a role's own FSDP master dtype (read before precision.master_dtype; no "
                                            "builder writes one yet)"),
     # -- offload --------------------------------------------------------------------------------------------------
@@ -123,7 +127,7 @@ VOCABULARY = (
     # -- training -------------------------------------------------------------------------------------------------
     ("train.strategy", str, "deepspeed (absent: every non-verl launch) | fsdp | fsdp2 | megatron | ddp (an HF Trainer "
                             "launch without a DeepSpeed config): which memory model applies (verl: "
-                            "actor_rollout_ref.actor.strategy); megatron and ddp get no estimate"),
+                            "actor_rollout_ref.actor.strategy); megatron gets no estimate"),
     ("train.critic.strategy", str, "the critic's strategy, when it differs"),
     ("train.gradient_checkpointing", bool, "activations are recomputed in the backward pass"),
     ("train.<role>.gradient_checkpointing", bool, "a role's own checkpointing (verl's critic)"),

@@ -188,6 +188,8 @@ def _refuse(message: str) -> None:
               help="ddp: torch data parallelism without DeepSpeed (HF Trainer): no ZeRO, torch's dtypes.")
 @click.option("--master-dtype", type=click.Choice(["bf16", "fp16", "fp32"]), default=None,
               help="Dtype of the weights the optimizer updates (bf16 with --dtype bf16: no fp32 master copy).")
+@click.option("--adapter-dtype", type=click.Choice(["bf16", "fp16", "fp32"]), default=None,
+              help="ddp with --lora-rank: the adapters' dtype (default: fp32, PEFT's autocast_adapter_dtype).")
 @click.option("--optimizer", default=None, help="adamw, adamw_8bit, paged_adamw_8bit, adafactor, sgd, lion, ...")
 @click.option("--lora-rank", type=click.IntRange(min=1), default=None, help="Train LoRA adapters of this rank.")
 @click.option("--lora-targets", default=None, help="Comma-separated modules (q_proj,v_proj); default all linear.")
@@ -204,7 +206,7 @@ def _refuse(message: str) -> None:
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memory, container_memory, zero,
              offload_optimizer, offload_param, dtype, grad_accum_dtype, micro_batch, seq_len, gradient_checkpointing,
-             flash_attn, job_type, strategy, master_dtype, optimizer, lora_rank, lora_targets, quantization,
+             flash_attn, job_type, strategy, master_dtype, adapter_dtype, optimizer, lora_rank, lora_targets, quantization,
              fused_loss, packing, max_tokens_per_gpu, ring_attn_size, sequence_parallel_size, expert_parallel_size,
              output_format, prompt_len=None, completion_len=None, beta=None, pin_memory=None):
     """Estimate GPU and host memory per role of a launch script, or of a job given by options
@@ -243,7 +245,8 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
         if paths:
             click.echo("error: give a launch script or --model, not both", err=True)
             sys.exit(2)
-        extra = {"train.strategy": strategy, "precision.master_dtype": master_dtype, "train.optimizer": optimizer,
+        extra = {"train.strategy": strategy, "precision.master_dtype": master_dtype,
+                 "precision.adapter_dtype": adapter_dtype, "train.optimizer": optimizer,
                  "train.lora_rank": lora_rank, "train.quantization": quantization, "train.fused_loss": fused_loss,
                  "train.packing": packing, "train.ring_attn_size": ring_attn_size,
                  "train.sequence_parallel_size": sequence_parallel_size,

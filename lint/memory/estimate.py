@@ -343,12 +343,17 @@ def _trl_grpo(job, inp: _Inputs) -> bool:
     return kind == "grpo" and getattr(job, "framework", "") in ("trl", "hf", "llamafactory")
 
 
-def _release(versions: dict | None, name: str) -> tuple[int, int] | None:
-    """(major, minor) of the release of ``name`` the launch targets, or None when unknown."""
-    parts = str((versions or {}).get(name) or "").split(".")
+def _major_minor(version) -> tuple[int, int] | None:
+    """(major, minor) of a version string ("0.17.0" -> (0, 17)), or None."""
+    parts = str(version or "").split(".")
     if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
         return int(parts[0]), int(parts[1])
     return None
+
+
+def _release(versions: dict | None, name: str) -> tuple[int, int] | None:
+    """(major, minor) of the release of ``name`` the launch targets, or None when unknown."""
+    return _major_minor((versions or {}).get(name))
 
 
 def _trl_reference(inp: _Inputs, versions: dict | None) -> bool:
@@ -576,6 +581,44 @@ def optimizer_bytes(inp: _Inputs) -> tuple[str, float]:
     return name, table[name]
 
 
+# optimizers whose states are zeros_like(param): in the dtype of the parameters they update
+MOMENT_OPTIMIZERS = ("adamw", "adam", "sgd_momentum", "lion", "adagrad", "rmsprop")
+
+
+def _adapter_dtype(inp: _Inputs, ctx: dict, quantized: bool) -> tuple[int, str, str, str]:
+    """(bytes, dtype, why, source) of LoRA adapters trained without DeepSpeed: the optimizer updates the adapters
+    themselves, so their dtype is also their gradients' and AdamW moments'. An explicit precision.adapter_dtype,
+    else the framework's own cast (LLaMA-Factory), else PEFT's rule for the release the launch targets (an unknown
+    release: the current one's)."""
+    from rlhf_lint.schemas import load
+
+    w, f32 = ctx["w"], dtype_bytes("fp32", 4)
+    explicit = inp.get("precision.adapter_dtype")
+    if explicit:
+        return dtype_bytes(str(explicit), w), str(explicit), "given", SRC_TORCH_ADAMW
+    table = load("hf/peft_adapter_dtype.json")
+    own = table["frameworks"].get(ctx.get("framework", ""))
+    if own:
+        if not inp.flag(own["unless"]):
+            return dtype_bytes(own["dtype"], f32), own["dtype"], "LLaMA-Factory upcasts trainable parameters", \
+                own["source"]
+        if own["otherwise"] == "base" and not quantized:
+            return w, f"{w}-byte (the base's dtype)", "LLaMA-Factory pure_bf16: no upcast", own["source"]
+    peft = (ctx.get("versions") or {}).get("peft")
+    release = _release(ctx.get("versions"), "peft")
+    entry = table["releases"][-1]
+    if release is not None:
+        entry = next(e for e in table["releases"] if e["below"] is None or release < _major_minor(e["below"]))
+        why = f"PEFT {peft}"
+    else:
+        why = "PEFT release unknown: the current default"
+        inp.assumptions.append(f"LoRA adapters in {entry['dtype']}: the PEFT release is unknown, so the current "
+                               f"default (autocast_adapter_dtype) is assumed")
+    if entry["dtype"] == "base" and not quantized:
+        return w, f"{w}-byte (the base's dtype)", why, entry["source"]
+    return f32, "fp32", why, entry["source"]
+
+
 def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict) -> None:
     """Weights, gradients and optimizer states of a trained role under DeepSpeed ZeRO (or plain data parallelism,
     ``train.strategy`` ddp: ZeRO-0 without DeepSpeed's buffers)."""
@@ -590,7 +633,7 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict) -> 
     master_name = str(inp.get("precision.master_dtype", "fp32" if w == 2 else "") or "").lower()
     master = dtype_bytes(master_name, 4) if master_name else w
     if master == w and w < f32:
-        k = opt_bytes * w / f32 if opt in ("adamw", "adam", "sgd_momentum", "lion", "adagrad", "rmsprop") else opt_bytes
+        k = opt_bytes * w / f32 if opt in MOMENT_OPTIMIZERS else opt_bytes
         what = f"{opt} states in the parameters' {w}-byte dtype, no master copy"
         src = SRC_TORCH_ADAMW
     elif ctx["plain"]:
@@ -619,24 +662,32 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict) -> 
         if not inp.get("train.lora_targets"):
             inp.assumptions.append("LoRA adapters on every linear projection assumed (no target modules given)")
     r.trained_params = T
+    quantized = quant in ("4bit", "nf4", "fp4", "int4", "8bit", "int8")
+    ad = w  # bytes of an adapter parameter
+    if rank > 0 and ctx["plain"]:
+        # without DeepSpeed the adapters are what torch's optimizer updates, in their own dtype
+        ad, ad_name, ad_why, src = _adapter_dtype(inp, ctx, quantized)
+        a = ad
+        k = opt_bytes * ad / f32 if opt in MOMENT_OPTIMIZERS else opt_bytes
+        what = f"{opt} states of {ad_name} adapters; {ad_why}"
     # weights: the (frozen) base in its dtype or quantised, plus adapters
     linear = arch.num_layers * (arch.attention_params() + arch.ffn_params())
     linear = min(linear, P)
     if rank > 0 and quant in ("4bit", "nf4", "fp4", "int4"):
         qb = K.nf4_bytes_per_param
         base = int(linear * qb + (P - linear) * w)
-        wf = f"4-bit base: {qb} B x {_count(linear)} linear + {w} B x {_count(P - linear)} other + adapters {w} B x {_count(T)}"
+        wf = f"4-bit base: {qb} B x {_count(linear)} linear + {w} B x {_count(P - linear)} other + adapters {ad} B x {_count(T)}"
         wsrc = SRC_QLORA
     elif rank > 0 and quant in ("8bit", "int8"):
         qb = K.int8_bytes_per_param
         base = int(linear * qb + (P - linear) * w)
-        wf = f"8-bit base: {qb} B x {_count(linear)} linear + {w} B x {_count(P - linear)} other + adapters {w} B x {_count(T)}"
+        wf = f"8-bit base: {qb} B x {_count(linear)} linear + {w} B x {_count(P - linear)} other + adapters {ad} B x {_count(T)}"
         wsrc = SRC_QLORA
     else:
         base = (w if rank > 0 else master if ctx["plain"] and master > w else w) * P
-        wf = f"{base // P} B x {_count(P)} params" + (f" (frozen) + adapters {w} B x {_count(T)}" if rank > 0 else "")
+        wf = f"{base // P} B x {_count(P)} params" + (f" (frozen) + adapters {ad} B x {_count(T)}" if rank > 0 else "")
         wsrc = SRC_LORA if rank > 0 else SRC_ZERO
-    total_w = base + (w * T if rank > 0 else 0)
+    total_w = base + (ad * T if rank > 0 else 0)
     if stage == 3:
         r.terms.append(Term("weights", 0 if off_param else total_w // n, "offloaded to CPU (offload_param)" if off_param
                             else f"ZeRO-3: ({wf}) / {n} GPUs", wsrc))
@@ -1162,8 +1213,9 @@ def estimate(job, hardware, read_config: Callable[[str], str | None] | None = No
     elif acc is None:
         # DeepSpeed: fp32 accumulation only for bf16 without ZeRO, else the model dtype
         acc = "fp32" if (dtype in ("bf16", "bfloat16") and stage == 0) else dtype
-        assumptions.append(f"gradients accumulate in {acc} (DeepSpeed default for {dtype}, ZeRO-{stage}; "
-                           f"{SRC_DS_DTYPES})")
+        if strategy not in PLAIN_STRATEGIES:  # without DeepSpeed, .grad takes the trained parameters' dtype
+            assumptions.append(f"gradients accumulate in {acc} (DeepSpeed default for {dtype}, ZeRO-{stage}; "
+                               f"{SRC_DS_DTYPES})")
     acc = str(acc).lower()
     kind = str(inp.get("job.type", "") or "").lower()
     prompt = inp.get("seq.prompt_max_len")
@@ -1194,6 +1246,7 @@ def estimate(job, hardware, read_config: Callable[[str], str | None] | None = No
         # RL: the response part of every sequence is generated, so its length is a bound, not a count
         "generated": kind in PPO_TYPES and gen is not None,
         "plain": strategy in PLAIN_STRATEGIES,
+        "framework": getattr(job, "framework", ""), "versions": versions or {},
         # an HF Trainer / TRL job under accelerate's FSDP: no verl experience phase unless it is RL, a reference
         # sharded on the GPUs like the policy (TRL prepare_fsdp), not parked in host RAM
         "accelerate_fsdp": fsdp and getattr(job, "framework", "") in ("hf", "trl", "llamafactory"),

@@ -128,3 +128,17 @@ def test_a_recipe_or_accelerate_config_not_checked_is_named_in_the_assumptions(t
                             "fsdp.yaml": (tmp_path / "fsdp.yaml").read_text()})
     launch = next(j for j in jobs if j.path.endswith("run.sh"))
     assert not [a for a in launch.assumptions if "is not among the files checked" in a]
+
+
+def test_llamafactory_pure_bf16_keeps_lora_adapters_half(tmp_path):
+    from rlhf_lint.engine.config import Hardware
+    from rlhf_lint.memory.estimate import estimate
+
+    recipe = "model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\nfinetuning_type: lora\nbf16: true\nper_device_train_batch_size: 1\n"
+    jobs = _jobs(tmp_path, {"up.yaml": recipe, "pure.yaml": recipe + "pure_bf16: true\n"})
+    by_name = {j.path.rsplit("/", 1)[1]: j for j in jobs}
+    assert by_name["pure.yaml"].value("precision.half_trainable") is True
+    states = {name: {t.name: t.bytes for t in estimate(job, Hardware(gpu="A100-80GB"), versions={"peft": "0.12.0"})
+                     .role("policy").terms}["optimizer_states"] for name, job in by_name.items()}
+    # LLaMA-Factory upcasts the adapters to fp32 (AdamW m + v 8 B each) unless pure_bf16 (2 + 2 B)
+    assert states["up.yaml"] == 2 * states["pure.yaml"] > 0

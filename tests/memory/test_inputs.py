@@ -43,6 +43,46 @@ def test_lora_trains_adapters_only_beside_the_frozen_base():
     assert t["optimizer_states"] == 12 * T  # fp32 master + Adam m + v of the adapters
 
 
+def _plain_lora(versions=None, framework=None, quant=None, **extra):
+    j = job(gpus=1, zero=None, **{"train.strategy": "ddp", "train.lora_rank": 16, "train.quantization": quant,
+                                   **extra})
+    if framework:
+        j.framework = framework
+    est = estimate(j, A100, versions=versions)
+    return terms(est), est
+
+
+def test_lora_without_deepspeed_trains_adapters_in_peft_s_dtype():
+    T = 28 * 16 * 90112
+    fp32, bf16 = (4 * T, 4 * T, 8 * T), (2 * T, 2 * T, 4 * T)  # adapter weights, .grad, AdamW m + v (zeros_like)
+
+    def states(t):
+        return t["weights"] - 2 * P(), t["gradients"], t["optimizer_states"]
+
+    # PEFT 0.5 built nn.Linear adapters in fp32 and moved them without a dtype; 0.6-0.11 cast them to the base's
+    # dtype; 0.12 upcasts 16-bit adapters to fp32 again (autocast_adapter_dtype)
+    assert states(_plain_lora({"peft": "0.5.0"})[0]) == fp32
+    assert states(_plain_lora({"peft": "0.8.2"})[0]) == bf16
+    assert states(_plain_lora({"peft": "0.12.0"})[0]) == fp32
+    t, est = _plain_lora()
+    assert states(t) == fp32 and any("PEFT release is unknown" in a for a in est.assumptions)
+    # a 4-bit base is not a float dtype: 0.6-0.11 left the adapters in fp32
+    t, _ = _plain_lora({"peft": "0.8.2"}, quant="4bit")
+    assert (t["gradients"], t["optimizer_states"]) == fp32[1:]
+    # LLaMA-Factory upcasts trainable parameters itself unless pure_bf16; an explicit dtype wins over both
+    assert states(_plain_lora({"peft": "0.8.2"}, framework="llamafactory")[0]) == fp32
+    # pure_bf16 passes autocast_adapter_dtype=False: the base's dtype even on a PEFT that would upcast
+    assert states(_plain_lora({"peft": "0.12.0"}, framework="llamafactory",
+                              **{"precision.half_trainable": True})[0]) == bf16
+    assert states(_plain_lora({"peft": "0.12.0"}, **{"precision.adapter_dtype": "bf16"})[0]) == bf16
+
+
+def test_deepspeed_lora_keeps_its_fp32_master_whatever_peft_does():
+    T = 28 * 16 * 90112
+    t = terms(estimate(job(gpus=1, zero=0, **{"train.lora_rank": 16}), A100, versions={"peft": "0.12.0"}))
+    assert (t["weights"] - 2 * P(), t["optimizer_states"]) == (2 * T, 12 * T)
+
+
 def test_qlora_base_is_4_bit_in_its_linear_layers():
     arch = resolve_model(QWEN7).arch
     linear = arch.num_layers * (arch.attention_params() + arch.ffn_params())
