@@ -47,6 +47,7 @@ def _estimate_options_row(config: dict):
     from rlhf_lint.memory.estimate import estimate
 
     extra = {"train.strategy": config.get("strategy"), "precision.master_dtype": config.get("master_dtype"),
+             "precision.adapter_dtype": config.get("adapter_dtype"),
              "train.lora_rank": config.get("lora_rank"), "train.quantization": config.get("quantization"),
              "train.optimizer": config.get("optimizer"), "train.fused_loss": config.get("fused_loss"),
              "train.packing": config.get("packing"), "train.ring_attn_size": config.get("ring_attn_size"),
@@ -66,7 +67,7 @@ def _estimate_options_row(config: dict):
                             config.get("flash", True), config.get("job_type", "sft"), extra)
     hw = Hardware.from_mapping({"gpu": config.get("gpu"), "gpus-per-node": min(8, config["gpus"]),
                                 "host-memory": config.get("host_memory"), "gpu-memory": config.get("gpu_memory")})
-    versions = {k: config[f"{k}_version"] for k in ("trl", "vllm") if config.get(f"{k}_version")} or None
+    versions = {k: config[f"{k}_version"] for k in ("trl", "vllm", "peft") if config.get(f"{k}_version")} or None
     return estimate(job, hw, versions=versions)
 
 
