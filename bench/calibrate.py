@@ -106,6 +106,19 @@ def _verdict(est) -> str:
     return "fits"
 
 
+UNSEEN_BY_ALLOCATED = ("runtime", "allocator_slack")  # terms torch.cuda.max_memory_allocated does not see
+
+
+def band(config: dict, est) -> tuple[float, float] | None:
+    """(low, high) GiB of the estimate's band for the quantity a GPU-peak row compares, None for other rows: the
+    same group as ``measure``, the largest phase at each end."""
+    if est is None or config["quantity"] not in ("peak", "peak_allocated") or not any(g.phases for g in est.groups):
+        return None
+    group = max((g for g in est.groups if g.phases), key=lambda g: g.peak)
+    leave_out = UNSEEN_BY_ALLOCATED if config["quantity"] == "peak_allocated" else ()
+    return tuple(max(group.band_total(p, end, leave_out) for p in group.phases) / GIB for end in (0, 1))
+
+
 def measure(config: dict, est) -> float | str:
     quantity = config["quantity"]
     if quantity == "verdict":
@@ -121,8 +134,7 @@ def measure(config: dict, est) -> float | str:
         group = max((g for g in est.groups if g.phases), key=lambda g: g.peak)
         if quantity == "peak":
             return group.peak / GIB
-        return sum(t.bytes for _, t in group.phases[group.peak_phase]
-                   if t.name not in ("runtime", "allocator_slack")) / GIB
+        return sum(t.bytes for _, t in group.phases[group.peak_phase] if t.name not in UNSEEN_BY_ALLOCATED) / GIB
     if quantity == "host_node":
         return est.nodes[0].total / GIB
     if quantity == "host_verdict":
@@ -151,16 +163,14 @@ def rows() -> list[dict]:
         est = _estimate_row(config)
         ours = measure(config, est)
         row = {"id": rid, "what": what, "source": source, "published": published, "ours": ours, "unit": unit,
-               "held_out": held, "config": {k: v for k, v in config.items() if k != "quantity"}}
+               "held_out": held, "quantity": config["quantity"],
+               "config": {k: v for k, v in config.items() if k != "quantity"}}
         if unit == "verdict":
             row["right"] = ours == published
             row["not_wrong"] = ours == published or ours == "tight"
         else:
             row["error"] = (ours - published) / published
-            low = high = None
-            for g in est.groups if est is not None else ():
-                low, high = g.low_peak, g.high_peak
-            row["band"] = (low, high)
+            row["band"] = band(config, est)
         out.append(row)
     return out
 
@@ -169,11 +179,15 @@ def summary(table: list[dict]) -> dict:
     def figures(items):
         errors = [abs(r["error"]) for r in items if "error" in r]
         verdicts = [r for r in items if r["unit"] == "verdict"]
+        banded = [r for r in items if r.get("band")]
         return {"rows": len(items), "median_abs_error": statistics.median(errors) if errors else None,
                 "worst_abs_error": max(errors) if errors else None,
                 "verdicts_right": sum(r["right"] for r in verdicts),
                 "verdicts_tight": sum(r["ours"] == "tight" for r in verdicts),
-                "verdicts_wrong": sum(not r["not_wrong"] for r in verdicts), "verdicts": len(verdicts)}
+                "verdicts_wrong": sum(not r["not_wrong"] for r in verdicts), "verdicts": len(verdicts),
+                # a measured peak below the low end is where a "does not fit" error could have been false
+                "bands": len(banded), "below_band": sum(r["published"] < r["band"][0] for r in banded),
+                "above_band": sum(r["published"] > r["band"][1] for r in banded)}
 
     return {"fitting": figures([r for r in table if not r["held_out"]]),
             "held_out": figures([r for r in table if r["held_out"]])}
@@ -188,6 +202,8 @@ def markdown(table: list[dict]) -> str:
                 "tight (warning)" if r["not_wrong"] else "WRONG")
         else:
             pub, ours, err = f"{r['published']:.2f} GiB", f"{r['ours']:.2f} GiB", f"{r['error']:+.1%}"
+            if r.get("band"):
+                ours += f" (band {r['band'][0]:.2f}-{r['band'][1]:.2f})"
         lines.append(f"| {r['id']}{' (held out)' if r['held_out'] else ''} | {r['what']} | {config} | {pub} | {ours} "
                      f"| {err} | {r['source']} |")
     return "\n".join(lines)
@@ -272,7 +288,9 @@ def main(argv: list[str]) -> int:
         med = "-" if f["median_abs_error"] is None else f"{f['median_abs_error']:.1%}"
         worst = "-" if f["worst_abs_error"] is None else f"{f['worst_abs_error']:.1%}"
         print(f"{name}: {f['rows']} rows; median |error| {med}, worst {worst}; verdicts {f['verdicts_right']} of "
-              f"{f['verdicts']} right, {f['verdicts_tight']} tight, {f['verdicts_wrong']} wrong")
+              f"{f['verdicts']} right, {f['verdicts_tight']} tight, {f['verdicts_wrong']} wrong; GPU peaks "
+              f"{f['bands'] - f['below_band'] - f['above_band']} of {f['bands']} inside their band, "
+              f"{f['above_band']} above, {f['below_band']} below")
     if "--check" in argv:
         bad = [r["id"] for r in table if (r["unit"] == "verdict" and not r["not_wrong"])
                or (r["unit"] != "verdict" and abs(r["error"]) > 0.25)]

@@ -194,13 +194,14 @@ class GpuGroup:
         """The phase without the terms sized at a length bound (what the job needs however short its sequences)."""
         return sum(t.bytes for _, t in self.phases.get(phase, []) if not t.at_length_bound)
 
-    def band_total(self, phase: str, end: int) -> int:
+    def band_total(self, phase: str, end: int, leave_out: tuple = ()) -> int:
         """The low (end 0) or high (end 1) end of a phase's band: each term scaled by its kind's factor
-        (schemas/memory/constants.json band_factors); a term sized at a length bound counts 0 at the low end."""
+        (schemas/memory/constants.json band_factors); a term sized at a length bound counts 0 at the low end.
+        ``leave_out``: names of terms not counted (what torch.cuda.max_memory_allocated does not see)."""
         factors = K.band_factors
         total = 0.0
         for _, t in self.phases.get(phase, []):
-            if end == 0 and t.at_length_bound:
+            if (end == 0 and t.at_length_bound) or t.name in leave_out:
                 continue
             total += t.bytes * factors.get(t.name, factors["other"])[end]
         return int(total)

@@ -55,3 +55,13 @@ def test_issue_rows_reach_the_estimate():
     assert 12 * 32.5e9 / 2**30 < host < 760
     dpo = cal._estimate_row(dict(rows["I20"], job_type="dpo"))
     assert [r.role for r in dpo.roles] == ["policy", "ref"]
+
+
+def test_no_device_level_peak_lies_below_its_band():
+    # a "does not fit" error needs the band's low end above the card: a measured device-level peak below the low
+    # end would be a run the gate could have failed wrongly
+    cal = _calibrate()
+    peaks = [r for r in cal.rows() if r["quantity"] == "peak" and r.get("band")]
+    assert len(peaks) >= 20
+    assert [r["id"] for r in peaks if r["published"] < r["band"][0]] == []
+    assert all(r["band"][0] <= r["ours"] <= r["band"][1] for r in peaks)
