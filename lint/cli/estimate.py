@@ -206,9 +206,9 @@ def _refuse(message: str) -> None:
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memory, container_memory, zero,
              offload_optimizer, offload_param, dtype, grad_accum_dtype, micro_batch, seq_len, gradient_checkpointing,
-             flash_attn, job_type, strategy, master_dtype, adapter_dtype, optimizer, lora_rank, lora_targets, quantization,
-             fused_loss, packing, max_tokens_per_gpu, ring_attn_size, sequence_parallel_size, expert_parallel_size,
-             output_format, prompt_len=None, completion_len=None, beta=None, pin_memory=None):
+             flash_attn, job_type, strategy, master_dtype, adapter_dtype, optimizer, lora_rank, lora_targets,
+             quantization, fused_loss, packing, max_tokens_per_gpu, ring_attn_size, sequence_parallel_size,
+             expert_parallel_size, output_format, prompt_len=None, completion_len=None, beta=None, pin_memory=None):
     """Estimate GPU and host memory per role of a launch script, or of a job given by options
     (`rlhf-lint estimate --model Qwen/Qwen2.5-7B --gpus 8 --gpu A100-80GB --zero 3`)."""
     from rlhf_lint.engine.config import ConfigError, Hardware, find_config_file, load_config

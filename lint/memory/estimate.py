@@ -677,12 +677,14 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict) -> 
     if rank > 0 and quant in ("4bit", "nf4", "fp4", "int4"):
         qb = K.nf4_bytes_per_param
         base = int(linear * qb + (P - linear) * w)
-        wf = f"4-bit base: {qb} B x {_count(linear)} linear + {w} B x {_count(P - linear)} other + adapters {ad} B x {_count(T)}"
+        wf = (f"4-bit base: {qb} B x {_count(linear)} linear + {w} B x {_count(P - linear)} other + adapters "
+              f"{ad} B x {_count(T)}")
         wsrc = SRC_QLORA
     elif rank > 0 and quant in ("8bit", "int8"):
         qb = K.int8_bytes_per_param
         base = int(linear * qb + (P - linear) * w)
-        wf = f"8-bit base: {qb} B x {_count(linear)} linear + {w} B x {_count(P - linear)} other + adapters {ad} B x {_count(T)}"
+        wf = (f"8-bit base: {qb} B x {_count(linear)} linear + {w} B x {_count(P - linear)} other + adapters "
+              f"{ad} B x {_count(T)}")
         wsrc = SRC_QLORA
     else:
         base = (w if rank > 0 else master if ctx["plain"] and master > w else w) * P

@@ -134,7 +134,8 @@ def test_llamafactory_pure_bf16_keeps_lora_adapters_half(tmp_path):
     from rlhf_lint.engine.config import Hardware
     from rlhf_lint.memory.estimate import estimate
 
-    recipe = "model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\nfinetuning_type: lora\nbf16: true\nper_device_train_batch_size: 1\n"
+    recipe = ("model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\nfinetuning_type: lora\nbf16: true\n"
+              "per_device_train_batch_size: 1\n")
     jobs = _jobs(tmp_path, {"up.yaml": recipe, "pure.yaml": recipe + "pure_bf16: true\n"})
     by_name = {j.path.rsplit("/", 1)[1]: j for j in jobs}
     assert by_name["pure.yaml"].value("precision.half_trainable") is True
