@@ -32,7 +32,14 @@ def test_subset_of_the_accuracy_table():
 
 
 def test_docs_table_is_what_the_script_prints():
+    import json
+
     cal = _calibrate()
+    # the held-out rows of heldout.json join the docs table when it is regenerated on main (issue 15); until then
+    # their estimates stay unseen, so the table compared is that of the other files. Drop this filter then.
+    with open(os.path.join(ROOT, "bench", "calibration", "heldout.json"), encoding="utf-8") as fh:
+        unseen = {r["id"] for r in json.load(fh)}
+    cal.ROWS = [r for r in cal.ROWS if r["id"] not in unseen]
     table = cal.markdown(cal.rows())
     with open(os.path.join(ROOT, "docs", "accuracy.md"), encoding="utf-8") as fh:
         assert table in fh.read()
@@ -55,3 +62,38 @@ def test_issue_rows_reach_the_estimate():
     assert 12 * 32.5e9 / 2**30 < host < 760
     dpo = cal._estimate_row(dict(rows["I20"], job_type="dpo"))
     assert [r.role for r in dpo.roles] == ["policy", "ref"]
+
+
+def _row(rid, source, **config):
+    base = {"model": "Qwen/Qwen2.5-7B", "gpus": 1, "gpu": "A100-80GB", "strategy": "ddp", "dtype": "bf16",
+            "micro_batch": 1, "seq_len": 1024, "checkpointing": True, "quantity": "peak"}
+    measured, unit = (20.0, "GiB") if config.get("quantity", "peak") != "verdict" else ("oom", "verdict")
+    return {"id": rid, "what": "synthetic", "source": source, "config": base | config, "measured": measured,
+            "unit": unit, "held_out": True}
+
+
+def test_validate_reports_each_row_without_figures(tmp_path):
+    import io
+    import json
+
+    cal = _calibrate()
+    rows = [_row("X1", "https://example.org/a"),
+            _row("X2", "https://example.org/a", quantity="verdict"),  # a second row of the same source is fine
+            _row("X3", "https://example.org/b", quantity="verdict", gpu=None),  # a verdict without its card
+            _row("X4", "https://github.com/hiyouga/LlamaFactory/issues/7409"),  # a source issues.json uses
+            _row("X1", "https://example.org/c"),  # an id used twice
+            dict(_row("X5", "https://example.org/d"), unit="verdict"),  # unit against quantity
+            _row("X6", "https://example.org/e", quantity="vllm_kv")]  # no vLLM engine in the job: measure raises
+    path = tmp_path / "rows.json"
+    path.write_text(json.dumps(rows), encoding="utf-8")
+    out = io.StringIO()
+    assert cal.validate(str(path), out) == 5
+    lines = out.getvalue().splitlines()
+    assert lines[:2] == ["ok X1", "ok X2"]
+    assert lines[2].startswith("X3: ValueError: a GPU verdict needs the card")
+    assert lines[3].startswith("X4: ValueError: source already used")
+    assert lines[4].startswith("X1: ValueError: id X1 already used")
+    assert lines[5].startswith("X5: ValueError: unit 'verdict'")
+    assert lines[6].startswith("X6: ")
+    assert "GiB" not in out.getvalue() and "fits" not in out.getvalue()  # no estimate shown
+    assert cal.main(["--validate", str(path)]) == 1
