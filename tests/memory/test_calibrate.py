@@ -97,3 +97,21 @@ def test_validate_reports_each_row_without_figures(tmp_path):
     assert lines[6].startswith("X6: ")
     assert "GiB" not in out.getvalue() and "fits" not in out.getvalue()  # no estimate shown
     assert cal.main(["--validate", str(path)]) == 1
+
+
+def test_heldout_rows_are_well_formed_and_unseen():
+    """bench/calibration/heldout.json: rows collected as held out (N ids, every one held_out, new sources); each is
+    estimable (validate prints "ok ID" and no figure)."""
+    import io
+    import json
+    import re
+
+    cal = _calibrate()
+    path = os.path.join(ROOT, "bench", "calibration", "heldout.json")
+    with open(path, encoding="utf-8") as fh:
+        rows = json.load(fh)
+    assert len(rows) >= 8 and all(r["held_out"] is True and re.fullmatch(r"N\d+", r["id"]) for r in rows)
+    assert len({r["source"] for r in rows}) >= 6
+    out = io.StringIO()
+    assert cal.validate(path, out) == 0
+    assert out.getvalue().split() == [w for r in rows for w in ("ok", r["id"])]
