@@ -3,6 +3,7 @@
     python bench/calibrate.py            # the table (markdown) and its summary figures
     python bench/calibrate.py --check    # exit 1 when a verdict is wrong or an error leaves its bound
     python bench/calibrate.py --fit      # the fixed terms of schemas/memory/constants.json fitted on the rows
+    python bench/calibrate.py --validate FILE   # each row of FILE well formed and estimable: "ok ID", no figures
 
 Every row (bench/calibration/*.json) is a public measurement with its source and the configuration it was taken
 under; the estimate is computed here from that configuration (rlhf_lint.memory.estimate), never copied. Rows
@@ -268,7 +269,73 @@ def fit_with_wrong() -> tuple[dict, float, list[str]]:
     return best[2], best[1], best[3]
 
 
+QUANTITIES = {"peak": "GiB", "peak_allocated": "GiB", "verdict": "verdict", "cuda_context": "GiB",
+              "host_node": "GiB", "host_verdict": "verdict", "vllm_profile": "GiB", "vllm_kv": "GiB",
+              "vllm_torch": "GiB", "sync_outside": "GiB", "host_states": "GiB"}
+ROW_KEYS = {"id", "what", "source", "config", "measured", "unit", "held_out"}
+
+
+def _check_row(spec: dict, others: list[dict], earlier: list[dict]) -> None:
+    """Raise ValueError when a row is malformed: its keys, unit and measured value against its quantity, the card a
+    verdict needs, an id used before, a source already used by the other files (new rows need new sources)."""
+    if set(spec) != ROW_KEYS:
+        raise ValueError(f"keys {sorted(set(spec) ^ ROW_KEYS)} missing or unknown")
+    config, quantity = spec["config"], spec["config"].get("quantity")
+    if quantity not in QUANTITIES:
+        raise ValueError(f"unknown quantity {quantity!r}")
+    if spec["unit"] != QUANTITIES[quantity]:
+        raise ValueError(f"unit {spec['unit']!r} does not go with quantity {quantity!r}")
+    if spec["unit"] == "verdict" and spec["measured"] not in ("oom", "fits"):
+        raise ValueError("a verdict is measured as 'oom' or 'fits'")
+    if spec["unit"] == "GiB" and not (isinstance(spec["measured"], (int, float)) and spec["measured"] > 0):
+        raise ValueError("a size is measured as a positive number of GiB")
+    if quantity == "verdict" and not (config.get("gpu") or config.get("gpu_memory")):
+        raise ValueError("a GPU verdict needs the card (gpu or gpu_memory)")
+    if quantity == "host_verdict" and not config.get("host_memory"):
+        raise ValueError("a host RAM verdict needs host_memory")
+    if not isinstance(spec["held_out"], bool):
+        raise ValueError("held_out is true or false")
+    if not str(spec["source"]).startswith("https://"):
+        raise ValueError("source is a URL")
+    if any(o["id"] == spec["id"] for o in others + earlier):
+        raise ValueError(f"id {spec['id']} already used in bench/calibration")
+    if any(o["source"] == spec["source"] for o in others):
+        raise ValueError("source already used by another calibration file")
+
+
+def validate(path: str, out=sys.stdout) -> int:
+    """Check each row of a calibration file without showing its estimate (rows collected as held out stay unseen):
+    the row's form (_check_row), then its estimate built and its quantity measured, the figure discarded. Prints
+    "ok ID" or "ID: the exception" per row; returns the number of bad rows."""
+    with open(path, encoding="utf-8") as fh:
+        specs = json.load(fh)
+    here = os.path.abspath(path)
+    others = [r for name in sorted(os.listdir(CALIBRATION)) if name.endswith(".json")
+              and os.path.abspath(os.path.join(CALIBRATION, name)) != here
+              for r in json.load(open(os.path.join(CALIBRATION, name), encoding="utf-8"))]
+    bad = 0
+    for i, spec in enumerate(specs):
+        rid = spec.get("id", f"row {i + 1}") if isinstance(spec, dict) else f"row {i + 1}"
+        try:
+            if not isinstance(spec, dict):
+                raise ValueError("a row is a JSON object")
+            _check_row(spec, others, specs[:i])
+            measure(spec["config"], _estimate_row(spec["config"]))  # the figure is not shown
+        except Exception as exc:  # noqa: BLE001 - every failure is the row's report
+            bad += 1
+            print(f"{rid}: {type(exc).__name__}: {exc}", file=out)
+        else:
+            print(f"ok {rid}", file=out)
+    return bad
+
+
 def main(argv: list[str]) -> int:
+    if "--validate" in argv:
+        at = argv.index("--validate")
+        if at + 1 >= len(argv):
+            print("usage: calibrate.py --validate FILE", file=sys.stderr)
+            return 2
+        return 1 if validate(argv[at + 1]) else 0
     if "--fit" in argv:
         values, score, wrong = fit_with_wrong()
         fitting = [r for r in ROWS if not r["held_out"]]

@@ -65,3 +65,56 @@ def test_no_device_level_peak_lies_below_its_band():
     assert len(peaks) >= 20
     assert [r["id"] for r in peaks if r["published"] < r["band"][0]] == []
     assert all(r["band"][0] <= r["ours"] <= r["band"][1] for r in peaks)
+
+
+def _row(rid, source, **config):
+    base = {"model": "Qwen/Qwen2.5-7B", "gpus": 1, "gpu": "A100-80GB", "strategy": "ddp", "dtype": "bf16",
+            "micro_batch": 1, "seq_len": 1024, "checkpointing": True, "quantity": "peak"}
+    measured, unit = (20.0, "GiB") if config.get("quantity", "peak") != "verdict" else ("oom", "verdict")
+    return {"id": rid, "what": "synthetic", "source": source, "config": base | config, "measured": measured,
+            "unit": unit, "held_out": True}
+
+
+def test_validate_reports_each_row_without_figures(tmp_path):
+    import io
+    import json
+
+    cal = _calibrate()
+    rows = [_row("X1", "https://example.org/a"),
+            _row("X2", "https://example.org/a", quantity="verdict"),  # a second row of the same source is fine
+            _row("X3", "https://example.org/b", quantity="verdict", gpu=None),  # a verdict without its card
+            _row("X4", "https://github.com/hiyouga/LlamaFactory/issues/7409"),  # a source issues.json uses
+            _row("X1", "https://example.org/c"),  # an id used twice
+            dict(_row("X5", "https://example.org/d"), unit="verdict"),  # unit against quantity
+            _row("X6", "https://example.org/e", quantity="vllm_kv")]  # no vLLM engine in the job: measure raises
+    path = tmp_path / "rows.json"
+    path.write_text(json.dumps(rows), encoding="utf-8")
+    out = io.StringIO()
+    assert cal.validate(str(path), out) == 5
+    lines = out.getvalue().splitlines()
+    assert lines[:2] == ["ok X1", "ok X2"]
+    assert lines[2].startswith("X3: ValueError: a GPU verdict needs the card")
+    assert lines[3].startswith("X4: ValueError: source already used")
+    assert lines[4].startswith("X1: ValueError: id X1 already used")
+    assert lines[5].startswith("X5: ValueError: unit 'verdict'")
+    assert lines[6].startswith("X6: ")
+    assert "GiB" not in out.getvalue() and "fits" not in out.getvalue()  # no estimate shown
+    assert cal.main(["--validate", str(path)]) == 1
+
+
+def test_heldout_rows_are_well_formed_and_unseen():
+    """bench/calibration/heldout.json: rows collected as held out (N ids, every one held_out, new sources); each is
+    estimable (validate prints "ok ID" and no figure)."""
+    import io
+    import json
+    import re
+
+    cal = _calibrate()
+    path = os.path.join(ROOT, "bench", "calibration", "heldout.json")
+    with open(path, encoding="utf-8") as fh:
+        rows = json.load(fh)
+    assert len(rows) >= 8 and all(r["held_out"] is True and re.fullmatch(r"N\d+", r["id"]) for r in rows)
+    assert len({r["source"] for r in rows}) >= 6
+    out = io.StringIO()
+    assert cal.validate(path, out) == 0
+    assert out.getvalue().split() == [w for r in rows for w in ("ok", r["id"])]
