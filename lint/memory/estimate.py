@@ -64,6 +64,8 @@ PAIRED_TYPES = {"dpo", "kto", "ipo", "simpo", "orpo"}
 WEIGHT_SYNC = "weight-sync"
 # data parallelism without DeepSpeed or FSDP (HF Trainer / accelerate DDP, one GPU): ZeRO-0 terms, torch's dtypes
 PLAIN_STRATEGIES = ("ddp", "none", "single")
+# packages whose release changes a term of the estimate (read from the configuration, else the repository's pins)
+VERSIONED_PACKAGES = ("trl", "vllm", "peft", "transformers", "torch")
 
 
 # -- the model's numbers (schemas/memory/constants.json: value, unit, meaning and source of each) ----------------
@@ -123,6 +125,8 @@ class Term:
     # sized at the length bound of data-dependent micro batches (padding removed, no token budget): the real size
     # depends on how long the sequences turn out, so a verdict resting on it is a risk, not a certainty
     at_length_bound: bool = False
+    # allocated or not depending on a release the launch does not pin: counted, but 0 at the band's low end
+    unsure: bool = False
 
     @property
     def label(self) -> str:
@@ -196,12 +200,13 @@ class GpuGroup:
 
     def band_total(self, phase: str, end: int, leave_out: tuple = ()) -> int:
         """The low (end 0) or high (end 1) end of a phase's band: each term scaled by its kind's factor
-        (schemas/memory/constants.json band_factors); a term sized at a length bound counts 0 at the low end.
+        (schemas/memory/constants.json band_factors); a term sized at a length bound, or unsure, counts 0 at the
+        low end.
         ``leave_out``: names of terms not counted (what torch.cuda.max_memory_allocated does not see)."""
         factors = K.band_factors
         total = 0.0
         for _, t in self.phases.get(phase, []):
-            if (end == 0 and t.at_length_bound) or t.name in leave_out:
+            if (end == 0 and (t.at_length_bound or t.unsure)) or t.name in leave_out:
                 continue
             total += t.bytes * factors.get(t.name, factors["other"])[end]
         return int(total)
@@ -583,7 +588,57 @@ def optimizer_bytes(inp: _Inputs) -> tuple[str, float]:
 
 
 # optimizers whose states are zeros_like(param): in the dtype of the parameters they update
-MOMENT_OPTIMIZERS = ("adamw", "adam", "sgd_momentum", "lion", "adagrad", "rmsprop")
+MOMENT_OPTIMIZERS = ("adamw", "adam", "adamw_torch", "adamw_torch_fused", "adamw_hf", "sgd_momentum", "lion",
+                     "adagrad", "rmsprop")
+
+
+def _adam_step_term(r: RoleEstimate, inp: _Inputs, ctx: dict, v_bytes: float, count: int, backward: int) -> None:
+    """The step()-time copy of Adam's second moment (``v_bytes`` per parameter, ``count`` parameters) a foreach
+    AdamW makes after the backward freed its ``backward`` bytes of transient tensors: what exceeds them counts at
+    the peak. Jobs without DeepSpeed or FSDP only: verl's FSDP step makes the same copy of its shards, but no
+    measured row sizes it there (docs/accuracy.md, change 9)."""
+    foreach, why, source = _foreach_adam(inp, ctx)
+    if foreach is False or not v_bytes:
+        return
+    step = int(v_bytes * count)
+    r.terms.append(Term("optimizer_step", max(0, step - backward),
+                        f"foreach AdamW's sqrt(v) copy {v_bytes:g} B x {_count(count)} = {gib(step)} in step(), "
+                        f"beyond the backward's {gib(backward)} of transient tensors ({why}"
+                        + ("; it may not be allocated)" if foreach is None else ")"), source, unsure=foreach is None))
+
+
+def _foreach_adam(inp: _Inputs, ctx: dict) -> tuple[bool | None, str, str]:
+    """(whether the step makes a full copy of Adam's second moment, why, source) for a job without DeepSpeed:
+    True for torch's foreach AdamW, False for a fused or per-parameter one, None when the launch does not say which
+    (schemas/hf/adam_step_temporary.json)."""
+    from rlhf_lint.schemas import load
+
+    table = load("hf/adam_step_temporary.json")
+    name = inp.get("train.optimizer")
+    versions = ctx.get("versions") or {}
+    why = f"optim {name}"
+    source = table["source"]
+    if name is None:
+        release = _release(versions, "transformers")
+        if release is None:
+            return None, "the optimizer and the transformers release are not given", source
+        entry = next(e for e in table["transformers_default_optim"]
+                     if e["below"] is None or release < _major_minor(e["below"]))
+        name, source = entry["optim"], entry["source"]
+        if entry.get("then"):
+            torch = _release(versions, "torch")
+            if torch is None:
+                return None, (f"transformers {versions['transformers']} defaults to {entry['then']} only from torch "
+                              f"{entry['torch_from']} and the torch release is not given"), source
+            if torch >= _major_minor(entry["torch_from"]):
+                name = entry["then"]
+        why = f"transformers {versions['transformers']}'s default optim {name}"
+    name = str(name).lower()
+    if name in table["optimizers"]["foreach"]:
+        return True, why, source
+    if name in table["optimizers"]["no_full_copy"]:
+        return False, why, source
+    return None, f"optim {name}: foreach or fused not known", source
 
 
 def _adapter_dtype(inp: _Inputs, ctx: dict, quantized: bool) -> tuple[int, str, str, str]:
@@ -739,7 +794,9 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
     # a bucket never holds more than the trained parameters (LoRA)
     reduce = min(T, _int_of(inp.get("deepspeed.reduce_bucket_size"), 0) or K.reduce_bucket_elements)
     if ctx["plain"]:
-        pass  # plain DDP: its gradient buckets (25 MB each) are within the runtime term
+        # DDP's gradient buckets (25 MB each) are within the runtime term; v is half of AdamW's m + v
+        backward = sum(t.bytes for t in r.terms if t.name in ("activations", "logits"))
+        _adam_step_term(r, inp, ctx, r.state_bytes_per_param / 2, T, backward)
     elif stage in (1, 2):
         buckets = K.overlap_comm_buckets if ctx["overlap_comm"] else 1
         r.terms.append(Term("deepspeed_buffers", buckets * reduce * w,
@@ -1101,8 +1158,9 @@ def _slack(owner_terms: list[Term], label: str) -> list[Term]:
     tensors sized at a length bound is a term of its own, at the bound too: it shrinks with them (a token budget)."""
     context, fragmentation = K.cuda_context, K.allocator_fragmentation
     churn = [t for t in owner_terms if t.name in CHURNING]
-    fixed = sum(t.bytes for t in churn if not t.at_length_bound)
+    fixed = sum(t.bytes for t in churn if not t.at_length_bound and not t.unsure)
     bound = sum(t.bytes for t in churn if t.at_length_bound)
+    unsure = sum(t.bytes for t in churn if t.unsure and not t.at_length_bound)
     out = [Term("runtime", context + int(fixed * fragmentation),
                 f"{label}CUDA context and NCCL {gib(context)} + allocator fragmentation {fragmentation:.0%} of "
                 f"{gib(fixed)} of transient tensors", SRC_OVERHEAD)]
@@ -1110,6 +1168,10 @@ def _slack(owner_terms: list[Term], label: str) -> list[Term]:
         out.append(Term("allocator_slack", int(bound * fragmentation),
                         f"allocator fragmentation {fragmentation:.0%} of the {gib(bound)} of transient tensors sized "
                         f"at the length bound", SRC_OVERHEAD, at_length_bound=True))
+    if unsure:  # like the tensors it is slack on: counted, but not at the band's low end
+        out.append(Term("allocator_slack", int(unsure * fragmentation),
+                        f"allocator fragmentation {fragmentation:.0%} of the {gib(unsure)} of transient tensors that "
+                        f"may not be allocated", SRC_OVERHEAD, unsure=True))
     return out
 
 

@@ -301,3 +301,29 @@ def build_project_of(path):
     from rlhf_lint.engine.runner import build_project
 
     return build_project([str(path)], Config())[0].jobs
+
+
+def test_foreach_adamw_copies_the_second_moment_in_step():
+    # HF Trainer without DeepSpeed, bf16 weights and torch AdamW: step() writes sqrt(v) into a copy of every v
+    # (2 B per parameter here) after the backward freed its activations and logits
+    def run(versions=None, **extra):
+        est = estimate(job(gpus=1, zero=None, seq=256, **{"train.strategy": "ddp", "precision.master_dtype": "bf16",
+                                                          **extra}), A100, versions=versions)
+        t = {term.name: term for term in est.role("policy").terms}
+        return t.get("optimizer_step"), t["activations"].bytes + t["logits"].bytes, est
+
+    step, backward, _ = run(**{"train.optimizer": "adamw_torch"})
+    assert step.bytes == 2 * P() - backward and not step.unsure
+    assert run(**{"train.optimizer": "adamw_torch_fused"})[0] is None
+    # the optim a launch leaves unset is the HF Trainer default of its transformers release (and torch release)
+    assert run({"transformers": "4.30.2"})[0] is None  # adamw_hf: one parameter at a time
+    assert not run({"transformers": "4.46.0"})[0].unsure  # adamw_torch
+    assert run({"transformers": "4.56.0", "torch": "2.8.0"})[0] is None  # adamw_torch_fused
+    assert not run({"transformers": "4.56.0", "torch": "2.6.0"})[0].unsure
+    unsure, _, est = run({"transformers": "4.56.0"})
+    assert unsure.unsure and unsure.bytes == step.bytes
+    # an unsure copy counts at the nominal peak and the high end, not at the low end of the band
+    (group,) = est.groups
+    sure_group = run(**{"train.optimizer": "adamw_torch"})[2].groups[0]
+    assert group.peak == sure_group.peak and group.high_peak == sure_group.high_peak
+    assert group.low_peak < sure_group.low_peak
