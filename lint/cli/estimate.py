@@ -265,9 +265,13 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
     elif paths:
         from rlhf_lint.engine.runner import build_project
 
+        from rlhf_lint.frameworks.edge import target_versions
+        from rlhf_lint.memory.estimate import VERSIONED_PACKAGES
+
         project, unreadable = build_project(list(paths), config)
         for item in unreadable:
             click.echo(f"{item.path}: {item.message}", err=True)
+        versions = target_versions(project, VERSIONED_PACKAGES)
         for job in project.jobs:
             hw = config.hardware
             if job.hardware:
@@ -281,7 +285,7 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
                 found = project.resolve(job.path, reference.rstrip("/") + "/config.json")
                 return found.text if found is not None else _read_local_config(reference)
 
-            results.append((job.name, run_estimate(job, hw, read, config.versions)))
+            results.append((job.name, run_estimate(job, hw, read, versions)))
         if not results:
             click.echo("no training launch found in " + ", ".join(paths), err=True)
             sys.exit(2)

@@ -33,6 +33,7 @@ VERSION_KEYS = (
     "torch-version",
     "trl-version",
     "accelerate-version",
+    "peft-version",
 )
 LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude")
 # a checkout of a fork or of unreleased code, read statically instead of a release table (frameworks/forks.py)

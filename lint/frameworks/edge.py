@@ -166,6 +166,18 @@ def target_version(project, package: str) -> Target | None:
     return Target(package, version, "pin", origin, setting.path, setting.span)
 
 
+def target_versions(project, packages) -> dict[str, str]:
+    """Every configured version, plus the release each of ``packages`` is pinned to (target_version)."""
+    config = getattr(project, "config", None)
+    out = {k: str(v).lstrip("v") for k, v in ((getattr(config, "versions", None) or {}).items())}
+    for package in packages:
+        if package not in out:
+            target = target_version(project, package)
+            if target is not None:
+                out[package] = target.version
+    return out
+
+
 def edge_note(framework: str, version: str, origin: str = "") -> str:
     """``OpenRLHF 0.11.2 (pinned in requirements.txt:3) is newer than the newest release rlhf-lint knows, 0.11.0``."""
     where = f" ({origin})" if origin else ""

@@ -21,6 +21,16 @@ def _reader(ctx):
     return read
 
 
+def _versions(ctx) -> dict:
+    """The releases the estimate reads: configured, else pinned by the repository (once per project)."""
+    from rlhf_lint.frameworks.edge import target_versions
+    from rlhf_lint.memory.estimate import VERSIONED_PACKAGES
+
+    if "_memory_versions" not in ctx.project.__dict__:
+        ctx.project.__dict__["_memory_versions"] = target_versions(ctx.project, VERSIONED_PACKAGES)
+    return ctx.project.__dict__["_memory_versions"]
+
+
 def _estimate(ctx, job=None):
     from rlhf_lint.memory.estimate import estimate
 
@@ -28,14 +38,14 @@ def _estimate(ctx, job=None):
     cache = ctx.project.__dict__.setdefault("_memory_estimates", {})
     key = id(job)
     if key not in cache:
-        cache[key] = (job, estimate(job, _hardware(ctx), _reader(ctx), ctx.config.versions))
+        cache[key] = (job, estimate(job, _hardware(ctx), _reader(ctx), _versions(ctx)))
     return cache[key][1]
 
 
 def _what_if(ctx, changes: dict):
     from rlhf_lint.memory.estimate import estimate, with_settings
 
-    return estimate(with_settings(ctx.job, changes), _hardware(ctx), _reader(ctx), ctx.config.versions)
+    return estimate(with_settings(ctx.job, changes), _hardware(ctx), _reader(ctx), _versions(ctx))
 
 
 def _gib(n: float) -> str:

@@ -92,3 +92,29 @@ def test_generation_batch_follows_accumulation_and_the_release():
     assert kv({"trl": "0.16.0"}, **{"batch.grad_accum": 8}) == one
     assert kv(**{"batch.grad_accum": 8, "trl.steps_per_generation": 2}) == 2 * one
     assert kv(**{"trl.generation_batch_size": 12}) == 3 * one
+
+
+def test_the_release_a_repository_pins_reaches_the_estimate(tmp_path):
+    # beta unset: TRL 0.17 (pinned in requirements.txt) loads a reference model, 0.19 does not; rlhf-lint's
+    # configured version wins over the pin. Both the estimate command and the M rules read them.
+    import json
+
+    from lintutil import run_cli
+
+    from rlhf_lint.frameworks.edge import target_versions
+
+    (tmp_path / "run_grpo.sh").write_text(
+        "accelerate launch --num_processes 1 -m trl.scripts.grpo --model_name_or_path Qwen/Qwen3-0.6B "
+        "--per_device_train_batch_size 4 --num_generations 4 --output_dir out\n")
+    (tmp_path / "requirements.txt").write_text("trl==0.17.0\n")
+
+    def roles():
+        done = run_cli("estimate", tmp_path, "--gpu", "A100-80GB", "--format", "json", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        return [r["role"] for r in json.loads(done.stdout)["roles"]]
+
+    assert roles() == ["policy", "ref"]
+    project, _ = build_project([str(tmp_path)], Config())
+    assert target_versions(project, ("trl", "peft")) == {"trl": "0.17.0"}  # what the M rules' estimates read
+    (tmp_path / "rlhf-lint.toml").write_text('trl-version = "0.19.1"\n')
+    assert roles() == ["policy"]
