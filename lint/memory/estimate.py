@@ -601,6 +601,9 @@ def _adam_step_term(r: RoleEstimate, inp: _Inputs, ctx: dict, v_bytes: float, co
     if foreach is False or not v_bytes:
         return
     step = int(v_bytes * count)
+    if foreach is None and step > backward:
+        inp.assumptions.append(f"{r.role}: torch's foreach AdamW assumed ({why}): its step copies v, "
+                               f"{gib(step)}; a fused optimizer (optim adamw_torch_fused) would not")
     r.terms.append(Term("optimizer_step", max(0, step - backward),
                         f"foreach AdamW's sqrt(v) copy {v_bytes:g} B x {_count(count)} = {gib(step)} in step(), "
                         f"beyond the backward's {gib(backward)} of transient tensors ({why}"
