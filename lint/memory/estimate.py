@@ -638,6 +638,9 @@ def _foreach_adam(inp: _Inputs, ctx: dict) -> tuple[bool | None, str, str]:
         why = f"transformers {versions['transformers']}'s default optim {name}"
     name = str(name).lower()
     if name in table["optimizers"]["foreach"]:
+        torch = _release(versions, "torch")
+        if torch is not None and torch < _major_minor(table["foreach_default_from_torch"]):
+            return False, f"{why}, torch {versions['torch']}: no foreach by default", table["foreach_default_source"]
         return True, why, source
     if name in table["optimizers"]["no_full_copy"]:
         return False, why, source

@@ -315,6 +315,7 @@ def test_foreach_adamw_copies_the_second_moment_in_step():
     step, backward, _ = run(**{"train.optimizer": "adamw_torch"})
     assert step.bytes == 2 * P() - backward and not step.unsure
     assert run(**{"train.optimizer": "adamw_torch_fused"})[0] is None
+    assert run({"torch": "1.13.1"}, **{"train.optimizer": "adamw_torch"})[0] is None  # foreach by default from 2.0
     # the optim a launch leaves unset is the HF Trainer default of its transformers release (and torch release)
     assert run({"transformers": "4.30.2"})[0] is None  # adamw_hf: one parameter at a time
     assert not run({"transformers": "4.46.0"})[0].unsure  # adamw_torch
