@@ -310,9 +310,12 @@ def validate(path: str, out=sys.stdout) -> int:
     with open(path, encoding="utf-8") as fh:
         specs = json.load(fh)
     here = os.path.abspath(path)
-    others = [r for name in sorted(os.listdir(CALIBRATION)) if name.endswith(".json")
-              and os.path.abspath(os.path.join(CALIBRATION, name)) != here
-              for r in json.load(open(os.path.join(CALIBRATION, name), encoding="utf-8"))]
+    others: list[dict] = []  # the rows of every other calibration file
+    for name in sorted(os.listdir(CALIBRATION)):
+        full = os.path.join(CALIBRATION, name)
+        if name.endswith(".json") and os.path.abspath(full) != here:
+            with open(full, encoding="utf-8") as fh:
+                others.extend(json.load(fh))
     bad = 0
     for i, spec in enumerate(specs):
         rid = spec.get("id", f"row {i + 1}") if isinstance(spec, dict) else f"row {i + 1}"
