@@ -22,13 +22,14 @@ def _reader(ctx):
 
 
 def _versions(ctx) -> dict:
-    """The releases the estimate reads: configured, else pinned by the repository (once per project)."""
+    """The releases the estimate reads: those the context's configuration sets, else the repository's pins (read
+    once per project)."""
     from rlhf_lint.frameworks.edge import target_versions
     from rlhf_lint.memory.estimate import VERSIONED_PACKAGES
 
     if "_memory_versions" not in ctx.project.__dict__:
         ctx.project.__dict__["_memory_versions"] = target_versions(ctx.project, VERSIONED_PACKAGES)
-    return ctx.project.__dict__["_memory_versions"]
+    return {**ctx.project.__dict__["_memory_versions"], **ctx.config.versions}
 
 
 def _estimate(ctx, job=None):
