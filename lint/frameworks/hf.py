@@ -443,13 +443,17 @@ def fsdp_keys() -> dict:
     return load("accelerate/fsdp_keys.json")
 
 
+def _fsdp2(cfg) -> bool:
+    version = cfg.fsdp.get("fsdp_version")
+    return version is not None and str(version.value) == "2"
+
+
 def _fsdp_strategy(cfg) -> tuple[str, object]:
     """(sharding strategy name, its entry) accelerate's FullyShardedDataParallelPlugin runs: FSDP1 takes
     fsdp_sharding_strategy (a name or its 1-based index; launch exports FULL_SHARD when unset), FSDP2
     fsdp_reshard_after_forward (false: SHARD_GRAD_OP's behaviour). UNKNOWN when the value is none of them."""
     names = fsdp_keys()["sharding_strategies"]["names"]
-    version = cfg.fsdp.get("fsdp_version")
-    if version is not None and str(version.value) == "2":
+    if _fsdp2(cfg):
         entry = cfg.fsdp.get("fsdp_reshard_after_forward")
         reshard = coerce(entry.value, "bool") if entry is not None else True
         return ("FULL_SHARD" if reshard is True else "SHARD_GRAD_OP" if reshard is False else UNKNOWN), entry
@@ -474,7 +478,7 @@ def _accelerate_fsdp(job: Job, cfg, path: str) -> None:
 
     dist = cfg.top["distributed_type"]
     version = cfg.fsdp.get("fsdp_version")
-    v2 = version is not None and str(version.value) == "2"
+    v2 = _fsdp2(cfg)
     strategy, entry = _fsdp_strategy(cfg)
     where = f"{entry.key}: {entry.value}" if entry is not None else "accelerate's default FULL_SHARD"
     if strategy is UNKNOWN:

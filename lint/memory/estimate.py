@@ -349,17 +349,21 @@ def _trl_grpo(job, inp: _Inputs) -> bool:
     return kind == "grpo" and getattr(job, "framework", "") in ("trl", "hf", "llamafactory")
 
 
-def _major_minor(version) -> tuple[int, int] | None:
-    """(major, minor) of a version string ("0.17.0" -> (0, 17)), or None."""
-    parts = str(version or "").split(".")
+def _release(versions: dict | None, name: str) -> tuple[int, int] | None:
+    """(major, minor) of the release of ``name`` the launch targets, or None when unknown."""
+    parts = str((versions or {}).get(name) or "").split(".")
     if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
         return int(parts[0]), int(parts[1])
     return None
 
 
-def _release(versions: dict | None, name: str) -> tuple[int, int] | None:
-    """(major, minor) of the release of ``name`` the launch targets, or None when unknown."""
-    return _major_minor((versions or {}).get(name))
+def _release_row(rows: list[dict], versions: dict | None, name: str) -> dict | None:
+    """The row of a per-release table (since/until, the last row the current release) for the release of ``name``
+    the launch targets; None when that release is unknown."""
+    from rlhf_lint.frameworks.deepspeed import row_at
+
+    release = _release(versions, name)
+    return None if release is None else row_at(rows, release)
 
 
 def _trl_reference(inp: _Inputs, versions: dict | None) -> bool:
@@ -614,6 +618,7 @@ def _foreach_adam(inp: _Inputs, ctx: dict) -> tuple[bool | None, str, str]:
     """(whether the step makes a full copy of Adam's second moment, why, source) for a job without DeepSpeed:
     True for torch's foreach AdamW, False for a fused or per-parameter one, None when the launch does not say which
     (schemas/hf/adam_step_temporary.json)."""
+    from rlhf_lint.frameworks.deepspeed import version_tuple
     from rlhf_lint.schemas import load
 
     table = load("hf/adam_step_temporary.json")
@@ -621,25 +626,22 @@ def _foreach_adam(inp: _Inputs, ctx: dict) -> tuple[bool | None, str, str]:
     versions = ctx.get("versions") or {}
     why = f"optim {name}"
     source = table["source"]
+    torch = _release(versions, "torch")
     if name is None:
-        release = _release(versions, "transformers")
-        if release is None:
+        entry = _release_row(table["transformers_default_optim"], versions, "transformers")
+        if entry is None:
             return None, "the optimizer and the transformers release are not given", source
-        entry = next(e for e in table["transformers_default_optim"]
-                     if e["below"] is None or release < _major_minor(e["below"]))
         name, source = entry["optim"], entry["source"]
         if entry.get("then"):
-            torch = _release(versions, "torch")
             if torch is None:
                 return None, (f"transformers {versions['transformers']} defaults to {entry['then']} only from torch "
                               f"{entry['torch_from']} and the torch release is not given"), source
-            if torch >= _major_minor(entry["torch_from"]):
+            if torch >= version_tuple(entry["torch_from"]):
                 name = entry["then"]
         why = f"transformers {versions['transformers']}'s default optim {name}"
     name = str(name).lower()
     if name in table["optimizers"]["foreach"]:
-        torch = _release(versions, "torch")
-        if torch is not None and torch < _major_minor(table["foreach_default_from_torch"]):
+        if torch is not None and torch < version_tuple(table["foreach_default_from_torch"]):
             return False, f"{why}, torch {versions['torch']}: no foreach by default", table["foreach_default_source"]
         return True, why, source
     if name in table["optimizers"]["no_full_copy"]:
@@ -666,13 +668,11 @@ def _adapter_dtype(inp: _Inputs, ctx: dict, quantized: bool) -> tuple[int, str, 
                 own["source"]
         if own["otherwise"] == "base" and not quantized:
             return w, f"{w}-byte (the base's dtype)", "LLaMA-Factory pure_bf16: no upcast", own["source"]
-    peft = (ctx.get("versions") or {}).get("peft")
-    release = _release(ctx.get("versions"), "peft")
-    entry = table["releases"][-1]
-    if release is not None:
-        entry = next(e for e in table["releases"] if e["below"] is None or release < _major_minor(e["below"]))
-        why = f"PEFT {peft}"
+    entry = _release_row(table["releases"], ctx.get("versions"), "peft")
+    if entry is not None:
+        why = f"PEFT {ctx['versions']['peft']}"
     else:
+        entry = table["releases"][-1]
         why = "PEFT release unknown: the current default"
         inp.assumptions.append(f"LoRA adapters in {entry['dtype']}: the PEFT release is unknown, so the current "
                                f"default (autocast_adapter_dtype) is assumed")
@@ -893,7 +893,7 @@ def _trl_generation_steps(b: int, n: int, inp: _Inputs, ctx: dict) -> int:
     total = _int_of(inp.get("trl.generation_batch_size"), 0)
     if total > 0 and total % (b * n) == 0:
         return total // (b * n)
-    release = ctx.get("trl_release")
+    release = _release(ctx["versions"], "trl")
     if release is not None and release < (0, 17):
         return 1
     return max(1, _int_of(inp.get("batch.grad_accum"), 1))
@@ -1321,7 +1321,6 @@ def estimate(job, hardware, read_config: Callable[[str], str | None] | None = No
         # an HF Trainer / TRL job under accelerate's FSDP: no verl experience phase unless it is RL, a reference
         # sharded on the GPUs like the policy (TRL prepare_fsdp), not parked in host RAM
         "accelerate_fsdp": fsdp and getattr(job, "framework", "") in ("hf", "trl", "llamafactory"),
-        "rl": kind in PPO_TYPES,
     }
 
     ctx["strategy"] = strategy
@@ -1330,7 +1329,6 @@ def estimate(job, hardware, read_config: Callable[[str], str | None] | None = No
         ctx["logit_tokens"] = int(gen) if gen is not None else None
         ctx["trl_logps"] = True
         ctx["trl_grpo"] = not inp.flag("trl.use_vllm")
-        ctx["trl_release"] = _release(versions, "trl")
         # vllm_mode colocate: the engine lives in each training process, on the training GPUs
         inp.vllm_in_process = _trl_colocate(job, inp, versions)
     if strategy not in ("deepspeed", "fsdp", "fsdp2") + PLAIN_STRATEGIES:
@@ -1361,8 +1359,8 @@ def estimate(job, hardware, read_config: Callable[[str], str | None] | None = No
         if role == "vllm" and inp.vllm_in_process:
             # TRL colocate: one engine per TP group of training ranks, on the policy's GPUs
             tp = max(1, _int_of(inp.get("vllm.tensor_parallel_size"), 1))
-            steps = _int_of(inp.get("trl.steps_per_generation"), 0) or _int_of(inp.get("batch.grad_accum"), 1)
-            seqs = micro_train * tp * max(1, steps)
+            policy = next((r for r in roles if r.role == "policy"), None)
+            seqs = micro_train * tp * _trl_generation_steps(micro_train, policy.gpus if policy else 1, inp, ctx)
             roles.append(_vllm_role(arch, params, tp, inp, ctx, gpu_memory, versions, colocated_seqs=seqs))
             role_nodes[role] = role_nodes.get("policy") or _gpus_of(inp, "policy", hardware)
             continue

@@ -1,9 +1,10 @@
 """Offloaded ZeRO-3 parameters in pinned host memory (issue 15, row I17): torch's pinned host allocator rounds every
 block up to a power of two and caches freed blocks, so zero.Init's per-parameter pinned partitions stay beside the
 flat buffer stage3.py copies them into."""
+from lintutil import build_written
+
 from rlhf_lint.cli.estimate import _job_from_options
-from rlhf_lint.engine.config import Config, Hardware
-from rlhf_lint.engine.runner import build_project
+from rlhf_lint.engine.config import Hardware
 from rlhf_lint.memory.catalog import GIB, resolve_model
 from rlhf_lint.memory.estimate import estimate
 
@@ -42,10 +43,9 @@ def test_pinned_cache_only_with_parameter_offload():
 
 
 def test_ds_config_pin_memory_reaches_the_estimate(tmp_path):
-    (tmp_path / "ds.json").write_text('{"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}, '
-                                      '"offload_param": {"device": "cpu", "pin_memory": true}}}')
-    (tmp_path / "train.sh").write_text("deepspeed train.py --deepspeed ds.json --model_name_or_path "
-                                       "Qwen/Qwen2.5-32B --bf16\n")
-    project, _ = build_project([str(tmp_path)], Config())
-    (job,) = project.jobs
+    (job,) = build_written(tmp_path, {
+        "ds.json": '{"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}, '
+                   '"offload_param": {"device": "cpu", "pin_memory": true}}}',
+        "train.sh": "deepspeed train.py --deepspeed ds.json --model_name_or_path Qwen/Qwen2.5-32B --bf16\n",
+    }).jobs
     assert job.settings.get("deepspeed.offload_param_pin_memory").value is True
