@@ -73,21 +73,26 @@ def _estimate_options_row(config: dict):
 
 
 def _estimate_example_row(example: str):
-    """A row given by a launch in examples/ or bench/calibration/launches/, read as the linter reads it."""
+    """A row given by a launch in examples/ or bench/calibration/launches/, read as `rlhf-lint estimate PATH` reads
+    it: the folder's first launch, the releases its pins name, the script's hardware comment."""
+    from rlhf_lint.cli.estimate import _read_local_config
     from rlhf_lint.engine.config import Config, Hardware
     from rlhf_lint.engine.runner import build_project
-    from rlhf_lint.memory.estimate import estimate
+    from rlhf_lint.frameworks.edge import target_versions
+    from rlhf_lint.memory.estimate import VERSIONED_PACKAGES, estimate
 
     cfg = Config()
     project, _ = build_project([os.path.join(ROOT, example)], cfg)
-    job = next(j for j in project.jobs if j.framework in ("orz", "openrlhf"))
+    if not project.jobs:
+        raise ValueError(f"no training launch found in {example}")
+    job = project.jobs[0]
     hw = cfg.hardware.merged(Hardware.from_mapping(job.hardware)) if job.hardware else cfg.hardware
 
     def read(reference, job=job, project=project):
         found = project.resolve(job.path, reference.rstrip("/") + "/config.json")
-        return found.text if found is not None else None
+        return found.text if found is not None else _read_local_config(reference)
 
-    return estimate(job, hw, read)
+    return estimate(job, hw, read, versions=target_versions(project, VERSIONED_PACKAGES))
 
 
 def _estimate_row(config: dict):
