@@ -152,6 +152,10 @@ VOCABULARY = (
     ("train.quantization", str, "none | 4bit | 8bit: the frozen base weights' format (QLoRA: 4bit)"),
     ("train.optimizer", str, "adamw | adamw_8bit | paged_adamw_8bit | adafactor | sgd | lion | ...: whose states "
                              "count"),
+    ("train.optimizer_impl", str, "the module the optimizer class comes from (verl optim.optimizer_impl: torch.optim, "
+                                  "bitsandbytes.optim, torchao.optim); absent: the framework's default"),
+    ("train.optimizer_foreach", bool, "the launch picks torch's optimizer kernel: true foreach (multi-tensor), false "
+                                      "fused or per-parameter; absent: torch's default"),
     ("train.fused_loss", bool, "the loss is computed over chunks of the logits (liger kernel, chunked "
                                "cross-entropy): full-vocabulary logits are never materialised"),
     ("model.<role>.active_params", int, "parameters active per token (MoE: shared parts plus the routed experts "

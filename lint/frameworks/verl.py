@@ -380,7 +380,26 @@ _CONVERT = {  # how a row of schemas/verl/settings_map.json converts the verl va
     None: None,
     "cpu_if_true": lambda v: "cpu" if v else "none",
     "bool": bool,
+    "lower": lambda v: str(v).lower(),
 }
+
+# the actor's optimizer constructor arguments a launch adds (verl >= 0.6: optim.override_optimizer_config)
+OPTIMIZER_OVERRIDES = "actor_rollout_ref.actor.optim.override_optimizer_config"
+
+
+def _optimizer_foreach(cfg: VerlConfig) -> Setting | None:
+    """train.optimizer_foreach from the override's ``fused`` / ``foreach`` (a dict value or +key.fused=... overrides):
+    torch's AdamW takes the fused kernel for fused=True and the per-parameter loop for foreach=False."""
+    whole = cfg.get(OPTIMIZER_OVERRIDES)
+    for arg in ("fused", "foreach"):
+        key = f"{OPTIMIZER_OVERRIDES}.{arg}"
+        value = cfg.get(key) if cfg.where(key) is not None else (whole.get(arg) if isinstance(whole, dict) else None)
+        if isinstance(value, bool) and (arg == "foreach" or value):
+            found = setting_for(cfg, "train.optimizer_foreach", key if cfg.where(key) is not None
+                                else OPTIMIZER_OVERRIDES)
+            return Setting("train.optimizer_foreach", value if arg == "foreach" else False, found.path, found.span,
+                           origin=found.origin)
+    return None
 
 
 def _mapping() -> list[dict]:
@@ -416,6 +435,9 @@ def settings_from(cfg: VerlConfig) -> Settings:
         key = row["key"]
         if cfg.exists(key) or cfg.where(key) is not None:
             settings.add(setting_for(cfg, row["setting"], key, _CONVERT[row["convert"]]))
+    foreach = _optimizer_foreach(cfg)
+    if foreach is not None:
+        settings.add(foreach)
     nodes, per_node = cfg.known_int("trainer.nnodes"), cfg.known_int("trainer.n_gpus_per_node")
     if nodes and per_node:
         # verl's resource pool: one STRICT_PACK placement group of n_gpus_per_node GPUs on each of nnodes nodes

@@ -62,6 +62,7 @@ PPO_TYPES = {"ppo", "grpo", "reinforce", "reinforce++", "rloo", "remax", "ppo_ra
 PAIRED_TYPES = {"dpo", "kto", "ipo", "simpo", "orpo"}
 
 WEIGHT_SYNC = "weight-sync"
+STEP = "step"  # FSDP: the optimizer step after the backward freed its transient tensors
 # data parallelism without DeepSpeed or FSDP (HF Trainer / accelerate DDP, one GPU): ZeRO-0 terms, torch's dtypes
 PLAIN_STRATEGIES = ("ddp", "none", "single")
 # packages whose release changes a term of the estimate (read from the configuration, else the repository's pins)
@@ -599,8 +600,7 @@ MOMENT_OPTIMIZERS = ("adamw", "adam", "adamw_torch", "adamw_torch_fused", "adamw
 def _adam_step_term(r: RoleEstimate, inp: _Inputs, ctx: dict, v_bytes: float, count: int, backward: int) -> None:
     """The step()-time copy of Adam's second moment (``v_bytes`` per parameter, ``count`` parameters) a foreach
     AdamW makes after the backward freed its ``backward`` bytes of transient tensors: what exceeds them counts at
-    the peak. Jobs without DeepSpeed or FSDP only: verl's FSDP step makes the same copy of its shards, but no
-    measured row sizes it there (docs/accuracy.md, change 9)."""
+    the peak. Jobs without DeepSpeed or FSDP only: under FSDP the step is a phase of its own (_fsdp_step_term)."""
     foreach, why, source = _foreach_adam(inp, ctx)
     if foreach is False or not v_bytes:
         return
@@ -614,14 +614,43 @@ def _adam_step_term(r: RoleEstimate, inp: _Inputs, ctx: dict, v_bytes: float, co
                         + ("; it may not be allocated)" if foreach is None else ")"), source, unsure=foreach is None))
 
 
-def _foreach_adam(inp: _Inputs, ctx: dict) -> tuple[bool | None, str, str]:
+def _fsdp_step_term(r: RoleEstimate, inp: _Inputs, ctx: dict, role: str, v_bytes: int, count: int) -> None:
+    """FSDP's optimizer step, a phase of its own: the backward has freed the gathered units, activations and
+    logits, the gradient shards are still held, and a foreach AdamW writes sqrt(v) of every shard it updates into
+    new tensors (FSDP2's DTensors take the same path: schemas/hf/adam_step_temporary.json dtensor_source)."""
+    foreach, why, source = _foreach_adam(inp, ctx, role)
+    if foreach is False or not count:
+        return
+    step = v_bytes * count
+    if foreach is None:
+        inp.assumptions.append(f"{role}: torch's foreach AdamW assumed ({why}): its step copies v, {gib(step)}")
+    r.terms.append(Term("optimizer_step", step, f"foreach AdamW's sqrt(v) copy {v_bytes} B x {_count(count)} in "
+                                                f"step(), with the gradient shards held ({why}"
+                        + ("; it may not be allocated)" if foreach is None else ")"), source, (STEP,),
+                        unsure=foreach is None))
+
+
+def _foreach_adam(inp: _Inputs, ctx: dict, role: str = "actor") -> tuple[bool | None, str, str]:
     """(whether the step makes a full copy of Adam's second moment, why, source) for a job without DeepSpeed:
     True for torch's foreach AdamW, False for a fused or per-parameter one, None when the launch does not say which
-    (schemas/hf/adam_step_temporary.json)."""
+    (schemas/hf/adam_step_temporary.json). verl's FSDP workers build torch.optim.AdamW themselves; the HF Trainer
+    picks by ``optim`` and its release's default."""
     from rlhf_lint.frameworks.deepspeed import version_tuple
     from rlhf_lint.schemas import load
 
     table = load("hf/adam_step_temporary.json")
+    if ctx.get("strategy") in ("fsdp", "fsdp2") and not ctx.get("accelerate_fsdp"):
+        verl = table["verl_default"]
+        if role != "actor":  # only the actor's optimizer settings are read: the critic's are verl's defaults
+            return True, "verl's default torch.optim.AdamW", verl["source"]
+        name = str(inp.get("train.optimizer") or verl["optimizer"]).lower()
+        impl = str(inp.get("train.optimizer_impl") or verl["optimizer_impl"])
+        if (impl, name) != (verl["optimizer_impl"], verl["optimizer"]):
+            return None, f"optimizer {impl}.{name}: foreach or fused not known", verl["source"]
+        explicit = inp.get("train.optimizer_foreach")
+        if isinstance(explicit, bool):
+            return explicit, f"torch.optim.AdamW, foreach={explicit} by the launch", verl["source"]
+        return True, "verl's default torch.optim.AdamW", verl["source"]
     name = inp.get("train.optimizer")
     versions = ctx.get("versions") or {}
     why = f"optim {name}"
@@ -1024,7 +1053,7 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
     off_opt = str(_per_role(inp, role, "offload.optimizer", "none")) == "cpu"
     lora = _int_of(inp.get("train.lora_rank"), 0) > 0 and role == "actor"
     src_dtype = SRC_VERL_DTYPE if role == "actor" else SRC_VERL_CRITIC_DTYPE
-    parked = ("experience", "training") if role == "actor" else ("training",)
+    parked = ("experience", "training", STEP) if role == "actor" else ("training", STEP)
     r.terms.append(Term("weights", m * P // shards, f"{master} parameters {m} B x {_count(P)} / {shards} GPUs"
                         + (" (param_offload: parked in host RAM, loaded back while the model computes)"
                            if off_param else ""), src_dtype, parked if off_param else ()))
@@ -1036,14 +1065,18 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
     else:
         r.terms.append(Term("gradients", m * P // shards,
                             f"{master} gradient shard {m} B x {_count(P)} / {shards}, freed after the update "
-                            f"(zero_grad at the end of update_policy)", SRC_VERL_ZERO_GRAD, ("training",)))
+                            f"(zero_grad at the end of update_policy)", SRC_VERL_ZERO_GRAD, ("training", STEP)))
         opt, opt_bytes = optimizer_bytes(inp)
         states = int(opt_bytes * m / f32 * P) if opt in ("adamw", "adam", "adamw_torch", "adamw_torch_fused") \
             else int(opt_bytes * P)  # torch optimizers keep states in the parameters' dtype; 8-bit ones their own
         r.terms.append(Term("optimizer_states", states // shards,
                             f"{opt} states {states / P:g} B x {_count(P)} / {shards} (the {master} parameters are the "
                             f"master copy)" + (" (optimizer_offload: parked in host RAM, loaded back for the update)"
-                                        if off_opt else ""), SRC_VERL_OFFLOAD, ("training",) if off_opt else ()))
+                                        if off_opt else ""), SRC_VERL_OFFLOAD, ("training", STEP) if off_opt else ()))
+        if opt in ("adamw", "adam", "adamw_torch", "adamw_torch_fused") and not (ctx.get("accelerate_fsdp")
+                                                                                  and off_param):
+            # under accelerate's CPUOffload the step runs on the CPU; verl loads its parked shards back for it
+            _fsdp_step_term(r, inp, ctx, role, m, P // shards)
     root, layer = _fsdp_units(arch)
     if inp.get("train.fsdp_reshard_after_forward") is False:
         # SHARD_GRAD_OP / reshard_after_forward false: every unit gathered in forward stays until its backward
@@ -1163,7 +1196,8 @@ def _slack(owner_terms: list[Term], label: str) -> list[Term]:
     """The runtime of one process: its CUDA context plus allocator slack on its transient tensors. The slack on
     tensors sized at a length bound is a term of its own, at the bound too: it shrinks with them (a token budget)."""
     context, fragmentation = K.cuda_context, K.allocator_fragmentation
-    churn = [t for t in owner_terms if t.name in CHURNING]
+    churn = [t for t in owner_terms if t.name in CHURNING and t.phases != (STEP,)]
+    step = [t for t in owner_terms if t.name in CHURNING and t.phases == (STEP,)]
     fixed = sum(t.bytes for t in churn if not t.at_length_bound and not t.unsure)
     bound = sum(t.bytes for t in churn if t.at_length_bound)
     unsure = sum(t.bytes for t in churn if t.unsure and not t.at_length_bound)
@@ -1178,6 +1212,14 @@ def _slack(owner_terms: list[Term], label: str) -> list[Term]:
         out.append(Term("allocator_slack", int(unsure * fragmentation),
                         f"allocator fragmentation {fragmentation:.0%} of the {gib(unsure)} of transient tensors that "
                         f"may not be allocated", SRC_OVERHEAD, unsure=True))
+    size = sum(t.bytes for t in step)
+    if size > fixed:
+        # a phase of its own (FSDP): the step reuses the blocks the backward's transients left cached, so only
+        # what it needs beyond them adds slack, held then only
+        out.append(Term("allocator_slack", int((size - fixed) * fragmentation),
+                        f"allocator fragmentation {fragmentation:.0%} of what the optimizer step's {gib(size)} needs "
+                        f"beyond the {gib(fixed)} of transient tensors above", SRC_OVERHEAD, (STEP,),
+                        unsure=all(t.unsure for t in step)))
     return out
 
 
@@ -1519,7 +1561,7 @@ def _phases(members: list[RoleEstimate], processes: list[list[str]], inp: _Input
                                                              "the largest module's 16-bit copy", SRC_ORZ_BROADCAST)]
                 return [t for t in m.terms if t.name in m.resident and not t.phases] + (one if m.gather_one else [])
             return asleep(m) if m.trainable and ds_sleeps else [t for t in m.terms if t.name in m.resident]
-        if m.trainable and ds_sleeps and (phase != "training" or m.role != active):
+        if m.trainable and ds_sleeps and (phase not in ("training", STEP) or m.role != active):
             return asleep(m)
         is_active = m.phase == phase if active is None or not m.trainable else m.role == active
         return [t for t in m.terms
@@ -1535,10 +1577,10 @@ def _phases(members: list[RoleEstimate], processes: list[list[str]], inp: _Input
             items += _one_process(phase, [by_name[n] for n in names], lambda m, p: held(m, p, active))
         return items
 
-    for phase in ("generation", "experience", "training", WEIGHT_SYNC):
+    for phase in ("generation", "experience", "training", STEP, WEIGHT_SYNC):
         if phase not in wanted:
             continue
-        if phase == "training" and ds_sleeps and trainables:
+        if phase in ("training", STEP) and ds_sleeps and trainables:
             # each trained model is loaded, trained and offloaded in turn: the largest turn is the phase
             turns = [collect(phase, m.role) for m in trainables]
             phases[phase] = max(turns, key=lambda items: sum(t.bytes for _, t in items))

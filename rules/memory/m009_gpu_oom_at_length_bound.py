@@ -15,11 +15,15 @@ _DYNAMIC_KEYS = ("batch.dynamic", "batch.actor.forward_dynamic", "batch.ref.forw
 
 def _token_budget(ctx, group, low: int, high: int) -> int | None:
     """The largest per-GPU token budget (a multiple of 1024 between one sequence and the length bound) at which the
-    group fits when every micro batch is packed to that budget (verl's use_dynamic_bsz)."""
+    group fits when every micro batch is packed to that budget (verl's use_dynamic_bsz): the whole band of every
+    phase that holds length-dependent terms; a phase without them (FSDP's optimizer step) no budget changes."""
     def fits(tokens: int) -> bool:
         changes = {k: True for k in _DYNAMIC_KEYS} | {k: tokens for k in _BUDGET_KEYS}
         after = _what_if(ctx, changes).group_of(group.roles[0].role)
-        return after is not None and bool(after.fits) and not after.tight  # the whole band fits
+        if after is None or after.gpu_memory is None:
+            return False
+        bounded = [p for p, items in after.phases.items() if any(t.at_length_bound for _, t in items)]
+        return all(max(after.band_total(p, 1), after.phase_total(p)) <= after.gpu_memory for p in bounded)
 
     lo, hi = -(-low // 1024), high // 1024
     if hi < lo or not fits(lo * 1024):

@@ -48,7 +48,7 @@ def test_full_shard_shards_the_states_over_all_gpus(tmp_path):
     assert terms["weights"] == 4 * P // 8 and terms["gradients"] == 4 * P // 8
     assert terms["optimizer_states"] == 8 * P // 8
     assert terms["gathered_params"] < 2 * P  # one unit at a time, not the whole bf16 model
-    assert list(est.groups[0].phases) == ["training"]  # SFT: no verl experience phase
+    assert list(est.groups[0].phases) == ["training", "step"]  # SFT: no verl experience phase
 
 
 def test_integer_spellings_and_the_default(tmp_path):

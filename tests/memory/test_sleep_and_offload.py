@@ -143,4 +143,4 @@ def test_verl_hybrid_engine_gets_no_separate_weight_sync_phase():
     job, _ = job_of(FIXTURES / "M001_fsdp_grpo_good.sh", "shell")
     assert job.value("vllm.enable_sleep") is True
     group = estimate(job, Hardware(gpu="A100-80GB", gpus_per_node=8)).group_of("vllm")
-    assert set(group.phases) == {"generation", "experience", "training"}
+    assert set(group.phases) == {"generation", "experience", "training", "step"}
