@@ -62,7 +62,7 @@ PPO_TYPES = {"ppo", "grpo", "reinforce", "reinforce++", "rloo", "remax", "ppo_ra
 PAIRED_TYPES = {"dpo", "kto", "ipo", "simpo", "orpo"}
 
 WEIGHT_SYNC = "weight-sync"
-STEP = "step"  # FSDP: the optimizer step after the backward freed its transient tensors
+STEP = "step"  # the optimizer step, after the backward freed its transient tensors
 # data parallelism without DeepSpeed or FSDP (HF Trainer / accelerate DDP, one GPU): ZeRO-0 terms, torch's dtypes
 PLAIN_STRATEGIES = ("ddp", "none", "single")
 # packages whose release changes a term of the estimate (read from the configuration, else the repository's pins)
@@ -597,37 +597,30 @@ MOMENT_OPTIMIZERS = ("adamw", "adam", "adamw_torch", "adamw_torch_fused", "adamw
                      "adagrad", "rmsprop")
 
 
-def _adam_step_term(r: RoleEstimate, inp: _Inputs, ctx: dict, v_bytes: float, count: int, backward: int) -> None:
-    """The step()-time copy of Adam's second moment (``v_bytes`` per parameter, ``count`` parameters) a foreach
-    AdamW makes after the backward freed its ``backward`` bytes of transient tensors: what exceeds them counts at
-    the peak. Jobs without DeepSpeed or FSDP only: under FSDP the step is a phase of its own (_fsdp_step_term)."""
-    foreach, why, source = _foreach_adam(inp, ctx)
-    if foreach is False or not v_bytes:
+def _step_term(r: RoleEstimate, step: int, formula: str, source: str, unsure: bool = False) -> None:
+    """What the optimizer step allocates, in the step phase: after the backward freed its activations, logits and
+    gathered parameters, beside the states and gradients the step reads. The allocator reuses the blocks those
+    transients left cached, so only what the step needs beyond them adds slack (_slack)."""
+    r.terms.append(Term("optimizer_step", step, formula, source, (STEP,), unsure=unsure))
+
+
+def _transients(r: RoleEstimate) -> int:
+    return sum(t.bytes for t in r.terms if t.name in ("activations", "logits", "gathered_params") and not t.phases)
+
+
+def _adam_step_term(r: RoleEstimate, inp: _Inputs, ctx: dict, v_bytes: float, count: int) -> None:
+    """The copy of Adam's second moment (``v_bytes`` per parameter, ``count`` parameters) a foreach AdamW writes in
+    step() (sqrt(v), torch's _multi_tensor_adamw), for jobs where torch's optimizer updates the GPU's tensors: plain
+    data parallel and FSDP (whose DTensors take the same path: schemas/hf/adam_step_temporary.json)."""
+    foreach, why, source = _foreach_adam(inp, ctx, r.role)
+    if foreach is False or not v_bytes or not count:
         return
     step = int(v_bytes * count)
-    if foreach is None and step > backward:
-        inp.assumptions.append(f"{r.role}: torch's foreach AdamW assumed ({why}): its step copies v, "
-                               f"{gib(step)}; a fused optimizer (optim adamw_torch_fused) would not")
-    r.terms.append(Term("optimizer_step", max(0, step - backward),
-                        f"foreach AdamW's sqrt(v) copy {v_bytes:g} B x {_count(count)} = {gib(step)} in step(), "
-                        f"beyond the backward's {gib(backward)} of transient tensors ({why}"
-                        + ("; it may not be allocated)" if foreach is None else ")"), source, unsure=foreach is None))
-
-
-def _fsdp_step_term(r: RoleEstimate, inp: _Inputs, ctx: dict, role: str, v_bytes: int, count: int) -> None:
-    """FSDP's optimizer step, a phase of its own: the backward has freed the gathered units, activations and
-    logits, the gradient shards are still held, and a foreach AdamW writes sqrt(v) of every shard it updates into
-    new tensors (FSDP2's DTensors take the same path: schemas/hf/adam_step_temporary.json dtensor_source)."""
-    foreach, why, source = _foreach_adam(inp, ctx, role)
-    if foreach is False or not count:
-        return
-    step = v_bytes * count
-    if foreach is None:
-        inp.assumptions.append(f"{role}: torch's foreach AdamW assumed ({why}): its step copies v, {gib(step)}")
-    r.terms.append(Term("optimizer_step", step, f"foreach AdamW's sqrt(v) copy {v_bytes} B x {_count(count)} in "
-                                                f"step(), with the gradient shards held ({why}"
-                        + ("; it may not be allocated)" if foreach is None else ")"), source, (STEP,),
-                        unsure=foreach is None))
+    if foreach is None and step > _transients(r):
+        inp.assumptions.append(f"{r.role}: torch's foreach AdamW assumed ({why}): its step copies v, {gib(step)}; "
+                               f"a fused optimizer would not")
+    _step_term(r, step, f"foreach AdamW's sqrt(v) copy {v_bytes:g} B x {_count(count)} in step() ({why}"
+               + ("; it may not be allocated)" if foreach is None else ")"), source, unsure=foreach is None)
 
 
 def _foreach_adam(inp: _Inputs, ctx: dict, role: str = "actor") -> tuple[bool | None, str, str]:
@@ -830,20 +823,15 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
     reduce = min(T, _int_of(inp.get("deepspeed.reduce_bucket_size"), 0) or K.reduce_bucket_elements)
     if ctx["plain"]:
         # DDP's gradient buckets (25 MB each) are within the runtime term; v is half of AdamW's m + v
-        backward = sum(t.bytes for t in r.terms if t.name in ("activations", "logits"))
-        _adam_step_term(r, inp, ctx, r.state_bytes_per_param / 2, T, backward)
+        _adam_step_term(r, inp, ctx, r.state_bytes_per_param / 2, T)
     elif stage in (1, 2):
         buckets = K.overlap_comm_buckets if ctx["overlap_comm"] else 1
         r.terms.append(Term("deepspeed_buffers", buckets * reduce * w,
                             f"{buckets} reduce bucket(s) x {_sci(reduce)} elements x {w} B", SRC_DS_STAGE12))
         if not ctx["offload_optimizer"]:
-            # step() converts the 16-bit gradient partition to fp32 after the backward has freed its activations:
-            # only what exceeds those transients counts at the peak (as ZeRO-3's sub-group copy below)
-            step = f32 * T // r.gpus
-            backward = sum(t.bytes for t in r.terms if t.name in ("activations", "logits"))
-            r.terms.append(Term("optimizer_step", max(0, step - backward),
-                                f"fp32 gradient partition {f32} B x {_count(T)} / {r.gpus} = {gib(step)}, made in "
-                                f"step() beyond the backward's {gib(backward)} of transient tensors", SRC_DS_STAGE12))
+            # step() converts the 16-bit gradient partition to fp32
+            _step_term(r, f32 * T // r.gpus, f"fp32 gradient partition {f32} B x {_count(T)} / {r.gpus}, made in "
+                                             f"step()", SRC_DS_STAGE12)
     elif stage == 3:
         # the IPG reduce bucket is allocated when the optimizer is built and stays (stage3.py, "# IPG"); the
         # persistent small params stay gathered; the largest module's gathered 16-bit param and its full 16-bit
@@ -868,14 +856,9 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
                             f"reused within max_reuse_distance) + {w} B x {_count(largest)} largest module's full "
                             f"grad + prefetch {_sci(prefetch)} elements x {w} B", SRC_DS_COORDINATOR))
         if not ctx["offload_optimizer"]:
-            # the optimizer step makes an fp32 copy of one sub-group's gradient partition; it comes after the
-            # backward's activations are freed, so only what exceeds those counts at the peak
+            # the optimizer step makes an fp32 copy of one sub-group's gradient partition at a time
             sub = min(_int_of(inp.get("deepspeed.sub_group_size"), 0) or K.sub_group_elements, -(-T // r.gpus))
-            step = f32 * sub
-            backward = sum(t.bytes for t in r.terms if t.name in ("activations", "logits", "gathered_params"))
-            r.terms.append(Term("optimizer_step", max(0, step - backward),
-                                f"fp32 gradient copy of one sub-group {_sci(sub)} x {f32} B = {gib(step)}, beyond "
-                                f"the backward's {gib(backward)} of transient tensors", SRC_DS_STAGE3))
+            _step_term(r, f32 * sub, f"fp32 gradient copy of one sub-group {_sci(sub)} x {f32} B", SRC_DS_STAGE3)
     if ctx.get("trl_grpo") and role == "policy":
         r.terms += _trl_generate_terms(arch, b, tokens, r.params, r.gpus, inp, ctx)
     _runtime(r)
@@ -1076,7 +1059,7 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
         if opt in ("adamw", "adam", "adamw_torch", "adamw_torch_fused") and not (ctx.get("accelerate_fsdp")
                                                                                   and off_param):
             # under accelerate's CPUOffload the step runs on the CPU; verl loads its parked shards back for it
-            _fsdp_step_term(r, inp, ctx, role, m, P // shards)
+            _adam_step_term(r, inp, ctx, m, P // shards)
     root, layer = _fsdp_units(arch)
     if inp.get("train.fsdp_reshard_after_forward") is False:
         # SHARD_GRAD_OP / reshard_after_forward false: every unit gathered in forward stays until its backward

@@ -112,7 +112,7 @@ def test_case3_phases_follow_orz_colocate_all():
     est = estimate(job, config.hardware_for(job.hardware))
     group = est.group_of("vllm")
     phases = {p: group.phase_total(p) / 2**30 for p in group.phases}
-    assert set(phases) == {"generation", "experience", "training", "weight-sync"}
+    assert set(phases) == {"generation", "experience", "training", "step", "weight-sync"}
     assert group.peak_phase == "weight-sync" and phases["weight-sync"] > 79.15 > phases["generation"]
     training = {(role, t.name) for role, t in group.phases["training"]}
     assert ("vllm", "vllm_reservation") not in training

@@ -49,7 +49,7 @@ def test_orz_phases_put_vllm_to_sleep_and_train_one_model_at_a_time():
     job, hardware = job_of(ORZ_GOOD, "python")
     est = estimate(job, hardware)
     group = est.group_of("vllm")
-    assert set(group.phases) == {"generation", "experience", "training", "weight-sync"}
+    assert set(group.phases) == {"generation", "experience", "training", "step", "weight-sync"}
     # vLLM keeps only its CUDA context outside generation and the weight sync
     for phase in ("experience", "training"):
         assert terms(group, phase, "vllm") == {("vllm", "runtime")}
