@@ -85,7 +85,8 @@ def _estimate_example_row(example: str):
     project, _ = build_project([os.path.join(ROOT, example)], cfg)
     if not project.jobs:
         raise ValueError(f"no training launch found in {example}")
-    job = project.jobs[0]
+    # the launch, not an accelerate config it names (a config no launch of the folder names is a job too)
+    job = next((j for j in project.jobs if j.framework != "accelerate"), project.jobs[0])
     hw = cfg.hardware.merged(Hardware.from_mapping(job.hardware)) if job.hardware else cfg.hardware
 
     def read(reference, job=job, project=project):

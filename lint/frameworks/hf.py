@@ -8,6 +8,7 @@ span kept. A recipe YAML no launch of the project names is a job of its own (its
 from __future__ import annotations
 
 import os
+import re
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -289,6 +290,36 @@ def _type_from_name(name: str) -> str | None:
 
 
 # -- a launch ---------------------------------------------------------------------------------------------------------
+_IMPORT = re.compile(r"^\s*from\s+(trl|transformers)(?:\.[\w.]+)?\s+import\s+(\([^)]*\)|[^\n]*)", re.MULTILINE)
+MAX_SCRIPT_CHARS = 2_000_000  # a launched script read for its imports; a larger file is not scanned
+
+
+def _script_kind(command: "Command", entry: str, project) -> tuple[str | None, str | None]:
+    """("trl" | "hf" | None, job type or None) of a launched Python script: a public TRL-based script by its path
+    (schemas/hf/training_args.json trl_scripts), else the trainer the script imports when the project holds it
+    (read as text, never imported)."""
+    path = entry.replace("\\", "/")
+    for row in table()["trl_scripts"]["paths"]:
+        pattern = re.escape(row["pattern"]).replace(re.escape("{type}"), r"(?P<type>[a-z0-9_]+)")
+        found = re.search(r"(?:^|/)" + pattern + "$", path)
+        if found and _type_from_name(found.group("type")):
+            return "trl", _type_from_name(found.group("type"))
+    target = project.resolve(command.path, entry) if project is not None and path.endswith(".py") else None
+    text = getattr(target, "text", None)
+    if not isinstance(text, str) or len(text) > MAX_SCRIPT_CHARS:
+        return None, None
+    imports = table()["script_imports"]
+    kind, types = None, set()
+    for package, names in _IMPORT.findall(text):
+        names = {n.strip().split(" as ")[0].strip() for n in names.strip("()").replace("\n", ",").split(",")}
+        if package == "trl" and names & set(imports["trl"]):
+            kind = "trl"
+            types |= {imports["trl"][n] for n in names if imports["trl"].get(n)}
+        elif package == "transformers" and names & set(imports["transformers"]) and kind is None:
+            kind = "hf"
+    return kind, (types.pop() if len(types) == 1 else None)
+
+
 def enrich(command: "Command", settings: Settings, assumptions: list, project, framework: str | None):
     """Read an HF Trainer launch into ``settings``; the job's framework ("trl" | "llamafactory" | "hf"), or
     ``framework`` unchanged when the command is no HF Trainer launch."""
@@ -308,11 +339,14 @@ def enrich(command: "Command", settings: Settings, assumptions: list, project, f
         # TRL's own scripts run from a checkout (`accelerate launch trl/scripts/dpo.py ...`)
         kind, certain = "trl", True
         job_type = table()["trl_commands"]["types"].get(os.path.splitext(os.path.basename(entry))[0])
-    # the recipe: --config FILE (TrlParser, open-r1), llamafactory-cli's first positional YAML
+    if kind is None and command.entry_kind == "script" and entry:
+        kind, job_type = _script_kind(command, entry, project)
+    # the recipe: --config FILE (TrlParser, open-r1), llamafactory-cli's first positional YAML, a script's first
+    # positional YAML or JSON (HfArgumentParser.parse_yaml_file, alignment-handbook's H4ArgumentParser)
     config_word = None
-    if command.launcher == "llamafactory":
-        config_word = next((w for w in command.positionals if w.known and w.text.endswith((".yaml", ".yml", ".json"))
-                            and "=" not in w.text), None)
+    if command.launcher == "llamafactory" or command.entry_kind == "script":
+        config_word = next((w for w in command.positionals[:1 if command.entry_kind == "script" else None]
+                            if w.known and w.text.endswith((".yaml", ".yml", ".json")) and "=" not in w.text), None)
     if config_word is None:
         arg = command.last("--config")
         config_word = arg.value if arg is not None else None

@@ -707,6 +707,7 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict) -> 
     """Weights, gradients and optimizer states of a trained role under DeepSpeed ZeRO (or plain data parallelism,
     ``train.strategy`` ddp: ZeRO-0 without DeepSpeed's buffers)."""
     stage, w, a = ctx["stage"], ctx["w"], ctx["a"]
+    sharding = "FSDP full shard" if ctx.get("accelerate_fsdp") else "ZeRO-3"  # the same layout of model states
     off_opt, off_param = ctx["offload_optimizer"], ctx["offload_param"]
     n, P = r.gpus, r.params
     f32 = dtype_bytes("fp32", 4)
@@ -776,7 +777,7 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict) -> 
     total_w = base + (ad * T if rank > 0 else 0)
     if stage == 3:
         r.terms.append(Term("weights", 0 if off_param else total_w // n, "offloaded to CPU (offload_param)" if off_param
-                            else f"ZeRO-3: ({wf}) / {n} GPUs", wsrc))
+                            else f"{sharding}: ({wf}) / {n} GPUs", wsrc))
     else:
         r.terms.append(Term("weights", total_w, f"{wf}, replicated ({'DDP' if ctx['plain'] else f'ZeRO-{stage}'})",
                             wsrc))
@@ -795,7 +796,7 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict) -> 
         r.terms.append(Term("gradients", a * T // n, f"ZeRO-2 {a} B ({adt}) x {ts} / {n} (fp32 copy: at the step)",
                             SRC_DS_STAGE12))
     else:
-        r.terms.append(Term("gradients", a * T // n, f"ZeRO-3 {a} B ({adt}) x {ts} / {n}", SRC_DS_STAGE3))
+        r.terms.append(Term("gradients", a * T // n, f"{sharding} {a} B ({adt}) x {ts} / {n}", SRC_DS_STAGE3))
     # optimizer states
     if off_opt and stage >= 1:
         r.terms.append(Term("optimizer_states", 0, f"{what} in host RAM (offload_optimizer={off_opt})", SRC_CPU_ADAM))
@@ -1024,17 +1025,13 @@ def _fsdp_shards(inp: _Inputs, n: int) -> int:
     return size if 0 < size < n else n
 
 
-def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Inputs, ctx: dict) -> RoleEstimate:
-    """An FSDP (FULL_SHARD) actor or critic of verl: its fp32 master parameters, fp32 gradients and Adam moments are
-    sharded over the role's GPUs; the bf16 copy of one wrap unit is gathered at a time."""
-    r = RoleEstimate(role, arch.name, params, n, True)
-    P, shards, c = params, _fsdp_shards(inp, n), K.fsdp_compute_bytes
-    f32 = dtype_bytes("fp32", 4)
+def _fsdp_full_states(r: RoleEstimate, inp: _Inputs, ctx: dict, role: str, shards: int, lora: bool,
+                      off_param: bool, off_opt: bool) -> None:
+    """verl's FSDP states (and accelerate's for a full fine-tune): parameters in the master dtype (fp32 unless set),
+    their gradients and optimizer states, sharded; verl's LoRA adapters are neglected."""
+    P, f32 = r.params, dtype_bytes("fp32", 4)
     master = str(_per_role(inp, role, "precision.master_dtype", "fp32") or "fp32").lower()
     m = dtype_bytes(master, 4)
-    off_param = str(_per_role(inp, role, "offload.param", "none")) == "cpu"
-    off_opt = str(_per_role(inp, role, "offload.optimizer", "none")) == "cpu"
-    lora = _int_of(inp.get("train.lora_rank"), 0) > 0 and role == "actor"
     src_dtype = SRC_VERL_DTYPE if role == "actor" else SRC_VERL_CRITIC_DTYPE
     parked = ("experience", "training", STEP) if role == "actor" else ("training", STEP)
     r.terms.append(Term("weights", m * P // shards, f"{master} parameters {m} B x {_count(P)} / {shards} GPUs"
@@ -1045,21 +1042,41 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
                             SRC_VERL_ZERO_GRAD, ("training",)))
         r.terms.append(Term("optimizer_states", 0, "LoRA: Adam moments of the adapters only (neglected)",
                             SRC_VERL_OFFLOAD))
+        return
+    r.terms.append(Term("gradients", m * P // shards,
+                        f"{master} gradient shard {m} B x {_count(P)} / {shards}, freed after the update "
+                        f"(zero_grad at the end of update_policy)", SRC_VERL_ZERO_GRAD, ("training", STEP)))
+    opt, opt_bytes = optimizer_bytes(inp)
+    moments = opt in ("adamw", "adam", "adamw_torch", "adamw_torch_fused")
+    # torch optimizers keep states in the parameters' dtype; 8-bit ones their own
+    states = int(opt_bytes * m / f32 * P) if moments else int(opt_bytes * P)
+    r.terms.append(Term("optimizer_states", states // shards,
+                        f"{opt} states {states / P:g} B x {_count(P)} / {shards} (the {master} parameters are the "
+                        f"master copy)" + (" (optimizer_offload: parked in host RAM, loaded back for the update)"
+                                           if off_opt else ""), SRC_VERL_OFFLOAD, ("training", STEP) if off_opt else ()))
+    if moments and not (ctx.get("accelerate_fsdp") and off_param):
+        # under accelerate's CPUOffload the step runs on the CPU; verl loads its parked shards back for it
+        _adam_step_term(r, inp, ctx, m, P // shards)
+
+
+def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Inputs, ctx: dict) -> RoleEstimate:
+    """An FSDP (FULL_SHARD) actor or critic of verl: its fp32 master parameters, fp32 gradients and Adam moments are
+    sharded over the role's GPUs; the bf16 copy of one wrap unit is gathered at a time."""
+    r = RoleEstimate(role, arch.name, params, n, True)
+    P, shards, c = params, _fsdp_shards(inp, n), K.fsdp_compute_bytes
+    f32 = dtype_bytes("fp32", 4)
+    off_param = str(_per_role(inp, role, "offload.param", "none")) == "cpu"
+    off_opt = str(_per_role(inp, role, "offload.optimizer", "none")) == "cpu"
+    lora = _int_of(inp.get("train.lora_rank"), 0) > 0 and role in ("actor", "policy")
+    quantized = str(inp.get("train.quantization", "none") or "none").lower() not in ("none", "")
+    if ctx.get("accelerate_fsdp") and (lora or quantized):
+        # FULL_SHARD holds what ZeRO-3 holds: the frozen base in its loaded dtype (or 4/8-bit), the adapters with
+        # their gradients and optimizer states, every one sharded (rather than verl's fp32 actor)
+        r.gpus = shards
+        _model_states(r, arch, inp, dict(ctx, stage=3, offload_param=None, offload_optimizer=None))
+        r.gpus = n
     else:
-        r.terms.append(Term("gradients", m * P // shards,
-                            f"{master} gradient shard {m} B x {_count(P)} / {shards}, freed after the update "
-                            f"(zero_grad at the end of update_policy)", SRC_VERL_ZERO_GRAD, ("training", STEP)))
-        opt, opt_bytes = optimizer_bytes(inp)
-        states = int(opt_bytes * m / f32 * P) if opt in ("adamw", "adam", "adamw_torch", "adamw_torch_fused") \
-            else int(opt_bytes * P)  # torch optimizers keep states in the parameters' dtype; 8-bit ones their own
-        r.terms.append(Term("optimizer_states", states // shards,
-                            f"{opt} states {states / P:g} B x {_count(P)} / {shards} (the {master} parameters are the "
-                            f"master copy)" + (" (optimizer_offload: parked in host RAM, loaded back for the update)"
-                                        if off_opt else ""), SRC_VERL_OFFLOAD, ("training", STEP) if off_opt else ()))
-        if opt in ("adamw", "adam", "adamw_torch", "adamw_torch_fused") and not (ctx.get("accelerate_fsdp")
-                                                                                  and off_param):
-            # under accelerate's CPUOffload the step runs on the CPU; verl loads its parked shards back for it
-            _adam_step_term(r, inp, ctx, m, P // shards)
+        _fsdp_full_states(r, inp, ctx, role, shards, lora, off_param, off_opt)
     root, layer = _fsdp_units(arch)
     if inp.get("train.fsdp_reshard_after_forward") is False:
         # SHARD_GRAD_OP / reshard_after_forward false: every unit gathered in forward stays until its backward
@@ -1546,6 +1563,8 @@ def _phases(members: list[RoleEstimate], processes: list[list[str]], inp: _Input
             return asleep(m) if m.trainable and ds_sleeps else [t for t in m.terms if t.name in m.resident]
         if m.trainable and ds_sleeps and (phase not in ("training", STEP) or m.role != active):
             return asleep(m)
+        if phase == STEP:  # after the backward: what stays, and what the step itself allocates
+            return [t for t in m.terms if t.name in m.resident or STEP in t.phases]
         is_active = m.phase == phase if active is None or not m.trainable else m.role == active
         return [t for t in m.terms
                 if t.name in m.resident or (phase in t.phases if t.phases else is_active)]

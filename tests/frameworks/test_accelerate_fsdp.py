@@ -170,3 +170,22 @@ def test_cpu_ram_efficient_loading_decides_who_loads_the_checkpoint(tmp_path):
     assert loading("  fsdp_cpu_ram_efficient_loading: true\n") == 2 * P  # rank 0, in torch_dtype bf16
     assert loading("  fsdp_cpu_ram_efficient_loading: false\n") == 8 * 2 * P  # every rank a full copy
     assert loading("  fsdp_offload_params: false\n") == 8 * 2 * P  # accelerate's default: false
+
+
+def test_lora_and_qlora_shard_the_frozen_base_in_its_dtype_and_train_only_the_adapters(tmp_path):
+    # LLaMA-Factory's fsdp_qlora example shape: a 4-bit base and LoRA r 8 on every linear layer under FULL_SHARD
+    P = resolve_model(MODEL).param_count
+    for extra, base_bytes in (("use_peft: true\nlora_r: 8\n", 2), ("use_peft: true\nlora_r: 8\nload_in_4bit: true\n",
+                                                                 None)):
+        job = _job(tmp_path, "  fsdp_sharding_strategy: FULL_SHARD\n", recipe=SFT + extra)
+        assert job.value("train.lora_rank") == 8
+        est = estimate(job, H100)
+        terms = _training(est)
+        adapters = est.role("policy").trained_params
+        assert 0 < adapters < P // 100
+        if base_bytes:  # the bf16 base (torch_dtype) sharded over 8, not verl's fp32 actor
+            assert base_bytes * P // 8 <= terms["weights"] < (base_bytes * P + 4 * adapters) // 8 + 1
+        else:  # NF4: about half a byte per linear weight
+            assert terms["weights"] < P // 8
+        assert terms["gradients"] <= 4 * adapters // 8 and terms["optimizer_states"] <= 12 * adapters // 8
+        assert not any(t.name == "optimizer_step" and t.bytes > 4 * adapters for t in est.role("policy").terms)

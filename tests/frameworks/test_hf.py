@@ -143,3 +143,41 @@ def test_llamafactory_pure_bf16_keeps_lora_adapters_half(tmp_path):
                      .role("policy").terms}["optimizer_states"] for name, job in by_name.items()}
     # LLaMA-Factory upcasts the adapters to fp32 (AdamW m + v 8 B each) unless pure_bf16 (2 + 2 B)
     assert states["up.yaml"] == 2 * states["pure.yaml"] > 0
+
+
+def test_public_trl_scripts_and_imported_trainers_make_hf_launches(tmp_path):
+    # TRL's examples/scripts/sft.py and open-r1's grpo.py with flags only: no --config, the scripts not in the project;
+    # scripts the project holds: their imports decide (read as text, never imported)
+    jobs = _jobs(tmp_path, {
+        "run.sh": "accelerate launch examples/scripts/sft.py --model_name_or_path Qwen/Qwen2.5-0.5B"
+                  " --per_device_train_batch_size 4 --gradient_checkpointing\n"
+                  "accelerate launch src/open_r1/grpo.py --model_name_or_path Qwen/Qwen2.5-0.5B\n",
+        "train.py": "import torch\nfrom trl import (\n    DPOConfig,\n    DPOTrainer,\n)\n",
+        "loop.py": "from transformers import AutoModelForCausalLM\n",
+        "other.sh": "python train.py --per_device_train_batch_size 2\npython loop.py --per_device_train_batch_size 2\n",
+    })
+    by_entry = {j.value("job.entry"): j for j in jobs}
+    sft = by_entry["examples/scripts/sft.py"]
+    assert (sft.framework, sft.value("job.type"), sft.value("batch.micro_train")) == ("trl", "sft", 4)
+    assert sft.value("train.gradient_checkpointing") is True
+    assert by_entry["src/open_r1/grpo.py"].value("job.type") == "grpo"
+    dpo = by_entry["train.py"]
+    assert (dpo.framework, dpo.value("job.type"), dpo.value("batch.micro_train")) == ("trl", "dpo", 2)
+    # a script that imports no trainer stays a plain launch: its flags are not taken for TrainingArguments
+    assert by_entry["loop.py"].framework not in ("hf", "trl")
+
+
+def test_a_scripts_positional_yaml_is_its_recipe(tmp_path):
+    # alignment-handbook: `scripts/run_dpo.py recipe.yaml` (H4ArgumentParser reads a first positional YAML)
+    jobs = _jobs(tmp_path, {
+        "recipe.yaml": "model_name_or_path: Qwen/Qwen2.5-0.5B\nbeta: 0.1\nmax_length: 1024\n"
+                       "per_device_train_batch_size: 2\ngradient_checkpointing: true\nlearning_rate: 5.0e-7\n"
+                       "bf16: true\n",
+        "run.sh": "accelerate launch scripts/run_dpo.py recipe.yaml --per_device_train_batch_size=1\n",
+    })
+    (job,) = jobs  # the recipe named by the launch is no job of its own
+    assert (job.framework, job.value("job.type"), job.value("trl.beta"), job.value("seq.max_len")) == \
+        ("trl", "dpo", 0.1, 1024)
+    micro = job.settings.get("batch.micro_train")
+    assert micro.value == 1 and micro.path.endswith("run.sh")  # the flag wins over the recipe
+    assert job.value("hf.config_path") == "recipe.yaml"

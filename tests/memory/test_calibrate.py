@@ -63,7 +63,9 @@ def test_no_device_level_peak_lies_below_its_band():
     cal = _calibrate()
     peaks = [r for r in cal.rows() if r["quantity"] == "peak" and r.get("band")]
     assert len(peaks) >= 20
-    assert [r["id"] for r in peaks if r["published"] < r["band"][0]] == []
+    # the exceptions, both held out (docs/accuracy.md): OPT-350m at 64 x 512 tokens (trl#1376), where OPT's forward
+    # of that time kept the loss in bf16 while the estimate counts the fp32 upcast of today's transformers
+    assert [r["id"] for r in peaks if r["published"] < r["band"][0]] == ["T1", "T2"]
     assert all(r["band"][0] <= r["ours"] <= r["band"][1] for r in peaks)
 
 
@@ -118,3 +120,19 @@ def test_heldout_rows_are_well_formed_and_unseen():
     out = io.StringIO()
     assert cal.validate(path, out) == 0
     assert out.getvalue().split() == [w for r in rows for w in ("ok", r["id"])]
+
+
+def test_launch_folders_of_option_rows_are_read_to_the_same_estimate():
+    # rows collected while the reader missed these launches (TRL's examples/scripts/sft.py with flags only, open-r1's
+    # sft.py without --config, alignment-handbook's positional recipe): their launch folders now give the estimate
+    # of the options the row states (LoRA rows within 1%: TRL leaves the targets to PEFT, the row names them)
+    cal = _calibrate()
+    rows = {r["id"]: r for r in cal.ROWS}
+    for rid in ("T1", "T2", "T3", "T4", "T5", "T12"):
+        config = rows[rid]["config"]
+        launch = {"example": f"bench/calibration/launches/{rid}", "quantity": config["quantity"]}
+        by_options, by_launch = (cal.measure(config, cal._estimate_row(c)) for c in (config, launch))
+        if isinstance(by_options, str):
+            assert by_launch == by_options, rid
+        else:
+            assert abs(by_launch - by_options) / by_options < 0.01, rid
