@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# rlhf-lint: hardware gpu=H100 gpus-per-node=2
+# rlhf-lint: hardware gpu=H100-80GB gpus-per-node=2
 # Calibration row F1: TinyZero issue 30 (Qwen2.5-3B countdown PPO on 2 x H100: CUDA OOM), the README's "3B+ model"
 # settings and scripts/train_tiny_zero.sh as of commit 8a62392 (2025-01-31). Written for bench/calibrate.py.
 export N_GPUS=2

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# rlhf-lint: hardware gpu=H100 gpus-per-node=8
+# rlhf-lint: hardware gpu=H100-80GB gpus-per-node=8
 # Calibration row F6: Search-R1 issue 109, the maintainer on the repository's train_grpo.sh (8 GPUs, train batch
 # 512, micro 64): "works pretty well for 7B model training", peak just below 80GB. The script's settings at commit
 # 5dda1ae with its Qwen2.5-7B choice. Written for bench/calibrate.py.

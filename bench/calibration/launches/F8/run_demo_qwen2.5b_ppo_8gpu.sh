@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# rlhf-lint: hardware gpu=H100 gpus-per-node=8
+# rlhf-lint: hardware gpu=H100-80GB gpus-per-node=8
 # Calibration row F8: dingxianzhong/play-verl, PPO (actor + critic) of Qwen2.5-0.5B-Instruct on GSM8K on 8 x H100
 # 80GB (its examples/tuning/run_demo_qwen2.5b_ppo_8gpu.sh and logs/verl_ppo_qwen2.5b_8gpu.log).
 # Written for bench/calibrate.py.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# rlhf-lint: hardware gpu=H100 gpus-per-node=8
+# rlhf-lint: hardware gpu=H100-80GB gpus-per-node=8
 # Calibration row F9: dingxianzhong/play-verl, PPO (actor + critic) of Qwen2-7B-Instruct on GSM8K on 8 x H100 80GB,
 # its "min" configuration (examples/tuning/qwen2_7b_gsm8k_8gpu_min.sh, logs/verl_qwen2_7b_min.log).
 # Written for bench/calibrate.py.
