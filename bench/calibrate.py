@@ -106,6 +106,8 @@ def _estimate_row(config: dict):
 
 def _verdict(est) -> str:
     groups = [g for g in est.groups if g.gpu_memory is not None]
+    if not groups:
+        return "no verdict"  # no estimate (a launch the reader does not take) or no card: never "fits"
     if any(g.certain_overflow for g in groups):
         return "oom"
     if any(g.tight for g in groups):
@@ -191,7 +193,8 @@ def summary(table: list[dict]) -> dict:
                 "worst_abs_error": max(errors) if errors else None,
                 "verdicts_right": sum(r["right"] for r in verdicts),
                 "verdicts_tight": sum(r["ours"] == "tight" for r in verdicts),
-                "verdicts_wrong": sum(not r["not_wrong"] for r in verdicts), "verdicts": len(verdicts),
+                "verdicts_wrong": sum(not r["not_wrong"] and r["ours"] != "no verdict" for r in verdicts),
+                "verdicts_none": sum(r["ours"] == "no verdict" for r in verdicts), "verdicts": len(verdicts),
                 # a measured peak below the low end is where a "does not fit" error could have been false
                 "bands": len(banded), "below_band": sum(r["published"] < r["band"][0] for r in banded),
                 "above_band": sum(r["published"] > r["band"][1] for r in banded)}
@@ -206,7 +209,7 @@ def markdown(table: list[dict]) -> str:
         config = ", ".join(f"{k}={v}" for k, v in r["config"].items())
         if r["unit"] == "verdict":
             pub, ours, err = r["published"], r["ours"], "right" if r["right"] else (
-                "tight (warning)" if r["not_wrong"] else "WRONG")
+                "tight (warning)" if r["not_wrong"] else "MISSED" if r["ours"] == "no verdict" else "WRONG")
         else:
             pub, ours, err = f"{r['published']:.2f} GiB", f"{r['ours']:.2f} GiB", f"{r['error']:+.1%}"
             if r.get("band"):
@@ -364,7 +367,8 @@ def main(argv: list[str]) -> int:
         med = "-" if f["median_abs_error"] is None else f"{f['median_abs_error']:.1%}"
         worst = "-" if f["worst_abs_error"] is None else f"{f['worst_abs_error']:.1%}"
         print(f"{name}: {f['rows']} rows; median |error| {med}, worst {worst}; verdicts {f['verdicts_right']} of "
-              f"{f['verdicts']} right, {f['verdicts_tight']} tight, {f['verdicts_wrong']} wrong; GPU peaks "
+              f"{f['verdicts']} right, {f['verdicts_tight']} tight, {f['verdicts_wrong']} wrong, "
+              f"{f['verdicts_none']} without a verdict; GPU peaks "
               f"{f['bands'] - f['below_band'] - f['above_band']} of {f['bands']} inside their band, "
               f"{f['above_band']} above, {f['below_band']} below")
     if "--check" in argv:

@@ -294,6 +294,39 @@ _IMPORT = re.compile(r"^\s*from\s+(trl|transformers)(?:\.[\w.]+)?\s+import\s+(\(
 MAX_SCRIPT_CHARS = 2_000_000  # a launched script read for its imports; a larger file is not scanned
 
 
+def _trainer_fsdp(command: "Command"):
+    """The Word of a `--fsdp` flag whose options are all TrainingArguments FSDPOption values, else None."""
+    arg = command.last("--fsdp")
+    if arg is None or arg.value is None or not arg.value.known:
+        return None
+    words = arg.value.text.replace(",", " ").split()
+    options = table()["fsdp_options"]["options"]
+    return arg.value if words and all(w in options for w in words) else None
+
+
+def _add_trainer_fsdp(settings: Settings, word) -> None:
+    """train.strategy and the FSDP settings a `--fsdp` value implies (schemas/hf/training_args.json fsdp_options)."""
+    options = table()["fsdp_options"]["options"]
+    implied = {i for w in word.text.replace(",", " ").split() for i in options[w]}
+    origin = f"--fsdp {word.text}"
+    if "sharding" in implied:
+        settings.add(Setting("train.strategy", "fsdp", word.path, word.span, origin))
+    elif "ddp" in implied:
+        settings.add(Setting("train.strategy", "ddp", word.path, word.span, origin))
+    if "per_node" in implied:
+        per_node = settings.value("topology.gpus_per_node")
+        if isinstance(per_node, int) and not isinstance(per_node, bool):
+            settings.add(Setting("train.fsdp_size", per_node, word.path, word.span, origin))
+        else:
+            settings.add(Setting("train.strategy", UNKNOWN, word.path, word.span,
+                                 f"{origin}: one shard group per node, the node's GPUs not known"))
+    if "keep_gathered" in implied:
+        settings.add(Setting("train.fsdp_reshard_after_forward", False, word.path, word.span, origin))
+    if "offload" in implied:
+        for key in ("offload.param", "offload.optimizer"):
+            settings.add(Setting(key, "cpu", word.path, word.span, origin))
+
+
 def _script_kind(command: "Command", entry: str, project) -> tuple[str | None, str | None]:
     """("trl" | "hf" | None, job type or None) of a launched Python script: a public TRL-based script by its path
     (schemas/hf/training_args.json trl_scripts), else the trainer the script imports when the project holds it
@@ -341,6 +374,9 @@ def enrich(command: "Command", settings: Settings, assumptions: list, project, f
         job_type = table()["trl_commands"]["types"].get(os.path.splitext(os.path.basename(entry))[0])
     if kind is None and command.entry_kind == "script" and entry:
         kind, job_type = _script_kind(command, entry, project)
+    fsdp = _trainer_fsdp(command)
+    if kind is None and fsdp is not None:
+        kind = "hf"  # `--fsdp "full_shard auto_wrap"` is TrainingArguments' own switch
     # the recipe: --config FILE (TrlParser, open-r1), llamafactory-cli's first positional YAML, a script's first
     # positional YAML or JSON (HfArgumentParser.parse_yaml_file, alignment-handbook's H4ArgumentParser)
     config_word = None
@@ -375,6 +411,8 @@ def enrich(command: "Command", settings: Settings, assumptions: list, project, f
     if entries is not None:
         _add_recipe(settings, entries, recipe_path)
     _add_flags(settings, command)
+    if fsdp is not None:
+        _add_trainer_fsdp(settings, fsdp)
     if kind == "hf" and entries is None and settings.get("trl.num_generations") is not None:
         kind = "trl"
     if job_type is None and settings.get("job.type") is None:

@@ -52,7 +52,8 @@ def _release_order(name: str):
 
 @functools.lru_cache(maxsize=16)
 def schema_keys(version: str | None, config_name: str = "ppo_trainer") -> tuple[str, dict, bool]:
-    """(release label, {key: default}, exact) for the newest release at or before ``version``. Without a version
+    """(release label, {key: default}, exact) for the release of ``version``'s minor series in the table, else the
+    newest release at or before it. Without a version
     the union of every release is used (exact False): a key is unknown only if no release knows it."""
     from packaging.version import InvalidVersion, Version
 
@@ -68,7 +69,16 @@ def schema_keys(version: str | None, config_name: str = "ppo_trainer") -> tuple[
         except InvalidVersion:
             wanted = None
         if wanted is not None:
-            candidates = [r for r in releases if r != "main" and Version(r) <= wanted]
+            numbered = [r for r in releases if r != "main"]
+            # a release of the same minor series is read when the table has one (0.2.0 -> 0.2.0.post2, 0.4.0 ->
+            # 0.4.1): verl changes its config keys between minor releases, and a gap in the table must not send a
+            # release back to an older series' keys
+            series = [r for r in numbered if Version(r).release[:2] == wanted.release[:2]]
+            if series:
+                at_or_before = [r for r in series if Version(r) <= wanted]
+                best = max(at_or_before, key=Version) if at_or_before else min(series, key=Version)
+                return best, releases[best]["keys"], True
+            candidates = [r for r in numbered if Version(r) <= wanted]
             if candidates:
                 best = max(candidates, key=Version)
                 newest = max((r for r in releases if r != "main"), key=Version)
@@ -426,6 +436,27 @@ def setting_for(cfg: VerlConfig, common: str, key: str, convert=None, source_for
                    path, span, origin=origin)
 
 
+def _global_micro_batches(cfg: VerlConfig) -> list[Setting]:
+    """Per-GPU micro batches from the job-wide keys (schemas/verl/settings_map.json global_micro_batches): the
+    workers divide them by the world size over the Ulysses group."""
+    from rlhf_lint.schemas import load
+
+    nodes, per_node = cfg.known_int("trainer.nnodes"), cfg.known_int("trainer.n_gpus_per_node")
+    sp = cfg.known_int("actor_rollout_ref.actor.ulysses_sequence_parallel_size") or 1
+    if not nodes or not per_node or sp < 1:
+        return []
+    out = []
+    for row in load("verl/settings_map.json")["global_micro_batches"]["rows"]:
+        value = cfg.known_int(row["key"])
+        if value is None or value < 1 or cfg.where(row["key"]) is None and cfg.known_int(row["per_gpu"]):
+            continue  # unset, or only a release default beside a per-GPU size the launch writes
+        divisor = max(1, nodes * per_node // (1 if row["key"].startswith("critic.") else sp))
+        found = setting_for(cfg, row["setting"], row["key"])
+        out.append(Setting(row["setting"], max(1, value // divisor), found.path, found.span,
+                           origin=f"{row['key']} {value} / {divisor} GPUs (verl divides the job-wide size)"))
+    return out
+
+
 def settings_from(cfg: VerlConfig) -> Settings:
     settings = Settings()
     settings.add(Setting("framework", "verl"))
@@ -435,9 +466,13 @@ def settings_from(cfg: VerlConfig) -> Settings:
         key = row["key"]
         if cfg.exists(key) or cfg.where(key) is not None:
             settings.add(setting_for(cfg, row["setting"], key, _CONVERT[row["convert"]]))
+        elif "before" in row and cfg.exact and not cfg.partial and cfg.fork is None:
+            # a release older than the key: it behaves as the key's "before" value (padded micro batches in 0.1)
+            settings.add(Setting(row["setting"], row["before"], origin=f"verl {cfg.release} has no {key}"))
     foreach = _optimizer_foreach(cfg)
     if foreach is not None:
         settings.add(foreach)
+    settings.items += _global_micro_batches(cfg)
     nodes, per_node = cfg.known_int("trainer.nnodes"), cfg.known_int("trainer.n_gpus_per_node")
     if nodes and per_node:
         # verl's resource pool: one STRICT_PACK placement group of n_gpus_per_node GPUs on each of nnodes nodes

@@ -1091,7 +1091,10 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
                             f"layer {c} B x 2 x {_count(layer)}; one layer's unsharded gradient and its fp32 copy for "
                             f"the reduce-scatter ({c}+{f32}) B x {_count(layer)}", SRC_FSDP))
     seq, V = ctx["seq"], arch.vocab_size
-    compiled = inp.get("train.torch_compile", True) is not False  # verl compiles the entropy by default
+    # verl compiles the entropy by default, on its padding-free path only (dp_actor.py: the padded path calls
+    # entropy_from_logits itself)
+    compiled = inp.get("train.torch_compile", True) is not False and \
+        _per_role(inp, role, "train.remove_padding") is not False
     checkpointing = _per_role(inp, role, "train.gradient_checkpointing") is True
     if ctx.get("accelerate_fsdp"):
         # the HF Trainer's forward and loss are the same under FSDP as under DDP or ZeRO: the same terms

@@ -16,6 +16,7 @@ HERE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 TABLE = os.path.join(HERE, "ppo_trainer_defaults.json")
 FSDP = "verl/trainer/config/_generated_ppo_trainer.yaml"
 MEGATRON = "verl/trainer/config/_generated_ppo_megatron_trainer.yaml"
+LEGACY_FSDP = "verl/trainer/config/ppo_trainer.yaml"
 # the version file of the "main" snapshot's commit (verl/version/version at b178a3cd): 0.8.0.dev
 MAIN_VERSIONS = {"b178a3cd56f58b2d502255daba591e92833930a7": "0.8.0.dev"}
 BLOB = "https://github.com/volcengine/verl/blob/v{version}/{path}"
@@ -38,8 +39,13 @@ def release_keys(release) -> dict[str, dict]:
     import yaml
 
     out = {}
-    for kind, path in (("fsdp", FSDP), ("megatron", MEGATRON)):
-        if path in release.names():
+    names = release.names()
+    # before 0.5 verl had no generated config: the FSDP trainer's Hydra file is the whole config (the Megatron
+    # table starts where generated files do: an older release would answer for the releases between)
+    for kind, path, before_05 in (("fsdp", FSDP, LEGACY_FSDP), ("megatron", MEGATRON, None)):
+        if path not in names and before_05 in names:
+            path = before_05
+        if path in names:
             tree = yaml.safe_load(release.read(path))
             if isinstance(tree, dict):
                 out[kind] = {"source": BLOB.format(version=release.version, path=path),

@@ -1,6 +1,8 @@
 """HF Trainer / TRL / LLaMA-Factory launches read as jobs (rlhf_lint.frameworks.hf)."""
 from __future__ import annotations
 
+import os
+
 from lintutil import build_written
 
 
@@ -181,3 +183,22 @@ def test_a_scripts_positional_yaml_is_its_recipe(tmp_path):
     micro = job.settings.get("batch.micro_train")
     assert micro.value == 1 and micro.path.endswith("run.sh")  # the flag wins over the recipe
     assert job.value("hf.config_path") == "recipe.yaml"
+
+
+def test_trainer_fsdp_flag_makes_an_fsdp_hf_launch(tmp_path):
+    # FastChat-style: a custom Trainer script (not in the project) with TrainingArguments' own --fsdp switch
+    jobs = _jobs(tmp_path, {"train.sh": "torchrun --nproc_per_node=2 fastchat/train/train_mem.py "
+                                        "--model_name_or_path Qwen/Qwen2.5-7B --bf16 True "
+                                        "--per_device_train_batch_size 2 --fsdp \"full_shard auto_wrap offload\" "
+                                        "--gradient_checkpointing True\n",
+                            "other.sh": "torchrun --nproc_per_node=2 train.py --fsdp \"full_shard teleport\"\n"})
+    by_path = {os.path.basename(j.path): j for j in jobs}
+    job = by_path["train.sh"]
+    assert job.framework == "hf" and job.value("train.strategy") == "fsdp"
+    assert job.value("offload.param") == "cpu" and job.value("offload.optimizer") == "cpu"
+    assert job.value("batch.micro_train") == 2 and job.value("topology.world_size") == 2
+    # a value that is not TrainingArguments' FSDPOption list is no evidence of an HF Trainer
+    assert by_path["other.sh"].framework != "hf"
+    grad_op = _jobs(tmp_path / "b", {"t.sh": "torchrun --nproc_per_node=4 t.py --fsdp shard_grad_op "
+                                             "--model_name_or_path Qwen/Qwen2.5-7B\n"})[0]
+    assert grad_op.value("train.fsdp_reshard_after_forward") is False

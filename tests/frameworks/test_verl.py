@@ -196,3 +196,28 @@ def test_rollout_memory_share_against_what_fsdp_keeps_resident(tmp_path):
     assert triples(after) == []
     if shutil.which("bash"):
         assert subprocess.run(["bash", "-n", str(tmp_path / "M005_verl_bad.sh")]).returncode == 0
+
+
+def _verl_job(tmp_path, overrides: str, release: str):
+    (tmp_path / "requirements.txt").write_text(f"verl=={release}\n")
+    (tmp_path / "run.sh").write_text("python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=Qwen/Qwen2.5-3B "
+                                     "trainer.nnodes=1 trainer.n_gpus_per_node=2 " + overrides + "\n")
+    project, _ = build_project([str(tmp_path)], Config())
+    (job,) = [j for j in project.jobs if j.framework == "verl"]
+    return job
+
+
+def test_job_wide_micro_batches_are_divided_over_the_gpus_and_verl_0_1_pads(tmp_path):
+    # verl 0.1 (TinyZero's vendored copy): job-wide micro batch keys, no padding-free path, no checkpointing default
+    job = _verl_job(tmp_path, "actor_rollout_ref.actor.ppo_micro_batch_size=8 critic.ppo_micro_batch_size=6 "
+                              "actor_rollout_ref.ref.log_prob_micro_batch_size=4", "0.1")
+    assert job.value("framework.version") == "0.1"
+    micro = job.settings.get("batch.micro_train")
+    assert micro.value == 4 and (tmp_path / "run.sh").read_text()[micro.span.start:micro.span.end] == "8"
+    assert job.value("batch.critic.micro_train") == 3 and job.value("batch.ref.micro_forward") == 2
+    assert job.value("train.remove_padding") is False and job.value("train.gradient_checkpointing") is False
+    assert "ref" in job.roles  # 0.1 has no use_kl_in_reward switch: the reference is always built
+    # a later release: the per-GPU key the launch writes is what counts, and padding removal is its own key
+    later = _verl_job(tmp_path, "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=3", "0.7.0")
+    assert later.value("batch.micro_train") == 3
+    assert later.settings.get("train.remove_padding").origin.startswith("verl 0.7.0 default")
