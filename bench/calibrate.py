@@ -144,6 +144,16 @@ def measure(config: dict, est) -> float | str:
         if quantity == "peak":
             return group.peak / GIB
         return sum(t.bytes for _, t in group.phases[group.peak_phase] if t.name not in UNSEEN_BY_ALLOCATED) / GIB
+    if quantity == "verl_lifetime_allocated":
+        # verl's perf/max_memory_allocated_gb: torch.cuda.max_memory_allocated of a worker that also hosts the
+        # rollout, never reset. vLLM's weights and KV cache are allocated through a memory pool of torch's allocator
+        # and stay counted while vLLM sleeps, so the reading is vLLM's allocation plus the largest allocation of the
+        # training process in any phase
+        group = est.group_of("vllm")
+        vllm = est.role("vllm").kv
+        own = max(sum(t.bytes for role, t in items if role != "vllm" and t.name not in UNSEEN_BY_ALLOCATED)
+                  for items in group.phases.values())
+        return (own + vllm["weights_per_gpu"] + vllm["kv_bytes"]) / GIB
     if quantity == "host_node":
         return est.nodes[0].total / GIB
     if quantity == "host_verdict":
@@ -280,7 +290,7 @@ def fit_with_wrong() -> tuple[dict, float, list[str]]:
 
 QUANTITIES = {"peak": "GiB", "peak_allocated": "GiB", "verdict": "verdict", "cuda_context": "GiB",
               "host_node": "GiB", "host_verdict": "verdict", "vllm_profile": "GiB", "vllm_kv": "GiB",
-              "vllm_torch": "GiB", "sync_outside": "GiB", "host_states": "GiB"}
+              "vllm_torch": "GiB", "sync_outside": "GiB", "host_states": "GiB", "verl_lifetime_allocated": "GiB"}
 ROW_KEYS = {"id", "what", "source", "config", "measured", "unit", "held_out"}
 
 
