@@ -290,7 +290,9 @@ def _type_from_name(name: str) -> str | None:
 
 
 # -- a launch ---------------------------------------------------------------------------------------------------------
-_IMPORT = re.compile(r"^\s*from\s+(trl|transformers)(?:\.[\w.]+)?\s+import\s+(\([^)]*\)|[^\n]*)", re.MULTILINE)
+# an import statement's names: a parenthesised list is bounded so that a hostile file cannot make each match scan on
+_IMPORT = re.compile(r"^[ \t]*from[ \t]+(trl|transformers)(?:\.[\w.]+)?[ \t]+import[ \t]+(\([^)]{0,4000}\)|[^\n]*)",
+                     re.MULTILINE)
 MAX_SCRIPT_CHARS = 2_000_000  # a launched script read for its imports; a larger file is not scanned
 
 
