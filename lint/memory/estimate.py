@@ -367,6 +367,20 @@ def _release_row(rows: list[dict], versions: dict | None, name: str) -> dict | N
     return None if release is None else row_at(rows, release)
 
 
+def _trl_dpo_logps_in_logits_dtype(versions: dict | None, assumptions: list[str]) -> bool:
+    """Whether TRL's DPOTrainer computes the policy's log-probs in the logits' dtype (schemas/hf/trl_loss.json):
+    from TRL 0.7.5 on; an unknown release gets the current path and says so."""
+    from rlhf_lint.schemas import load
+
+    rows = load("hf/trl_loss.json")["dpo"]
+    row = _release_row(rows, versions, "trl")
+    if row is None:
+        row = rows[-1]
+        assumptions.append("TRL release not given: DPOTrainer's current log-probs in the logits' dtype assumed "
+                           "(before 0.7.5 it upcast the logits to fp32)")
+    return row["path"] == "logits_dtype"
+
+
 def _trl_reference(inp: _Inputs, versions: dict | None) -> bool:
     """Whether GRPOTrainer loads a reference model: beta != 0 (grpo_trainer.py: `if self.beta == 0.0: ref_model =
     None`). beta unset: its default is 0.04 up to TRL 0.18 and 0.0 since 0.19; an unknown release gets the current
@@ -1376,6 +1390,9 @@ def estimate(job, hardware, read_config: Callable[[str], str | None] | None = No
         ctx["trl_grpo"] = not inp.flag("trl.use_vllm")
         # vllm_mode colocate: the engine lives in each training process, on the training GPUs
         inp.vllm_in_process = _trl_colocate(job, inp, versions)
+    elif kind == "dpo" and getattr(job, "framework", "") == "trl" and _trl_dpo_logps_in_logits_dtype(versions,
+                                                                                                  assumptions):
+        ctx["trl_logps"] = True
     if strategy not in ("deepspeed", "fsdp", "fsdp2") + PLAIN_STRATEGIES:
         # Megatron's tensor/pipeline/expert sharding is not modelled: no figures rather than wrong ones
         reason = (f"training strategy {strategy!r} is not modelled (only DeepSpeed ZeRO and FSDP are; Megatron "

@@ -335,3 +335,34 @@ def test_foreach_adamw_copies_the_second_moment_in_step():
     sure_group = run(**{"train.optimizer": "adamw_torch"})[2].groups[0]
     assert group.peak == sure_group.peak and group.high_peak == sure_group.high_peak
     assert group.low_peak < sure_group.low_peak
+
+
+def test_trl_dpo_log_probs_stay_in_the_logits_dtype_from_0_7_5(tmp_path):
+    # TRL's DPOTrainer: before 0.7.5 the logits were upcast to fp32 (the fitted cross-entropy bytes); since, the
+    # log-probs are taken in the logits' dtype (selective_log_softmax from 0.15): a few 16-bit logits tensors
+    from lintutil import build_written
+
+    def logits(pin):
+        files = {"run.sh": "trl dpo --config dpo.yaml\n",
+                 "dpo.yaml": "model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\ntorch_dtype: bfloat16\nbf16: true\n"
+                             "per_device_train_batch_size: 2\nmax_length: 1024\ngradient_checkpointing: true\n"}
+        if pin:
+            files["requirements.txt"] = f"trl=={pin}\n"
+        project = build_written(tmp_path / (pin or "none"), files)
+        (job,) = project.jobs
+        assert (job.framework, job.value("job.type")) == ("trl", "dpo")
+        from rlhf_lint.frameworks.edge import target_versions
+        from rlhf_lint.memory.estimate import VERSIONED_PACKAGES
+
+        est = estimate(job, A100, versions=target_versions(project, VERSIONED_PACKAGES))
+        (term,) = [t for t in est.role("policy").terms if t.name == "logits" and not t.phases]
+        return term.bytes, est.assumptions
+
+    V = resolve_model("Qwen/Qwen2.5-0.5B-Instruct").arch.vocab_size
+    old, _ = logits("0.7.4")
+    new, _ = logits("0.16.0")
+    unknown, assumed = logits(None)
+    tokens = 2 * 2 * 1024  # chosen and rejected of 2 pairs
+    assert old == tokens * V * (2 + K.loss_logits_copy_bytes)
+    assert new == tokens * V * 2 * K.trl_logps_copies[0] < old
+    assert unknown == new and any("DPOTrainer's current log-probs" in a for a in assumed)
