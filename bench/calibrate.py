@@ -68,6 +68,12 @@ def _estimate_options_row(config: dict):
                             config.get("flash", True), config.get("job_type", "sft"), extra)
     hw = Hardware.from_mapping({"gpu": config.get("gpu"), "gpus-per-node": min(8, config["gpus"]),
                                 "host-memory": config.get("host_memory"), "gpu-memory": config.get("gpu_memory")})
+    if config.get("framework"):
+        # the trainer the row names (TRL's DPOTrainer, say), which estimate options cannot say
+        from rlhf_lint.model import Setting
+
+        job.framework = config["framework"]
+        job.settings.add(Setting("framework", config["framework"], origin="calibration row"))
     versions = {k: config[f"{k}_version"] for k in ("trl", "vllm", "peft") if config.get(f"{k}_version")} or None
     return estimate(job, hw, versions=versions)
 
