@@ -448,7 +448,7 @@ def _global_micro_batches(cfg: VerlConfig) -> list[Setting]:
     out = []
     for row in load("verl/settings_map.json")["global_micro_batches"]["rows"]:
         value = cfg.known_int(row["key"])
-        if value is None or value < 1 or cfg.where(row["key"]) is None and cfg.known_int(row["per_gpu"]):
+        if value is None or value < 1 or (cfg.where(row["key"]) is None and cfg.known_int(row["per_gpu"])):
             continue  # unset, or only a release default beside a per-GPU size the launch writes
         divisor = max(1, nodes * per_node // (1 if row["key"].startswith("critic.") else sp))
         found = setting_for(cfg, row["setting"], row["key"])

@@ -1086,7 +1086,7 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
     if ctx.get("accelerate_fsdp") and (lora or quantized):
         # FULL_SHARD holds what ZeRO-3 holds: the frozen base in its loaded dtype (or 4/8-bit), the adapters with
         # their gradients and optimizer states, every one sharded (rather than verl's fp32 actor)
-        r.gpus = shards
+        r.gpus = shards  # _model_states shards over the role's GPUs; an FSDP shard group may span fewer
         _model_states(r, arch, inp, dict(ctx, stage=3, offload_param=None, offload_optimizer=None))
         r.gpus = n
     else:
@@ -1231,8 +1231,8 @@ def _slack(owner_terms: list[Term], label: str) -> list[Term]:
                         f"may not be allocated", SRC_OVERHEAD, unsure=True))
     size = sum(t.bytes for t in step)
     if size > fixed:
-        # a phase of its own (FSDP): the step reuses the blocks the backward's transients left cached, so only
-        # what it needs beyond them adds slack, held then only
+        # the step phase: the step reuses the blocks the backward's transients left cached, so only what it
+        # needs beyond them adds slack, held in that phase only
         out.append(Term("allocator_slack", int((size - fixed) * fragmentation),
                         f"allocator fragmentation {fragmentation:.0%} of what the optimizer step's {gib(size)} needs "
                         f"beyond the {gib(fixed)} of transient tensors above", SRC_OVERHEAD, (STEP,),

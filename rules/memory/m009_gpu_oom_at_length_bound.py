@@ -16,7 +16,7 @@ _DYNAMIC_KEYS = ("batch.dynamic", "batch.actor.forward_dynamic", "batch.ref.forw
 def _token_budget(ctx, group, low: int, high: int) -> int | None:
     """The largest per-GPU token budget (a multiple of 1024 between one sequence and the length bound) at which the
     group fits when every micro batch is packed to that budget (verl's use_dynamic_bsz): the whole band of every
-    phase that holds length-dependent terms; a phase without them (FSDP's optimizer step) no budget changes."""
+    phase that holds length-dependent terms (no budget changes the others, the optimizer step's)."""
     def fits(tokens: int) -> bool:
         changes = {k: True for k in _DYNAMIC_KEYS} | {k: tokens for k in _BUDGET_KEYS}
         after = _what_if(ctx, changes).group_of(group.roles[0].role)
