@@ -156,6 +156,8 @@ VOCABULARY = (
                                   "bitsandbytes.optim, torchao.optim); absent: the framework's default"),
     ("train.optimizer_foreach", bool, "the launch picks torch's optimizer kernel: true foreach (multi-tensor), false "
                                       "fused or per-parameter; absent: torch's default"),
+    ("verl.inference_cpu_offload", bool, "verl keeps the reference and reward models' FSDP shards in host RAM "
+                                         "(CPUOffload, forced from verl 0.2; 0.1 keeps them on the GPU)"),
     ("train.fused_loss", bool, "the loss is computed over chunks of the logits (liger kernel, chunked "
                                "cross-entropy): full-vocabulary logits are never materialised"),
     ("model.<role>.active_params", int, "parameters active per token (MoE: shared parts plus the routed experts "

@@ -497,6 +497,12 @@ def settings_from(cfg: VerlConfig) -> Settings:
         if isinstance(value, bool):
             settings.add(Setting("vllm.enable_sleep", value, origin=f"{sleeps['key']} (verl frees the rollout's "
                                                                       "memory after generation)"))
+    forced = placement["inference_cpu_offload"]
+    if strategy in ("fsdp", "fsdp2") and cfg.exact and cfg.fork is None and _release_order(cfg.release)[0] == 0:
+        from packaging.version import Version
+
+        settings.add(Setting("verl.inference_cpu_offload", Version(cfg.release) >= Version(forced["since"]),
+                             origin=f"verl {cfg.release}: the reference and reward models' CPUOffload"))
     if strategy in ("fsdp", "fsdp2"):
         settings.add(Setting("zero.stage", 3, origin="FSDP full sharding (ZeRO-3 equivalent)"))
         # fsdp_workers.py loads every model with attn_implementation flash_attention_2 unless overridden

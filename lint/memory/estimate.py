@@ -958,6 +958,7 @@ SRC_VERL_DTYPE = f"{SRC_VERL}/workers/fsdp_workers.py#L324-L328"  # actor fp32, 
 SRC_VERL_CRITIC_DTYPE = f"{SRC_VERL}/workers/fsdp_workers.py#L1292"
 SRC_VERL_OFFLOAD = f"{SRC_VERL}/workers/fsdp_workers.py#L907-L944"  # update_actor loads parked states back
 SRC_VERL_REF_CPU = f"{SRC_VERL}/workers/fsdp_workers.py#L515-L518"  # CPUOffload forced for every non-actor role
+SRC_VERL_V01_FSDP = "https://github.com/volcengine/verl/blob/v0.1/verl/trainer/ppo/workers/fsdp_workers.py"
 SRC_VERL_ZERO_GRAD = f"{SRC_VERL}/workers/actor/dp_actor.py#L555"  # gradients freed after update_policy
 SRC_VERL_DYNAMIC = f"{SRC_VERL}/workers/actor/dp_actor.py#L440-L447"  # token budget x SP, sliced over SP ranks
 SRC_VERL_LOGPROB = f"{SRC_VERL}/utils/torch_functional.py#L72-L122"  # flash-attn cross entropy, in-place backward
@@ -1183,6 +1184,10 @@ def _fsdp_inference_role(role: str, arch: ModelArch, params: int, n: int, inp: _
         shards = _fsdp_shards(inp, n)
         r.terms.append(Term("weights", c * params // shards, f"bf16 shards {c} B x {_count(params)} / {shards} GPUs "
                             f"(TRL prepares the {role} with the policy's FSDP plugin)", SRC_TRL_PREPARE_FSDP))
+    elif not ctx.get("accelerate_fsdp") and inp.get("verl.inference_cpu_offload") is False:
+        shards = _fsdp_shards(inp, n)
+        r.terms.append(Term("weights", c * params // shards, f"bf16 shards {c} B x {_count(params)} / {shards} GPUs "
+                            f"(verl before 0.2 wraps the {role} without CPUOffload)", SRC_VERL_V01_FSDP))
     else:
         r.terms.append(Term("weights", 0, f"bf16 shards in host RAM (verl forces FSDP CPUOffload for the {role})"
                             if not ctx.get("accelerate_fsdp") else "bf16 shards in host RAM (fsdp_offload_params)",
@@ -1774,7 +1779,7 @@ def _fsdp_host(r: RoleEstimate, inp: _Inputs, count: int, first_node: bool) -> t
             persistent.append(Term(f"optimizer_states:{r.role}", count * states.bytes,
                                    f"optimizer_offload parks the Adam moments here: {share} x {gib(states.bytes)}",
                                    SRC_VERL_OFFLOAD))
-    else:
+    elif inp.get("verl.inference_cpu_offload") is not False:  # verl 0.1 keeps them on the GPU
         persistent.append(Term(f"params:{r.role}", 2 * P * count // n,
                                f"bf16 shards of the {r.role} in host RAM (FSDP CPUOffload): 2 B x {_count(P)} x {share}",
                                SRC_VERL_REF_CPU))

@@ -221,3 +221,19 @@ def test_job_wide_micro_batches_are_divided_over_the_gpus_and_verl_0_1_pads(tmp_
     later = _verl_job(tmp_path, "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=3", "0.7.0")
     assert later.value("batch.micro_train") == 3
     assert later.settings.get("train.remove_padding").origin.startswith("verl 0.7.0 default")
+
+
+def test_verl_0_1_keeps_the_reference_on_the_gpu(tmp_path):
+    # CPUOffload of the reference and reward models came with verl 0.2 (PR #121); 0.1 keeps their bf16 shards on the GPU
+    from rlhf_lint.engine.config import Hardware
+    from rlhf_lint.memory.catalog import resolve_model
+    from rlhf_lint.memory.estimate import estimate
+
+    P = resolve_model("Qwen/Qwen2.5-3B").param_count
+    for release, on_gpu in (("0.1", True), ("0.7.0", False)):
+        job = _verl_job(tmp_path, "algorithm.adv_estimator=grpo actor_rollout_ref.actor.use_kl_loss=True", release)
+        assert job.value("verl.inference_cpu_offload") is (not on_gpu)
+        est = estimate(job, Hardware(gpu="H100", gpus_per_node=2))
+        assert (est.role("ref").term("weights") == 2 * P // 2) is on_gpu
+        host = {t.name for t in est.nodes[0].persistent}
+        assert ("params:ref" in host) is (not on_gpu)
