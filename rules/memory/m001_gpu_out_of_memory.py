@@ -86,7 +86,8 @@ def gpu_out_of_memory(ctx):
     Estimates, per role (actor/policy, critic, reference, reward, vLLM engines) and per GPU, the weights, gradients
     (in their accumulation dtype), optimizer states (partitioned by ZeRO stage, or offloaded), activations of one
     micro batch (with or without gradient checkpointing and flash attention), fp32 logits, DeepSpeed buckets and
-    the CUDA context. Roles placed on the same GPUs add up phase by phase (generation, experience, training), vLLM
+    the CUDA context. Roles placed on the same GPUs add up phase by phase (generation, experience, training, the
+    optimizer step), vLLM
     with the whole reservation its gpu_memory_utilization makes. Sleep modes change what each phase holds: a
     sleeping vLLM keeps only its CUDA context outside generation and the weight sync (the phase where it is woken
     while the policy sends it its weights), a sleeping DeepSpeed engine (OpenRLHF `--deepspeed_enable_sleep`, ORZ
@@ -136,6 +137,9 @@ def gpu_out_of_memory(ctx):
         elif partial:
             advice = "; no single change fits; largest savings: " + ", ".join(
                 f"{c[0]} (-{_gib(c[1])})" for c in partial[:4])
+        else:  # the step of sharded fp32 states, say: no micro batch, checkpointing or offload lowers it
+            advice = (f"; no change of the launch's own settings lowers the {_phase(group.peak_phase)}: more GPUs to "
+                      f"shard over, or fewer trained parameters")
         gpu = est.gpu.name if est.gpu is not None else "the GPU"
         band = f"{_gib(group.low_peak)} to {_gib(max(group.high_peak, group.peak))}"
         guessed_ddp = _replicas_guessed(ctx, group)
