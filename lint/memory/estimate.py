@@ -959,6 +959,8 @@ SRC_VERL_CRITIC_DTYPE = f"{SRC_VERL}/workers/fsdp_workers.py#L1292"
 SRC_VERL_OFFLOAD = f"{SRC_VERL}/workers/fsdp_workers.py#L907-L944"  # update_actor loads parked states back
 SRC_VERL_REF_CPU = f"{SRC_VERL}/workers/fsdp_workers.py#L515-L518"  # CPUOffload forced for every non-actor role
 SRC_VERL_V01_FSDP = "https://github.com/volcengine/verl/blob/v0.1/verl/trainer/ppo/workers/fsdp_workers.py"
+SRC_VERL_OLD_VLLM = ("https://github.com/volcengine/verl/blob/v0.3.0.post1/verl/third_party/vllm/vllm_v_0_6_3/worker.py "
+                     "(num_gpu_blocks = free_gpu_memory * gpu_memory_utilization); docs/examples/config.rst")
 SRC_VERL_ZERO_GRAD = f"{SRC_VERL}/workers/actor/dp_actor.py#L555"  # gradients freed after update_policy
 SRC_VERL_DYNAMIC = f"{SRC_VERL}/workers/actor/dp_actor.py#L440-L447"  # token budget x SP, sliced over SP ranks
 SRC_VERL_LOGPROB = f"{SRC_VERL}/utils/torch_functional.py#L72-L122"  # flash-attn cross entropy, in-place backward
@@ -1259,10 +1261,13 @@ def _sampler_bytes(versions: dict | None) -> int:
 
 
 def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, gpu_memory: int | None,
-               versions: dict | None = None, colocated_seqs: int | None = None) -> RoleEstimate:
+               versions: dict | None = None, colocated_seqs: int | None = None,
+               free_at_init: int | None = None) -> RoleEstimate:
     """``colocated_seqs``: TRL's colocated engine, built with max_num_seqs = per_device_train_batch_size x TP x
     gradient_accumulation_steps (v0.23.0: x steps_per_generation, which defaults to it; grpo_trainer.py LLM(...))
-    and GRPOConfig's own utilization default."""
+    and GRPOConfig's own utilization default. ``free_at_init``: the GPU memory left when verl builds its rollout
+    last, which verl's own vLLM < 0.7 workers take the utilisation of (KV = utilisation x what is free after the
+    profile run) instead of the whole GPU."""
     w = 2
     engines = int(inp.number("vllm.num_engines", 1) or 1)
     r = RoleEstimate("vllm", arch.name, params, tp, False, phase="generation")
@@ -1289,6 +1294,14 @@ def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, g
     if gpu_memory is None:
         reservation = None
         r.terms.append(Term("vllm_reservation", 0, f"gpu_memory_utilization {util} x (GPU unknown)", SRC_VLLM_UTIL))
+    elif free_at_init is not None:
+        # verl's vLLM (0.3.1 - 0.6.3) worker: num_gpu_blocks = free memory after the profile run x utilisation
+        kv = max(0, int(util * (free_at_init - weights - profile)))
+        reservation = weights + kv + profile + K.cuda_context  # so that kv_bytes below is this KV cache
+        r.terms.append(Term("vllm_reservation", weights + kv,
+                            f"weights {gib(weights)} + KV cache: gpu_memory_utilization {util} x the "
+                            f"{gib(max(0, free_at_init - weights - profile))} free after the other models and the "
+                            f"profile run (verl's vLLM < 0.7 takes a fraction of the free memory)", SRC_VERL_OLD_VLLM))
     else:
         reservation = int(util * gpu_memory)
         # vLLM's profile run measures the memory outside torch (CUDA context, NCCL) and takes it out of the KV
@@ -1452,12 +1465,33 @@ def estimate(job, hardware, read_config: Callable[[str], str | None] | None = No
             build = _trainable_role if role in TRAINABLE else _inference_role
         roles.append(build(role, arch, params, n, inp, ctx))
 
+    _verl_old_vllm(roles, inp, ctx, gpu_memory, versions, resolutions, job)
     groups = _groups(roles, inp, gpu_memory, kind)
     nodes = _host(roles, role_nodes, groups, inp, ctx, hardware, versions or {}, assumptions)
     if not hardware_known:
         assumptions.append("no GPU in the hardware profile: no memory verdict (give --gpu or --gpu-memory, or a "
                            "'# rlhf-lint: hardware gpu=...' comment)")
     return Estimate(roles, groups, nodes, _dedupe(assumptions), gpu, gpu_memory, hardware_known, resolutions)
+
+
+def _verl_old_vllm(roles: list[RoleEstimate], inp: _Inputs, ctx: dict, gpu_memory: int | None, versions: dict | None,
+                   resolutions: dict, job) -> None:
+    """verl with vLLM before 0.7 (its own spmd workers): the rollout is built last and sizes its KV cache from the
+    memory the other models' weights leave free (ray_trainer.py: "create rollout at the end"). Rebuilds the vLLM
+    role with that free memory; a release not known keeps today's fraction of the whole GPU."""
+    release = _release(versions, "vllm")
+    vllm = next((r for r in roles if r.role == "vllm"), None)
+    if getattr(job, "framework", "") != "verl" or vllm is None or gpu_memory is None or release is None \
+            or release >= (0, 7):
+        return
+    others = sum(t.bytes for r in roles if r.role != "vllm" for t in r.terms if t.name == "weights" and not t.phases)
+    res = resolutions.get(_model_ref(inp, "vllm"))
+    arch = res.arch if res is not None else vllm.arch
+    if arch is None:
+        return
+    rebuilt = _vllm_role(arch, vllm.params, vllm.gpus, inp, ctx, gpu_memory, versions,
+                         free_at_init=gpu_memory - K.cuda_context - others)
+    roles[roles.index(vllm)] = rebuilt
 
 
 def _strategy(job, inp: _Inputs) -> str:

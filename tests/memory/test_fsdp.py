@@ -7,7 +7,7 @@ from pathlib import Path
 from lintutil import ROOT, fix_copy, run, triples
 from rlhf_lint.engine.config import Config, Hardware
 from rlhf_lint.memory.catalog import GIB, resolve_model
-from rlhf_lint.memory.estimate import estimate
+from rlhf_lint.memory.estimate import K, estimate
 from rlhf_lint.engine.runner import build_project
 
 FIXTURES = Path(ROOT) / "tests" / "fixtures" / "memory"
@@ -213,3 +213,22 @@ def test_a_fused_or_loop_adamw_makes_no_step_copy_and_other_optimizers_are_not_g
     (copy,) = [t for t in est.role("actor").terms if t.name == "optimizer_step"]
     assert copy.unsure  # torchao's AdamW: counted at the nominal peak, not at the band's low end
     assert any("torch's foreach AdamW assumed (optimizer torchao.optim.adamw" in a for a in est.assumptions)
+
+
+def test_verl_with_vllm_before_0_7_takes_the_utilisation_of_the_free_memory():
+    # verl's own vLLM workers (0.3.1 - 0.6.3): KV cache = utilisation x the memory free after the other models'
+    # weights, the rollout's weights and its profile run (the rollout is built last); from vLLM 0.7: of the GPU
+    job = job_of(FIXTURES / "M001_fsdp_grpo_good.sh")
+    new = estimate(job, A100, versions={"vllm": "0.8.3"}).role("vllm")
+    old_est = estimate(job, A100, versions={"vllm": "0.6.3"})
+    old = old_est.role("vllm")
+    util = job.value("vllm.gpu_memory_utilization")
+    others = sum(t.bytes for r in old_est.roles if r.role != "vllm" for t in r.terms
+                 if t.name == "weights" and not t.phases)
+    weights, profile = old.kv["weights_per_gpu"], old.kv["profile_peak"]
+    card = old_est.gpu_memory
+    free = card - K.cuda_context - others
+    assert old.kv["kv_bytes"] == int(util * (free - weights - profile))
+    assert old.term("vllm_reservation") == weights + old.kv["kv_bytes"]
+    assert "fraction of the free memory" in next(t.formula for t in old.terms if t.name == "vllm_reservation")
+    assert new.term("vllm_reservation") == int(util * card) - K.cuda_context
