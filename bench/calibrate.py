@@ -22,15 +22,16 @@ GIB = 2**30
 CALIBRATION = os.path.join(ROOT, "bench", "calibration")
 
 
-def load_rows(folder: str = CALIBRATION) -> list[dict]:
-    """Every row of every bench/calibration/*.json file (one file per kind of source), in file order.
+def load_rows(folder: str = CALIBRATION, skip: str | None = None) -> list[dict]:
+    """Every row of every bench/calibration/*.json file (one file per kind of source) but ``skip``, in file order.
 
     A row: id, what was measured, source (URL), config (estimate options and the quantity compared), measured (GiB,
     or "oom" / "fits" for a verdict), unit ("GiB" or "verdict"), held_out (not looked at while fitting)."""
     out: list[dict] = []
     for name in sorted(os.listdir(folder)):
-        if name.endswith(".json"):
-            with open(os.path.join(folder, name), encoding="utf-8") as fh:
+        full = os.path.join(folder, name)
+        if name.endswith(".json") and (skip is None or os.path.abspath(full) != os.path.abspath(skip)):
+            with open(full, encoding="utf-8") as fh:
                 out.extend(json.load(fh))
     ids = [r["id"] for r in out]
     if len(ids) != len(set(ids)):
@@ -65,15 +66,9 @@ def _estimate_options_row(config: dict):
     job = _job_from_options(config["model"], config["gpus"], None, config.get("zero"), config.get("offload_optimizer"),
                             config.get("offload_param"), config.get("dtype"), config.get("grad_accum_dtype"),
                             config.get("micro_batch"), config.get("seq_len"), config.get("checkpointing"),
-                            config.get("flash", True), config.get("job_type", "sft"), extra)
+                            config.get("flash", True), config.get("job_type", "sft"), extra, config.get("framework"))
     hw = Hardware.from_mapping({"gpu": config.get("gpu"), "gpus-per-node": min(8, config["gpus"]),
                                 "host-memory": config.get("host_memory"), "gpu-memory": config.get("gpu_memory")})
-    if config.get("framework"):
-        # the trainer the row names (TRL's DPOTrainer, say), which estimate options cannot say
-        from rlhf_lint.model import Setting
-
-        job.framework = config["framework"]
-        job.settings.add(Setting("framework", config["framework"], origin="calibration row"))
     versions = {k: config[f"{k}_version"] for k in ("trl", "vllm", "peft") if config.get(f"{k}_version")} or None
     return estimate(job, hw, versions=versions)
 
@@ -81,8 +76,8 @@ def _estimate_options_row(config: dict):
 def _estimate_example_row(example: str):
     """A row given by a launch in examples/ or bench/calibration/launches/, read as `rlhf-lint estimate PATH` reads
     it: the folder's first launch, the releases its pins name, the script's hardware comment."""
-    from rlhf_lint.cli.estimate import _read_local_config
-    from rlhf_lint.engine.config import Config, Hardware
+    from rlhf_lint.cli.estimate import launch_reader
+    from rlhf_lint.engine.config import Config
     from rlhf_lint.engine.runner import build_project
     from rlhf_lint.frameworks.edge import target_versions
     from rlhf_lint.memory.estimate import VERSIONED_PACKAGES, estimate
@@ -93,13 +88,8 @@ def _estimate_example_row(example: str):
         raise ValueError(f"no training launch found in {example}")
     # the launch, not an accelerate config it names (a config no launch of the folder names is a job too)
     job = next((j for j in project.jobs if j.framework != "accelerate"), project.jobs[0])
-    hw = cfg.hardware.merged(Hardware.from_mapping(job.hardware)) if job.hardware else cfg.hardware
-
-    def read(reference, job=job, project=project):
-        found = project.resolve(job.path, reference.rstrip("/") + "/config.json")
-        return found.text if found is not None else _read_local_config(reference)
-
-    return estimate(job, hw, read, versions=target_versions(project, VERSIONED_PACKAGES))
+    return estimate(job, cfg.hardware_for(job.hardware), launch_reader(project, job),
+                    versions=target_versions(project, VERSIONED_PACKAGES))
 
 
 def _estimate_row(config: dict):
@@ -334,13 +324,7 @@ def validate(path: str, out=sys.stdout) -> int:
     "ok ID" or "ID: the exception" per row; returns the number of bad rows."""
     with open(path, encoding="utf-8") as fh:
         specs = json.load(fh)
-    here = os.path.abspath(path)
-    others: list[dict] = []  # the rows of every other calibration file
-    for name in sorted(os.listdir(CALIBRATION)):
-        full = os.path.join(CALIBRATION, name)
-        if name.endswith(".json") and os.path.abspath(full) != here:
-            with open(full, encoding="utf-8") as fh:
-                others.extend(json.load(fh))
+    others = load_rows(skip=path)  # the rows of every other calibration file
     bad = 0
     for i, spec in enumerate(specs):
         rid = spec.get("id", f"row {i + 1}") if isinstance(spec, dict) else f"row {i + 1}"

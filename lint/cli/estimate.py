@@ -26,8 +26,17 @@ def _read_local_config(reference: str) -> str | None:
     return None
 
 
+def launch_reader(project, job):
+    """config.json of a model directory a launch names: among the checked files, else a local directory (read as
+    data)."""
+    def read(reference):
+        found = project.resolve(job.path, reference.rstrip("/") + "/config.json")
+        return found.text if found is not None else _read_local_config(reference)
+    return read
+
+
 def _job_from_options(model, gpus, gpus_per_node, zero, offload_optimizer, offload_param, dtype, grad_accum_dtype,
-                      micro_batch, seq_len, gradient_checkpointing, flash_attn, job_type, extra=None):
+                      micro_batch, seq_len, gradient_checkpointing, flash_attn, job_type, extra=None, framework=None):
     from rlhf_lint.frameworks.jobs import Job
     from rlhf_lint.model import Setting, Settings
 
@@ -40,7 +49,8 @@ def _job_from_options(model, gpus, gpus_per_node, zero, offload_optimizer, offlo
     kind = str(job_type).lower()
     # TRL's GRPOTrainer: the estimate decides on the reference model (beta, the TRL release); DPO-style losses run
     # a frozen reference beside the policy
-    framework, roles = ("trl", ()) if kind == "grpo" else ("deepspeed", ("policy",))
+    default, roles = ("trl", ()) if kind == "grpo" else ("deepspeed", ("policy",))
+    framework = framework or default  # a caller may name the trainer (TRL's DPOTrainer, say)
     put("framework", framework)
     put("job.type", job_type)
     if model[:1].isdigit() and model.rstrip("bBmM").replace(".", "").isdigit():
@@ -281,11 +291,7 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
                     pass
             hw = hw.merged(overrides)  # the command line wins over the script's comment
 
-            def read(reference, job=job, project=project):
-                found = project.resolve(job.path, reference.rstrip("/") + "/config.json")
-                return found.text if found is not None else _read_local_config(reference)
-
-            results.append((job.name, run_estimate(job, hw, read, versions)))
+            results.append((job.name, run_estimate(job, hw, launch_reader(project, job), versions)))
         if not results:
             click.echo("no training launch found in " + ", ".join(paths), err=True)
             sys.exit(2)

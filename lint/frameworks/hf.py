@@ -7,6 +7,7 @@ span kept. A recipe YAML no launch of the project names is a job of its own (its
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
 
 from rlhf_lint.frameworks.jobs import Job, job_builder
 from rlhf_lint.model import UNKNOWN, Setting, Settings
+from rlhf_lint.startup.lazyre import lazy_compile
 
 TRUE = {"true", "yes", "1", "on"}
 FALSE = {"false", "no", "0", "off"}
@@ -291,8 +293,8 @@ def _type_from_name(name: str) -> str | None:
 
 # -- a launch ---------------------------------------------------------------------------------------------------------
 # an import statement's names: a parenthesised list is bounded so that a hostile file cannot make each match scan on
-_IMPORT = re.compile(r"^[ \t]*from[ \t]+(trl|transformers)(?:\.[\w.]+)?[ \t]+import[ \t]+(\([^)]{0,4000}\)|[^\n]*)",
-                     re.MULTILINE)
+_IMPORT = lazy_compile(r"^[ \t]*from[ \t]+(trl|transformers)(?:\.[\w.]+)?[ \t]+import[ \t]+(\([^)]{0,4000}\)|[^\n]*)",
+                       re.MULTILINE)
 MAX_SCRIPT_CHARS = 2_000_000  # a launched script read for its imports; a larger file is not scanned
 
 
@@ -306,27 +308,22 @@ def _trainer_fsdp(command: "Command"):
     return arg.value if words and all(w in options for w in words) else None
 
 
-def _add_trainer_fsdp(settings: Settings, word) -> None:
-    """train.strategy and the FSDP settings a `--fsdp` value implies (schemas/hf/training_args.json fsdp_options)."""
+def _add_trainer_fsdp(settings: Settings, assumptions: list, word) -> None:
+    """The FSDP settings a `--fsdp` value implies: its sharding strategy (FULL_SHARD when it names none, accelerate's
+    default) and offload (schemas/hf/training_args.json fsdp_options)."""
     options = table()["fsdp_options"]["options"]
-    implied = {i for w in word.text.replace(",", " ").split() for i in options[w]}
-    origin = f"--fsdp {word.text}"
-    if "sharding" in implied:
-        settings.add(Setting("train.strategy", "fsdp", word.path, word.span, origin))
-    elif "ddp" in implied:
-        settings.add(Setting("train.strategy", "ddp", word.path, word.span, origin))
-    if "per_node" in implied:
-        per_node = settings.value("topology.gpus_per_node")
-        if isinstance(per_node, int) and not isinstance(per_node, bool):
-            settings.add(Setting("train.fsdp_size", per_node, word.path, word.span, origin))
-        else:
-            settings.add(Setting("train.strategy", UNKNOWN, word.path, word.span,
-                                 f"{origin}: one shard group per node, the node's GPUs not known"))
-    if "keep_gathered" in implied:
-        settings.add(Setting("train.fsdp_reshard_after_forward", False, word.path, word.span, origin))
-    if "offload" in implied:
-        for key in ("offload.param", "offload.optimizer"):
-            settings.add(Setting(key, "cpu", word.path, word.span, origin))
+    named = [options[w] for w in word.text.replace(",", " ").split()]
+    strategy = next((o for o in named if o not in ("offload", "auto_wrap")), "FULL_SHARD")
+    where = f"--fsdp {word.text}"
+    if _fsdp_sharding(settings, assumptions, strategy, where, word.path, word.span) and "offload" in named:
+        _fsdp_offload(settings, word.path, word.span, where)
+
+
+@functools.lru_cache(maxsize=1)
+def _trl_script_patterns() -> tuple:
+    """schemas/hf/training_args.json trl_scripts as patterns matching the end of a script path ({type}: a name)."""
+    return tuple(re.compile(r"(?:^|/)" + re.escape(row["pattern"]).replace(re.escape("{type}"), r"(?P<type>[a-z0-9_]+)")
+                            + "$") for row in table()["trl_scripts"]["paths"])
 
 
 def _script_kind(command: "Command", entry: str, project) -> tuple[str | None, str | None]:
@@ -334,9 +331,8 @@ def _script_kind(command: "Command", entry: str, project) -> tuple[str | None, s
     (schemas/hf/training_args.json trl_scripts), else the trainer the script imports when the project holds it
     (read as text, never imported)."""
     path = entry.replace("\\", "/")
-    for row in table()["trl_scripts"]["paths"]:
-        pattern = re.escape(row["pattern"]).replace(re.escape("{type}"), r"(?P<type>[a-z0-9_]+)")
-        found = re.search(r"(?:^|/)" + pattern + "$", path)
+    for pattern in _trl_script_patterns():
+        found = pattern.search(path)
         if found and _type_from_name(found.group("type")):
             return "trl", _type_from_name(found.group("type"))
     target = project.resolve(command.path, entry) if project is not None and path.endswith(".py") else None
@@ -414,7 +410,7 @@ def enrich(command: "Command", settings: Settings, assumptions: list, project, f
         _add_recipe(settings, entries, recipe_path)
     _add_flags(settings, command)
     if fsdp is not None:
-        _add_trainer_fsdp(settings, fsdp)
+        _add_trainer_fsdp(settings, assumptions, fsdp)
     if kind == "hf" and entries is None and settings.get("trl.num_generations") is not None:
         kind = "trl"
     if job_type is None and settings.get("job.type") is None:
@@ -540,6 +536,44 @@ def _fsdp_strategy(cfg) -> tuple[str, object]:
     return (text, entry) if text in names else (UNKNOWN, entry)
 
 
+def _fsdp_sharding(settings: Settings, assumptions: list, strategy, where: str, path, span, kind: str = "fsdp",
+                   kind_span=None, kind_origin: str = "") -> bool:
+    """The estimate's settings for one of accelerate's FSDP sharding strategies (FULL_SHARD, SHARD_GRAD_OP,
+    HYBRID_SHARD, HYBRID_SHARD_ZERO2, NO_SHARD; UNKNOWN: none of them), from an accelerate config or the Trainer's
+    --fsdp; ``where`` names the value. False when the launch is not (readably) sharded."""
+    if strategy is UNKNOWN:
+        settings.add(Setting("train.strategy", UNKNOWN, path, span, f"{where}: no FSDP sharding strategy"))
+        assumptions.append(f"FSDP {where}: not a sharding strategy accelerate knows")
+        return False
+    if strategy == "NO_SHARD":
+        settings.add(Setting("train.strategy", "ddp", path, span, f"{where}: replicated states, as DDP"))
+        return False
+    settings.add(Setting("train.strategy", kind, path, kind_span or span, kind_origin or where))
+    if strategy.startswith("HYBRID_SHARD"):
+        per = settings.get("topology.gpus_per_node")
+        nodes = settings.get("topology.nodes")
+        if per is not None and type(per.value) is int and per.value > 0:
+            settings.add(Setting("train.fsdp_size", per.value, path, span,
+                                 f"{where}: sharded within each node's {per.value} GPUs, replicated across nodes"))
+        elif nodes is None or nodes.value != 1:
+            # the shard group is one node whose size the launch does not give: no figure rather than a low one
+            settings.add(Setting("train.strategy", UNKNOWN, path, span,
+                                 f"{where}: sharded within a node, and the launch gives no GPUs per node"))
+            assumptions.append(f"FSDP {where}: each node is one shard group and the launch gives no GPUs per node")
+            return False
+    if strategy in ("SHARD_GRAD_OP", "HYBRID_SHARD_ZERO2"):
+        settings.add(Setting("train.fsdp_reshard_after_forward", False, path, span,
+                             f"{where}: the gathered parameters stay from forward to backward"))
+    return True
+
+
+def _fsdp_offload(settings: Settings, path, span, origin: str) -> None:
+    """CPUOffload(offload_params=True): parameters and gradients live in host RAM, the optimizer steps there."""
+    for key in ("offload.param", "offload.optimizer"):
+        if settings.get(key) is None:
+            settings.add(Setting(key, "cpu", path, span, origin))
+
+
 def _accelerate_fsdp(job: Job, cfg, path: str) -> None:
     """distributed_type FSDP: the plugin's sharding, CPU offload and activation checkpointing as the estimate's FSDP
     settings (schemas/accelerate/fsdp_keys.json)."""
@@ -550,44 +584,18 @@ def _accelerate_fsdp(job: Job, cfg, path: str) -> None:
     def span(entry):
         return node_span(entry.value_node) if entry is not None else None
 
-    dist = cfg.top["distributed_type"]
     version = cfg.fsdp.get("fsdp_version")
     v2 = _fsdp2(cfg)
     strategy, entry = _fsdp_strategy(cfg)
-    where = f"{entry.key}: {entry.value}" if entry is not None else "accelerate's default FULL_SHARD"
-    if strategy is UNKNOWN:
-        settings.add(Setting("train.strategy", UNKNOWN, path, span(entry), f"{where}: no FSDP sharding strategy"))
-        job.assumptions.append(f"accelerate FSDP config {where}: not a sharding strategy accelerate knows")
+    where = (f"accelerate config {entry.key}: {entry.value}" if entry is not None
+             else "accelerate's default FULL_SHARD")
+    if not _fsdp_sharding(settings, job.assumptions, strategy, where, path, span(entry), "fsdp2" if v2 else "fsdp",
+                          span(version or cfg.top["distributed_type"]),
+                          "accelerate config distributed_type FSDP" + (", fsdp_version 2" if v2 else "")):
         return
-    if strategy == "NO_SHARD":
-        settings.add(Setting("train.strategy", "ddp", path, span(entry), f"{where}: replicated states, as DDP"))
-        return
-    settings.add(Setting("train.strategy", "fsdp2" if v2 else "fsdp", path, span(version or dist),
-                         "accelerate config distributed_type FSDP" + (", fsdp_version 2" if v2 else "")))
-    if strategy.startswith("HYBRID_SHARD"):
-        per = settings.get("topology.gpus_per_node")
-        nodes = settings.get("topology.nodes")
-        if per is not None and type(per.value) is int and per.value > 0:
-            settings.add(Setting("train.fsdp_size", per.value, path, span(entry),
-                                 f"{where}: sharded within each node's {per.value} GPUs, replicated across nodes"))
-        elif nodes is None or nodes.value != 1:
-            # the shard group is one node whose size the launch does not give: no figure rather than a low one
-            settings.add(Setting("train.strategy", UNKNOWN, path, span(entry),
-                                 f"{where}: sharded within a node, and the launch gives no GPUs per node"))
-            job.assumptions.append(f"accelerate FSDP config {where}: each node is one shard group and the launch "
-                                   "gives no GPUs per node")
-            return
-        if strategy == "HYBRID_SHARD_ZERO2":
-            settings.add(Setting("train.fsdp_reshard_after_forward", False, path, span(entry), where))
-    elif strategy == "SHARD_GRAD_OP":
-        settings.add(Setting("train.fsdp_reshard_after_forward", False, path, span(entry),
-                             f"{where}: the gathered parameters stay from forward to backward"))
     offload = cfg.fsdp.get("fsdp_offload_params")
     if offload is not None and coerce(offload.value, "bool") is True:
-        # CPUOffload(offload_params=True): parameters and gradients live in host RAM, the optimizer steps there
-        for key in ("offload.param", "offload.optimizer"):
-            if settings.get(key) is None:
-                settings.add(Setting(key, "cpu", path, span(offload), "fsdp_offload_params: true"))
+        _fsdp_offload(settings, path, span(offload), "fsdp_offload_params: true")
     eff = cfg.fsdp.get("fsdp_cpu_ram_efficient_loading")
     settings.add(Setting("train.fsdp_cpu_ram_efficient_loading",
                          eff is not None and coerce(eff.value, "bool") is True, path,

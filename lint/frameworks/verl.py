@@ -412,11 +412,15 @@ def _optimizer_foreach(cfg: VerlConfig) -> Setting | None:
     return None
 
 
-def _mapping() -> list[dict]:
-    """(common key, verl key, convert) rows: schemas/verl/settings_map.json, each with the verl config it comes from."""
+def _settings_map() -> dict:
     from rlhf_lint.schemas import load
 
-    return load("verl/settings_map.json")["rows"]
+    return load("verl/settings_map.json")
+
+
+def _mapping() -> list[dict]:
+    """(common key, verl key, convert) rows: schemas/verl/settings_map.json, each with the verl config it comes from."""
+    return _settings_map()["rows"]
 
 
 def setting_for(cfg: VerlConfig, common: str, key: str, convert=None, source_for=None) -> Setting:
@@ -439,14 +443,12 @@ def setting_for(cfg: VerlConfig, common: str, key: str, convert=None, source_for
 def _global_micro_batches(cfg: VerlConfig) -> list[Setting]:
     """Per-GPU micro batches from the job-wide keys (schemas/verl/settings_map.json global_micro_batches): the
     workers divide them by the world size over the Ulysses group."""
-    from rlhf_lint.schemas import load
-
     nodes, per_node = cfg.known_int("trainer.nnodes"), cfg.known_int("trainer.n_gpus_per_node")
     sp = cfg.known_int("actor_rollout_ref.actor.ulysses_sequence_parallel_size") or 1
     if not nodes or not per_node or sp < 1:
         return []
     out = []
-    for row in load("verl/settings_map.json")["global_micro_batches"]["rows"]:
+    for row in _settings_map()["global_micro_batches"]["rows"]:
         value = cfg.known_int(row["key"])
         if value is None or value < 1 or (cfg.where(row["key"]) is None and cfg.known_int(row["per_gpu"])):
             continue  # unset, or only a release default beside a per-GPU size the launch writes

@@ -367,17 +367,25 @@ def _release_row(rows: list[dict], versions: dict | None, name: str) -> dict | N
     return None if release is None else row_at(rows, release)
 
 
+def _release_row_or_current(rows: list[dict], versions: dict | None, name: str, assumptions: list[str],
+                            unknown: str) -> tuple[dict, bool]:
+    """(row, whether the release is known): the row of the release of ``name`` the launch targets, else the current
+    release's (the table's last), with the ``unknown`` assumption said."""
+    row = _release_row(rows, versions, name)
+    if row is not None:
+        return row, True
+    assumptions.append(unknown)
+    return rows[-1], False
+
+
 def _trl_dpo_logps_in_logits_dtype(versions: dict | None, assumptions: list[str]) -> bool:
     """Whether TRL's DPOTrainer computes the policy's log-probs in the logits' dtype (schemas/hf/trl_loss.json):
     from TRL 0.7.5 on; an unknown release gets the current path and says so."""
     from rlhf_lint.schemas import load
 
-    rows = load("hf/trl_loss.json")["dpo"]
-    row = _release_row(rows, versions, "trl")
-    if row is None:
-        row = rows[-1]
-        assumptions.append("TRL release not given: DPOTrainer's current log-probs in the logits' dtype assumed "
-                           "(before 0.7.5 it upcast the logits to fp32)")
+    row, _ = _release_row_or_current(load("hf/trl_loss.json")["dpo"], versions, "trl", assumptions,
+                                     "TRL release not given: DPOTrainer's current log-probs in the logits' dtype "
+                                     "assumed (before 0.7.5 it upcast the logits to fp32)")
     return row["path"] == "logits_dtype"
 
 
@@ -609,6 +617,7 @@ def optimizer_bytes(inp: _Inputs) -> tuple[str, float]:
 # optimizers whose states are zeros_like(param): in the dtype of the parameters they update
 MOMENT_OPTIMIZERS = ("adamw", "adam", "adamw_torch", "adamw_torch_fused", "adamw_hf", "sgd_momentum", "lion",
                      "adagrad", "rmsprop")
+ADAM_OPTIMIZERS = ("adamw", "adam", "adamw_torch", "adamw_torch_fused")  # torch's Adam: its step may copy v
 
 
 def _step_term(r: RoleEstimate, step: int, formula: str, source: str, unsure: bool = False) -> None:
@@ -704,26 +713,23 @@ def _adapter_dtype(inp: _Inputs, ctx: dict, quantized: bool) -> tuple[int, str, 
                 own["source"]
         if own["otherwise"] == "base" and not quantized:
             return w, f"{w}-byte (the base's dtype)", "LLaMA-Factory pure_bf16: no upcast", own["source"]
-    entry = _release_row(table["releases"], ctx.get("versions"), "peft")
-    if entry is not None:
-        why = f"PEFT {ctx['versions']['peft']}"
-    else:
-        entry = table["releases"][-1]
-        why = "PEFT release unknown: the current default"
-        inp.assumptions.append(f"LoRA adapters in {entry['dtype']}: the PEFT release is unknown, so the current "
-                               f"default (autocast_adapter_dtype) is assumed")
+    entry, known = _release_row_or_current(table["releases"], ctx.get("versions"), "peft", inp.assumptions,
+                                           f"LoRA adapters in {table['releases'][-1]['dtype']}: the PEFT release is "
+                                           f"unknown, so the current default (autocast_adapter_dtype) is assumed")
+    why = f"PEFT {ctx['versions']['peft']}" if known else "PEFT release unknown: the current default"
     if entry["dtype"] == "base" and not quantized:
         return w, f"{w}-byte (the base's dtype)", why, entry["source"]
     return f32, "fp32", why, entry["source"]
 
 
-def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict) -> None:
+def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, shards: int | None = None) -> None:
     """Weights, gradients and optimizer states of a trained role under DeepSpeed ZeRO (or plain data parallelism,
-    ``train.strategy`` ddp: ZeRO-0 without DeepSpeed's buffers)."""
+    ``train.strategy`` ddp: ZeRO-0 without DeepSpeed's buffers); ``shards``: the GPUs ZeRO-3's layout divides by when
+    not all of the role's (an FSDP shard group)."""
     stage, w, a = ctx["stage"], ctx["w"], ctx["a"]
     sharding = "FSDP full shard" if ctx.get("accelerate_fsdp") else "ZeRO-3"  # the same layout of model states
     off_opt, off_param = ctx["offload_optimizer"], ctx["offload_param"]
-    n, P = r.gpus, r.params
+    n, P = shards or r.gpus, r.params
     f32 = dtype_bytes("fp32", 4)
     opt, opt_bytes = optimizer_bytes(inp)
     # a master copy exists when the parameters train in a 16-bit dtype and the optimizer keeps fp32 (DeepSpeed and
@@ -959,8 +965,8 @@ SRC_VERL_CRITIC_DTYPE = f"{SRC_VERL}/workers/fsdp_workers.py#L1292"
 SRC_VERL_OFFLOAD = f"{SRC_VERL}/workers/fsdp_workers.py#L907-L944"  # update_actor loads parked states back
 SRC_VERL_REF_CPU = f"{SRC_VERL}/workers/fsdp_workers.py#L515-L518"  # CPUOffload forced for every non-actor role
 SRC_VERL_V01_FSDP = "https://github.com/volcengine/verl/blob/v0.1/verl/trainer/ppo/workers/fsdp_workers.py"
-SRC_VERL_OLD_VLLM = ("https://github.com/volcengine/verl/blob/v0.3.0.post1/verl/third_party/vllm/vllm_v_0_6_3/worker.py "
-                     "(num_gpu_blocks = free_gpu_memory * gpu_memory_utilization); docs/examples/config.rst")
+SRC_VERL_OLD_VLLM = ("https://github.com/volcengine/verl/blob/v0.3.0.post1/verl/third_party/vllm/vllm_v_0_6_3/"
+                     "worker.py (num_gpu_blocks = free_gpu_memory * gpu_memory_utilization); docs/examples/config.rst")
 SRC_VERL_ZERO_GRAD = f"{SRC_VERL}/workers/actor/dp_actor.py#L555"  # gradients freed after update_policy
 SRC_VERL_DYNAMIC = f"{SRC_VERL}/workers/actor/dp_actor.py#L440-L447"  # token budget x SP, sliced over SP ranks
 SRC_VERL_LOGPROB = f"{SRC_VERL}/utils/torch_functional.py#L72-L122"  # flash-attn cross entropy, in-place backward
@@ -1064,14 +1070,14 @@ def _fsdp_full_states(r: RoleEstimate, inp: _Inputs, ctx: dict, role: str, shard
                         f"{master} gradient shard {m} B x {_count(P)} / {shards}, freed after the update "
                         f"(zero_grad at the end of update_policy)", SRC_VERL_ZERO_GRAD, ("training", STEP)))
     opt, opt_bytes = optimizer_bytes(inp)
-    moments = opt in ("adamw", "adam", "adamw_torch", "adamw_torch_fused")
     # torch optimizers keep states in the parameters' dtype; 8-bit ones their own
-    states = int(opt_bytes * m / f32 * P) if moments else int(opt_bytes * P)
+    states = int(opt_bytes * m / f32 * P) if opt in MOMENT_OPTIMIZERS else int(opt_bytes * P)
     r.terms.append(Term("optimizer_states", states // shards,
                         f"{opt} states {states / P:g} B x {_count(P)} / {shards} (the {master} parameters are the "
                         f"master copy)" + (" (optimizer_offload: parked in host RAM, loaded back for the update)"
-                                           if off_opt else ""), SRC_VERL_OFFLOAD, ("training", STEP) if off_opt else ()))
-    if moments and not (ctx.get("accelerate_fsdp") and off_param):
+                                           if off_opt else ""), SRC_VERL_OFFLOAD,
+                        ("training", STEP) if off_opt else ()))
+    if opt in ADAM_OPTIMIZERS and not (ctx.get("accelerate_fsdp") and off_param):
         # under accelerate's CPUOffload the step runs on the CPU; verl loads its parked shards back for it
         _adam_step_term(r, inp, ctx, m, P // shards)
 
@@ -1089,9 +1095,7 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
     if ctx.get("accelerate_fsdp") and (lora or quantized):
         # FULL_SHARD holds what ZeRO-3 holds: the frozen base in its loaded dtype (or 4/8-bit), the adapters with
         # their gradients and optimizer states, every one sharded (rather than verl's fp32 actor)
-        r.gpus = shards  # _model_states shards over the role's GPUs; an FSDP shard group may span fewer
-        _model_states(r, arch, inp, dict(ctx, stage=3, offload_param=None, offload_optimizer=None))
-        r.gpus = n
+        _model_states(r, arch, inp, dict(ctx, stage=3, offload_param=None, offload_optimizer=None), shards)
     else:
         _fsdp_full_states(r, inp, ctx, role, shards, lora, off_param, off_opt)
     root, layer = _fsdp_units(arch)
@@ -1182,14 +1186,16 @@ def _fsdp_inference_role(role: str, arch: ModelArch, params: int, n: int, inp: _
     unit is gathered onto the GPU for its forward."""
     r = RoleEstimate(role, arch.name, params, n, False, phase="experience")
     c = K.fsdp_compute_bytes
-    if ctx.get("accelerate_fsdp") and str(inp.get("offload.param", "none")) != "cpu":
+    if ctx.get("accelerate_fsdp"):
+        on_gpu = str(inp.get("offload.param", "none")) != "cpu"
+        why, source = f"TRL prepares the {role} with the policy's FSDP plugin", SRC_TRL_PREPARE_FSDP
+    else:
+        on_gpu = inp.get("verl.inference_cpu_offload") is False
+        why, source = f"verl before 0.2 wraps the {role} without CPUOffload", SRC_VERL_V01_FSDP
+    if on_gpu:
         shards = _fsdp_shards(inp, n)
         r.terms.append(Term("weights", c * params // shards, f"bf16 shards {c} B x {_count(params)} / {shards} GPUs "
-                            f"(TRL prepares the {role} with the policy's FSDP plugin)", SRC_TRL_PREPARE_FSDP))
-    elif not ctx.get("accelerate_fsdp") and inp.get("verl.inference_cpu_offload") is False:
-        shards = _fsdp_shards(inp, n)
-        r.terms.append(Term("weights", c * params // shards, f"bf16 shards {c} B x {_count(params)} / {shards} GPUs "
-                            f"(verl before 0.2 wraps the {role} without CPUOffload)", SRC_VERL_V01_FSDP))
+                            f"({why})", source))
     else:
         r.terms.append(Term("weights", 0, f"bf16 shards in host RAM (verl forces FSDP CPUOffload for the {role})"
                             if not ctx.get("accelerate_fsdp") else "bf16 shards in host RAM (fsdp_offload_params)",
@@ -1222,9 +1228,8 @@ def _slack(owner_terms: list[Term], label: str) -> list[Term]:
     context, fragmentation = K.cuda_context, K.allocator_fragmentation
     churn = [t for t in owner_terms if t.name in CHURNING and t.phases != (STEP,)]
     step = [t for t in owner_terms if t.name in CHURNING and t.phases == (STEP,)]
-    fixed = sum(t.bytes for t in churn if not t.at_length_bound and not t.unsure)
+    fixed = sum(t.bytes for t in churn if not t.at_length_bound)
     bound = sum(t.bytes for t in churn if t.at_length_bound)
-    unsure = sum(t.bytes for t in churn if t.unsure and not t.at_length_bound)
     out = [Term("runtime", context + int(fixed * fragmentation),
                 f"{label}CUDA context and NCCL {gib(context)} + allocator fragmentation {fragmentation:.0%} of "
                 f"{gib(fixed)} of transient tensors", SRC_OVERHEAD)]
@@ -1232,14 +1237,10 @@ def _slack(owner_terms: list[Term], label: str) -> list[Term]:
         out.append(Term("allocator_slack", int(bound * fragmentation),
                         f"allocator fragmentation {fragmentation:.0%} of the {gib(bound)} of transient tensors sized "
                         f"at the length bound", SRC_OVERHEAD, at_length_bound=True))
-    if unsure:  # like the tensors it is slack on: counted, but not at the band's low end
-        out.append(Term("allocator_slack", int(unsure * fragmentation),
-                        f"allocator fragmentation {fragmentation:.0%} of the {gib(unsure)} of transient tensors that "
-                        f"may not be allocated", SRC_OVERHEAD, unsure=True))
     size = sum(t.bytes for t in step)
     if size > fixed:
         # the step phase: the step reuses the blocks the backward's transients left cached, so only what it
-        # needs beyond them adds slack, held in that phase only
+        # needs beyond them adds slack, held in that phase only; unsure (0 at the band's low end) like the copy
         out.append(Term("allocator_slack", int((size - fixed) * fragmentation),
                         f"allocator fragmentation {fragmentation:.0%} of what the optimizer step's {gib(size)} needs "
                         f"beyond the {gib(fixed)} of transient tensors above", SRC_OVERHEAD, (STEP,),
@@ -1270,7 +1271,7 @@ def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, g
     profile run) instead of the whole GPU."""
     w = 2
     engines = int(inp.number("vllm.num_engines", 1) or 1)
-    r = RoleEstimate("vllm", arch.name, params, tp, False, phase="generation")
+    r = RoleEstimate("vllm", arch.name, params, tp, False, phase="generation", arch=arch)
     if colocated_seqs is not None:
         default_util = K.trl_colocate_gpu_memory_utilization
         util = inp.number("vllm.gpu_memory_utilization", default_util,
@@ -1465,7 +1466,7 @@ def estimate(job, hardware, read_config: Callable[[str], str | None] | None = No
             build = _trainable_role if role in TRAINABLE else _inference_role
         roles.append(build(role, arch, params, n, inp, ctx))
 
-    _verl_old_vllm(roles, inp, ctx, gpu_memory, versions, resolutions, job)
+    _verl_old_vllm(roles, inp, ctx, gpu_memory, versions, job)
     groups = _groups(roles, inp, gpu_memory, kind)
     nodes = _host(roles, role_nodes, groups, inp, ctx, hardware, versions or {}, assumptions)
     if not hardware_known:
@@ -1475,7 +1476,7 @@ def estimate(job, hardware, read_config: Callable[[str], str | None] | None = No
 
 
 def _verl_old_vllm(roles: list[RoleEstimate], inp: _Inputs, ctx: dict, gpu_memory: int | None, versions: dict | None,
-                   resolutions: dict, job) -> None:
+                   job) -> None:
     """verl with vLLM before 0.7 (its own spmd workers): the rollout is built last and sizes its KV cache from the
     memory the other models' weights leave free (ray_trainer.py: "create rollout at the end"). Rebuilds the vLLM
     role with that free memory; a release not known keeps today's fraction of the whole GPU."""
@@ -1485,11 +1486,7 @@ def _verl_old_vllm(roles: list[RoleEstimate], inp: _Inputs, ctx: dict, gpu_memor
             or release >= (0, 7):
         return
     others = sum(t.bytes for r in roles if r.role != "vllm" for t in r.terms if t.name == "weights" and not t.phases)
-    res = resolutions.get(_model_ref(inp, "vllm"))
-    arch = res.arch if res is not None else vllm.arch
-    if arch is None:
-        return
-    rebuilt = _vllm_role(arch, vllm.params, vllm.gpus, inp, ctx, gpu_memory, versions,
+    rebuilt = _vllm_role(vllm.arch, vllm.params, vllm.gpus, inp, ctx, gpu_memory, versions,
                          free_at_init=gpu_memory - K.cuda_context - others)
     roles[roles.index(vllm)] = rebuilt
 
