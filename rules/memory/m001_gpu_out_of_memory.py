@@ -138,8 +138,8 @@ def gpu_out_of_memory(ctx):
             advice = "; no single change fits; largest savings: " + ", ".join(
                 f"{c[0]} (-{_gib(c[1])})" for c in partial[:4])
         else:  # the step of sharded fp32 states, say: no micro batch, checkpointing or offload lowers it
-            advice = (f"; no change of the launch's own settings lowers the {_phase(group.peak_phase)}: more GPUs to "
-                      f"shard over, or fewer trained parameters")
+            advice = (f"; none of the changes tried (checkpointing, ZeRO-3, offload, micro batch, vLLM) lowers the "
+                      f"{_phase(group.peak_phase)}: more GPUs to shard over, or fewer trained parameters")
         gpu = est.gpu.name if est.gpu is not None else "the GPU"
         band = f"{_gib(group.low_peak)} to {_gib(max(group.high_peak, group.peak))}"
         guessed_ddp = _replicas_guessed(ctx, group)
