@@ -5,7 +5,7 @@ checkout for what is not on the package index) and rewrites its tables under ``s
 says, per table, which releases were added and how many rows were added and closed. Options:
 
   --all              every builder (ORZ is skipped with a message unless --orz-source names a checkout)
-  --only NAME        one builder (repeatable): openrlhf, deepspeed, verl, accelerate, orz, requires
+  --only NAME        one builder (repeatable): openrlhf, deepspeed, verl, accelerate, orz, requires, trl
   --cache DIR        where releases are kept (default: ~/.cache/rlhf-lint/upstream, or $XDG_CACHE_HOME)
   --offline          use only what the cache holds (no pip, no index)
   --releases V,...   read these releases instead of "every release newer than the table's newest"
@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-BUILDERS = ("openrlhf", "deepspeed", "verl", "accelerate", "orz", "requires")
+BUILDERS = ("openrlhf", "deepspeed", "verl", "accelerate", "orz", "requires", "trl")
 
 
 class Skip(Exception):
@@ -53,6 +53,10 @@ def _run(name: str, cache, args, log) -> dict:
         from rlhf_lint.schemas.build import requires
 
         return requires.refresh(cache, releases, log)
+    if name == "trl":
+        from rlhf_lint.schemas.build import trl
+
+        return trl.refresh(cache, releases, log)
     raise Skip(f"no builder {name!r}")
 
 

@@ -18,6 +18,7 @@ import os
 from rlhf_lint.schemas.build.ds_config import (
     KEYS_OUT, diff_keys, extend, load_facts, main as write_tables, read_tsv_version, save_facts,
 )
+from rlhf_lint.schemas.build.upstream import top_level_classes
 
 # Where each strict (pydantic) section's model is: the section path -> class name. The class is looked up in the
 # release (its file is found by the extractor), so a renamed or removed model is reported, not guessed.
@@ -82,13 +83,7 @@ def model_classes(files: dict[str, str]) -> dict[str, dict]:
     in ``files`` (path -> source); fields of a base class in the same set are inherited."""
     classes: dict[str, dict] = {}
     for path, text in files.items():
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:
-            continue
-        for node in tree.body:
-            if not isinstance(node, ast.ClassDef):
-                continue
+        for node in top_level_classes(text):
             fields = {}
             for stmt in node.body:
                 if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \

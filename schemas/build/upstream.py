@@ -184,3 +184,15 @@ def metadata_requires(release: Release) -> list[str]:
         return []
     headers = HeaderParser().parsestr(release.read(meta[0]))
     return [v.strip() for v in headers.get_all("Requires-Dist") or []]
+
+
+def top_level_classes(text: str) -> list:
+    """The class statements at the top of a Python file read as text (parsed, never run); none when it does not
+    parse."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    return [node for node in tree.body if isinstance(node, ast.ClassDef)]

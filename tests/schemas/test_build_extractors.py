@@ -253,3 +253,21 @@ def test_offline_cache_reuses_what_it_holds_and_refuses_the_rest(tmp_path):
         cache.release("fakeframework", "1.3.0")
     with pytest.raises(Offline):
         cache.requires("fakeframework", "1.3.0")
+
+
+def test_trl_config_defaults_follow_trl_bases_to_training_arguments():
+    from rlhf_lint.schemas.build import trl
+
+    wanted = {"per_device_train_batch_size", "gradient_checkpointing", "bf16", "fp16", "max_length", "packing",
+              "num_generations", "max_completion_length"}
+    found = trl.release_defaults(tree("trl_tree", "trl", "9.9.0"), wanted)
+    assert set(found) == {"SFTConfig", "GRPOConfig"}  # a dataclass not derived from TrainingArguments is no config
+    sft = found["SFTConfig"]["defaults"]
+    # its own fields, its TRL base's (bf16 None: "unless fp16"), TrainingArguments' for the rest
+    assert sft == {"per_device_train_batch_size": 8, "gradient_checkpointing": True, "bf16": trl.BF16_UNLESS_FP16,
+                   "fp16": False, "max_length": 1024, "packing": False}
+    grpo = found["GRPOConfig"]["defaults"]
+    assert grpo["per_device_train_batch_size"] == 1 and grpo["gradient_checkpointing"] is False
+    assert grpo["num_generations"] == 8 and "learning_rate" not in grpo
+    assert found["SFTConfig"]["source"].endswith("/v9.9.0/trl/trainer/sft_config.py")
+    assert trl._newest_patches(["0.6.0", "0.7.1", "0.7.11", "0.7.2", "1.0.0rc1", "1.0.0", "x"]) == ["0.7.11", "1.0.0"]
