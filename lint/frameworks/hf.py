@@ -13,6 +13,7 @@ import re
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from rlhf_lint.frameworks.hf_script import ScriptFacts
     from rlhf_lint.readers.commands import Command
     from rlhf_lint.readers.source import Source
 
@@ -166,6 +167,30 @@ def _add_flags(settings: Settings, command: "Command") -> set[str]:
     return given
 
 
+def _add_script(settings: Settings, facts: "ScriptFacts", path: str) -> None:
+    """The literal arguments a training script builds in Python (rlhf_lint.frameworks.hf_script)."""
+    for name, (value, span, origin) in facts.entries.items():
+        _add_field(settings, name, value, path, span, origin)
+    if facts.job_type is not None and settings.get("job.type") is None:
+        settings.add(Setting("job.type", facts.job_type, path, facts.type_span, "the trainer or config the script calls"))
+
+
+def _release_defaults(settings: Settings, assumptions: list, project, kind: str) -> None:
+    """What the launch leaves unset, from the TRL release's config (or TrainingArguments) defaults."""
+    from rlhf_lint.frameworks.trl_defaults import unset_defaults
+
+    filled, what, note = unset_defaults(settings, project, kind)
+    for name, value in filled:
+        _add_field(settings, name, value, None, None, what)
+    if note:
+        assumptions.append(note)
+
+
+def _finetuning_kind(kind: str, facts: "ScriptFacts | None") -> str:
+    """A script that applies its own LoraConfig decides LoRA itself: TRL's use_peft default is its CLI's, not its."""
+    return "hf" if facts is not None and "lora_r" in facts.entries else kind
+
+
 def _derive(settings: Settings, framework: str, path: str) -> None:
     """Settings the fields imply: the training dtype, LoRA rank defaults."""
     mp = settings.get("hf.mixed_precision")
@@ -252,6 +277,21 @@ def _grpo_liger(settings: Settings, entries: dict | None, command: "Command | No
                          "use_liger_kernel: GRPO passes no labels, so Liger's forward still builds the full logits"))
 
 
+def _unmixed_dtype(settings: Settings) -> None:
+    """bf16 and fp16 both off (as given, or a TRL / TrainingArguments default) and no DeepSpeed or accelerate
+    precision: nothing autocasts, so the model computes in the dtype it was loaded in (fp32 when torch_dtype is unset,
+    transformers' default before v5). torch_dtype auto (the checkpoint's) is not read: left to the estimate."""
+    if settings.get("precision.param_dtype") is not None or settings.value("hf.mixed_precision") != "no" \
+            or settings.get("deepspeed.config_path") is not None or settings.get("zero.stage") is not None:
+        return
+    loaded = settings.get("hf.torch_dtype")
+    value = loaded.value if loaded is not None else "fp32"
+    if value in ("bf16", "fp16", "fp32"):
+        settings.add(Setting("precision.param_dtype", value, loaded.path if loaded else None,
+                             loaded.span if loaded else None,
+                             f"no mixed precision: the loaded dtype ({'torch_dtype ' + value if loaded else 'fp32, torch_dtype unset'})"))
+
+
 def _master_dtype(settings: Settings, framework: str) -> str | None:
     """Under DDP the HF Trainer trains the weights in the dtype they were loaded in and torch's AdamW keeps its
     moments in it (torch/optim/adamw.py: zeros_like(param)); nothing upcasts them. So torch_dtype is the master dtype
@@ -326,16 +366,22 @@ def _trl_script_patterns() -> tuple:
                             + "$") for row in table()["trl_scripts"]["paths"])
 
 
-def _script_kind(command: "Command", entry: str, project) -> tuple[str | None, str | None]:
+def _held_script(command: "Command", entry: str, project) -> "Source | None":
+    """The launched Python script when the project holds it."""
+    if project is None or not entry.endswith(".py"):
+        return None
+    return project.resolve(command.path, entry)
+
+
+def _script_kind(entry: str, target) -> tuple[str | None, str | None]:
     """("trl" | "hf" | None, job type or None) of a launched Python script: a public TRL-based script by its path
     (schemas/hf/training_args.json trl_scripts), else the trainer the script imports when the project holds it
-    (read as text, never imported)."""
+    (``target``; read as text, never imported)."""
     path = entry.replace("\\", "/")
     for pattern in _trl_script_patterns():
         found = pattern.search(path)
         if found and _type_from_name(found.group("type")):
             return "trl", _type_from_name(found.group("type"))
-    target = project.resolve(command.path, entry) if project is not None and path.endswith(".py") else None
     text = getattr(target, "text", None)
     if not isinstance(text, str) or len(text) > MAX_SCRIPT_CHARS:
         return None, None
@@ -370,8 +416,17 @@ def enrich(command: "Command", settings: Settings, assumptions: list, project, f
         # TRL's own scripts run from a checkout (`accelerate launch trl/scripts/dpo.py ...`)
         kind, certain = "trl", True
         job_type = table()["trl_commands"]["types"].get(os.path.splitext(os.path.basename(entry))[0])
+    script = facts = None
+    if command.entry_kind == "script" and entry:
+        script = _held_script(command, entry, project)
+        if script is not None and script.kind == "python":
+            from rlhf_lint.frameworks.hf_script import script_facts
+
+            facts = script_facts(script)
     if kind is None and command.entry_kind == "script" and entry:
-        kind, job_type = _script_kind(command, entry, project)
+        kind, job_type = _script_kind(entry, script)
+    if facts is not None and (kind is None or kind == "hf"):
+        kind, job_type = facts.kind, job_type or facts.job_type
     fsdp = _trainer_fsdp(command)
     if kind is None and fsdp is not None:
         kind = "hf"  # `--fsdp "full_shard auto_wrap"` is TrainingArguments' own switch
@@ -397,6 +452,7 @@ def enrich(command: "Command", settings: Settings, assumptions: list, project, f
             else:
                 recipe_path = target.path
                 kind = kind or recipe
+    surely_trainer = kind is not None  # a TRL entry, a script calling or importing a trainer, a recipe, --fsdp
     if kind is None and framework == "hf":
         kind = "hf"
     if kind is None:
@@ -406,6 +462,9 @@ def enrich(command: "Command", settings: Settings, assumptions: list, project, f
     if config_word is not None and config_word.known and (entries is not None or command.launcher == "llamafactory"):
         settings.add(Setting("hf.config_path", config_word.text, config_word.path, config_word.span,
                              config_word.origin))
+    if facts is not None:
+        _add_script(settings, facts, script.path)
+        assumptions.extend(facts.notes)
     if entries is not None:
         _add_recipe(settings, entries, recipe_path)
     _add_flags(settings, command)
@@ -424,7 +483,9 @@ def enrich(command: "Command", settings: Settings, assumptions: list, project, f
     if kind in ("trl", "hf"):
         _type_from_fields(settings, entries, command, recipe_path or command.path)
         _grpo_liger(settings, entries, command)
-    _finetuning(settings, kind, _extra_fields(entries, command, recipe_path or command.path))
+    if surely_trainer and kind in ("trl", "hf"):
+        _release_defaults(settings, assumptions, project, kind)
+    _finetuning(settings, _finetuning_kind(kind, facts), _extra_fields(entries, command, recipe_path or command.path))
     _derive(settings, kind, command.path)
     if config_word is not None and entries is None:
         certain = False  # a recipe the project does not hold: its values are unknown
@@ -450,6 +511,7 @@ def interpret(command: "Command", source: "Source", project) -> list[Job]:
             _accelerate_plugin(job, project)
             _sharding(job.settings, job.path)
             note = _master_dtype(job.settings, framework)
+            _unmixed_dtype(job.settings)
             if note:
                 job.assumptions.append(note)
             _defaults(job.settings)
@@ -614,8 +676,9 @@ def _named_by_launch(source: "Source", project) -> bool:
 
 
 def _named_recipes(project) -> frozenset:
-    """Real paths of the YAML files the project's launches name (`--config`, a positional YAML): found once per
-    project, not once per YAML (LLaMA-Factory holds a hundred recipes and as many scripts)."""
+    """Real paths of the YAML files the project's launches name (`--config`, a positional YAML) and of the scripts
+    they run: found once per project, not once per file (LLaMA-Factory holds a hundred recipes and as many
+    scripts)."""
     named = getattr(project, "_hf_named_recipes", None)
     if named is not None:
         return named
@@ -630,6 +693,8 @@ def _named_recipes(project) -> frozenset:
         for command in commands:
             words = [a.value for a in command.args if a.flag == "--config" and a.value is not None]
             words += [w for w in command.positionals if w.known and w.text.endswith((".yaml", ".yml"))]
+            if command.entry_kind == "script" and command.entry is not None and command.entry.known:
+                words.append(command.entry)  # the script a launch runs: that launch's job reads it
             for word in words:
                 target = project.resolve(command.path, word.text) if word.known else None
                 if target is not None:
@@ -652,18 +717,59 @@ def build_recipe_jobs(source: "Source", project) -> list[Job]:
     _add_recipe(settings, entries, source.path)
     if kind == "llamafactory" and settings.get("job.type") is None:
         settings.add(Setting("job.type", "sft", source.path, None, "LLaMA-Factory default stage sft"))
+    assumptions = ["the recipe's world size is not given by any launch of the project"]
     if kind in ("trl", "hf"):
         _type_from_fields(settings, entries, None, source.path)
         _grpo_liger(settings, entries, None)
+        _release_defaults(settings, assumptions, project, kind)
     _finetuning(settings, kind, _extra_fields(entries, None, source.path))
     _derive(settings, kind, source.path)
     settings.add(Setting("hf.certain", kind != "hf", source.path, None))
     settings.add(Setting("framework", kind, source.path, None))
     _sharding(settings, source.path)
     note = _master_dtype(settings, kind)
+    _unmixed_dtype(settings)
     _defaults(settings)
     docs = source.tree
     name = f"{os.path.basename(source.path)} ({kind} recipe)"
     return [Job(name=name, path=source.path, span=node_span(docs[0]), framework=kind, settings=settings,
-                assumptions=["the recipe's world size is not given by any launch of the project"] + ([note] if note
-                                                                                                  else []))]
+                assumptions=assumptions + ([note] if note else []))]
+
+
+# -- a training script on its own ---------------------------------------------------------------------------------------
+@job_builder(kinds={"python"})
+def build_script_jobs(source: "Source", project) -> list[Job]:
+    """A training script that builds its TrainingArguments (or TRL config) in Python and names its model literally,
+    as a job, unless a launch of the project runs it (that launch's job reads it, with the launch's world size)."""
+    from rlhf_lint.frameworks.hf_script import script_facts
+
+    base = os.path.basename(source.path)
+    if base == "conftest.py" or base.startswith("test_") or base.endswith("_test.py"):
+        return []  # a test module builds configs to test a trainer, not to launch one
+    facts = script_facts(source)
+    model = facts.entries.get("model_name_or_path", (None,))[0] if facts is not None else None
+    if facts is None or facts.span is None or not isinstance(model, str) or not model.strip():
+        return []  # no model named in the script: nothing to estimate, and its launch (if any) says the rest
+    if project is not None and _named_by_launch(source, project):
+        return []
+    settings = Settings()
+    _add_script(settings, facts, source.path)
+    kind = facts.kind
+    assumptions = ["the script's world size is not given by any launch of the project"] + facts.notes
+    _release_defaults(settings, assumptions, project, kind)
+    _finetuning(settings, _finetuning_kind(kind, facts), {})
+    _derive(settings, kind, source.path)
+    settings.add(Setting("hf.certain", False, source.path, None))
+    settings.add(Setting("framework", kind, source.path, None))
+    _sharding(settings, source.path)
+    note = _master_dtype(settings, kind)
+    _unmixed_dtype(settings)
+    _defaults(settings)
+    if facts.parses_args:
+        assumptions.append("the script also parses a command line: only the values it writes literally are read")
+    from rlhf_lint.readers.shell import parse_hardware  # the `# rlhf-lint: hardware ...` comment reads the same here
+
+    hardware, _span = parse_hardware(source.text)
+    name = f"{os.path.basename(source.path)} ({kind} script)"
+    return [Job(name=name, path=source.path, span=facts.span, framework=kind, settings=settings,
+                assumptions=assumptions + ([note] if note else []), hardware=dict(hardware))]

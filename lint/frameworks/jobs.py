@@ -28,7 +28,7 @@ BUILDER_KINDS: dict[str, frozenset[str]] = {
     "rlhf_lint.frameworks.orz": frozenset({"python"}),
     "rlhf_lint.frameworks.verl": frozenset({"yaml"}),
     "rlhf_lint.frameworks.accelerate": frozenset({"yaml"}),
-    "rlhf_lint.frameworks.hf": frozenset({"yaml"}),
+    "rlhf_lint.frameworks.hf": frozenset({"yaml", "python"}),
 }
 
 # Every file kind the engine reads: a kind no module above builds jobs for (json, requirements, ...) has no builders

@@ -50,6 +50,18 @@ def looks_like_ds_config_name(path: str) -> bool:
     return bool(DS_CONFIG_NAME.search(os.path.basename(path)))
 
 
+# a module that imports trl or transformers and calls a config, arguments or trainer class
+_HF_IMPORT = lazy_compile(r"^[ \t]*(?:from|import)[ \t]+(?:trl|transformers)\b", re.MULTILINE)
+_HF_CALL = lazy_compile(r"(?:Config|Arguments|Trainer)[ \t]*\(")
+
+
+def looks_like_hf_script(text: str) -> bool:
+    """A training script that may build its TrainingArguments or TRL config in Python (rlhf_lint.frameworks.hf_script
+    reads it); str.find first keeps the usual module at two substring scans."""
+    return (("trl" in text or "transformers" in text) and bool(_HF_CALL.search(text))
+            and bool(_HF_IMPORT.search(text)))
+
+
 def looks_like_orz(text: str) -> bool:
     """Cheap text test run before any tree walk: other Python files are ignored at the cost of one regex."""
     # every branch of the pattern holds one of these words: str.find skips the regex on the usual Python file

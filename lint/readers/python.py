@@ -1,6 +1,6 @@
 """Python sources, never imported or executed. Only Python that rlhf-lint has rules for is parsed: ORZ experiment
-configs through libcst (its rules edit them), setup.py through CPython's own `ast` (only its pins are read: importing
-libcst costs ~0.3 s of a run). Everything else is recognised by one regex and skipped (libcst costs ~20 ms per file;
+configs through libcst (its rules edit them), setup.py and HF training scripts through CPython's own `ast` (only
+their pins, or their literal arguments, are read: importing libcst costs ~0.3 s of a run). Everything else is recognised by one regex and skipped (libcst costs ~20 ms per file;
 a repository has hundreds of modules).
 
 A node's exact character span (node_span) is computed here from libcst's byte positions, once per tree.
@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
     from typing import Any
 
 from rlhf_lint.model import ParseError, Span
-from rlhf_lint.readers.kinds import looks_like_orz
+from rlhf_lint.readers.kinds import looks_like_hf_script, looks_like_orz
 from rlhf_lint.readers.source import Source
 
 
@@ -36,24 +36,34 @@ def _python_gate(source: Source):
 
 
 def is_relevant_python(source: Source) -> bool:
-    return os.path.basename(source.path) == "setup.py" or looks_like_orz(source.text)
+    return (os.path.basename(source.path) == "setup.py" or looks_like_orz(source.text)
+            or looks_like_hf_script(source.text))
 
 
 def parse_python_source(source: Source):
     if not is_relevant_python(source):
         return None
-    if len(source.raw) > MAX_BYTES:
+    orz = looks_like_orz(source.text)
+    limit = MAX_BYTES if orz else MAX_SCRIPT_BYTES
+    if len(source.raw) > limit:
         source.skipped.append((Span(0, 0), f"a Python config of {len(source.raw) >> 10} KiB, over the "
-                                            f"{MAX_BYTES >> 10} KiB rlhf-lint reads: not checked"))
+                                            f"{limit >> 10} KiB rlhf-lint reads: not checked"))
         return None
     if _bracket_depth(source.text) > MAX_DEPTH:
         # libcst parses it, but every walker over the tree (job builder, rules) would recurse past the limit
         source.skipped.append((Span(0, 0), f"brackets nest deeper than {MAX_DEPTH} levels here, the most rlhf-lint "
                                             "reads in a Python config: not checked"))
         return None
+    if not orz and os.path.basename(source.path) != "setup.py":
+        try:
+            return _python_gate(source)
+        except ParseError:
+            # a training script read only for its literal arguments: one this Python cannot parse (newer syntax,
+            # a template) is no finding of ours, as before scripts were read
+            return None
     tree = _python_gate(source)
-    if not looks_like_orz(source.text):
-        return tree  # setup.py: an ast.Module (readers/pins.py setup_py_pins)
+    if not orz:
+        return tree  # setup.py, a training script: an ast.Module (readers/pins.py, frameworks/hf_script.py)
     import libcst
 
     try:
@@ -66,7 +76,8 @@ def parse_python_source(source: Source):
 # id(module) -> (module, {node: CodeSpan}); the module is kept so the id cannot be reused while cached
 _POSITIONS: dict[int, tuple[Any, Any]] = {}
 _MAX_CACHED = 64
-MAX_BYTES = 128 << 10  # an ORZ config or setup.py read with libcst (real ones: a few KB)
+MAX_BYTES = 128 << 10  # an ORZ config read with libcst (real ones: a few KB)
+MAX_SCRIPT_BYTES = 1 << 20  # setup.py or a training script, read with CPython's ast (1 MiB parses in ~50 ms)
 MAX_DEPTH = 100  # nested brackets (CPython itself refuses 200)
 
 

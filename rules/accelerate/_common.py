@@ -55,10 +55,11 @@ def ds_config_paths(ctx) -> set[str]:
 
 
 def launch_setting(ctx, key: str):
-    """The job's setting ``key`` as the launch or its recipe gives it (not one a ds_config supplied)."""
+    """The job's setting ``key`` as the launch or its recipe gives it (not one a ds_config supplied, nor a default
+    filled in with no place in a file)."""
     ds = ds_config_paths(ctx)
     for s in reversed(ctx.job.settings.all(key)):
-        if s.path not in ds:
+        if s.path is not None and s.path not in ds:
             return s
     return None
 

@@ -115,8 +115,9 @@ def test_activation_checkpointing_turns_checkpointing_on(tmp_path):
 
 
 def test_no_mixed_precision_keeps_the_loaded_dtype(tmp_path):
+    # bf16 off in the recipe too: TRL >= 0.20 turns an unset bf16 on (SFTConfig's "bf16 unless fp16")
     job = _job(tmp_path, "  fsdp_sharding_strategy: FULL_SHARD\n", acc=ACC.replace("bf16", "'no'"),
-               recipe=SFT.replace("bf16: true\n", ""))
+               recipe=SFT.replace("bf16: true\n", "bf16: false\n"))
     assert job.value("precision.master_dtype") == "bf16"
     P = resolve_model(MODEL).param_count
     assert _training(estimate(job, H100))["weights"] == 2 * P // 8
