@@ -129,10 +129,11 @@ def test_heldout_rows_are_well_formed_and_unseen():
 def test_launch_folders_of_option_rows_are_read_to_the_same_estimate():
     # rows collected while the reader missed these launches (TRL's examples/scripts/sft.py with flags only, open-r1's
     # sft.py without --config, alignment-handbook's positional recipe): their launch folders now give the estimate
-    # of the options the row states (LoRA rows within 1%: TRL leaves the targets to PEFT, the row names them)
+    # of the options the row states (LoRA rows within 1%: TRL leaves the targets to PEFT, the row names them);
+    # T6-T8: a script that builds DPOConfig in Python, its batch, lengths and precision TRL 0.16's defaults
     cal = _calibrate()
     rows = {r["id"]: r for r in cal.ROWS}
-    for rid in ("T1", "T2", "T3", "T4", "T5", "T12"):
+    for rid in ("T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8", "T12"):
         config = rows[rid]["config"]
         launch = {"example": f"bench/calibration/launches/{rid}", "quantity": config["quantity"]}
         by_options, by_launch = (cal.measure(config, cal._estimate_row(c)) for c in (config, launch))
