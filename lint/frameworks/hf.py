@@ -467,7 +467,11 @@ def enrich(command: "Command", settings: Settings, assumptions: list, project, f
         assumptions.extend(facts.notes)
     if entries is not None:
         _add_recipe(settings, entries, recipe_path)
-    _add_flags(settings, command)
+    if facts is None or facts.parses_args:
+        _add_flags(settings, command)
+    elif any(_flag_name(a.flag) in table()["fields"] for a in command.args):
+        assumptions.append(f"{entry} parses no command line (no HfArgumentParser, TrlParser or argparse): its "
+                           "flags are ignored, the values it writes are read")
     if fsdp is not None:
         _add_trainer_fsdp(settings, assumptions, fsdp)
     if kind == "hf" and entries is None and settings.get("trl.num_generations") is not None:

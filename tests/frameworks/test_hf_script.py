@@ -63,15 +63,19 @@ def test_unresolved_values_stay_unknown_and_a_rebound_name_is_not_trusted(tmp_pa
     assert any("**" in a for a in job.assumptions)
 
 
-def test_a_script_a_launch_runs_is_read_by_that_launch_with_its_flags_winning(tmp_path):
-    jobs = _jobs(tmp_path, {
-        "train.py": DPO_SCRIPT,
-        "run.sh": "accelerate launch --num_processes 2 train.py --per_device_train_batch_size 1\n",
-    })
-    (job,) = jobs  # the script run by run.sh is no job of its own
+def test_a_script_a_launch_runs_is_read_by_that_launch(tmp_path):
+    run = "accelerate launch --num_processes 2 train.py --per_device_train_batch_size 1\n"
+    (job,) = _jobs(tmp_path / "a", {"train.py": DPO_SCRIPT, "run.sh": run})  # the script is no job of its own
     assert job.path.endswith("run.sh") and job.framework == "trl" and job.value("job.type") == "dpo"
     assert job.value("model.policy.path") == "Qwen/Qwen2.5-1.5B-Instruct" and job.value("train.lora_rank") == 32
-    assert job.value("batch.micro_train") == 1 and job.value("topology.world_size") == 2
+    assert job.value("topology.world_size") == 2
+    # the script parses no command line: the flag is ignored when it runs, and so here
+    assert job.value("batch.micro_train") == 4 and any("flags are ignored" in a for a in job.assumptions)
+    # a script that also parses its arguments takes the flag
+    parsed = DPO_SCRIPT.replace("from trl import DPOConfig, DPOTrainer\n",
+                                "from trl import DPOConfig, DPOTrainer, TrlParser\nTrlParser((DPOConfig,))\n")
+    (job,) = _jobs(tmp_path / "b", {"train.py": parsed, "run.sh": run})
+    assert job.value("batch.micro_train") == 1
 
 
 def test_scripts_without_a_literal_model_or_config_make_no_job(tmp_path):
