@@ -172,7 +172,8 @@ def _add_script(settings: Settings, facts: "ScriptFacts", path: str) -> None:
     for name, (value, span, origin) in facts.entries.items():
         _add_field(settings, name, value, path, span, origin)
     if facts.job_type is not None and settings.get("job.type") is None:
-        settings.add(Setting("job.type", facts.job_type, path, facts.type_span, "the trainer or config the script calls"))
+        settings.add(Setting("job.type", facts.job_type, path, facts.type_span,
+                             "the trainer or config the script calls"))
 
 
 def _release_defaults(settings: Settings, assumptions: list, project, kind: str) -> None:
@@ -285,11 +286,12 @@ def _unmixed_dtype(settings: Settings) -> None:
             or settings.get("deepspeed.config_path") is not None or settings.get("zero.stage") is not None:
         return
     loaded = settings.get("hf.torch_dtype")
-    value = loaded.value if loaded is not None else "fp32"
-    if value in ("bf16", "fp16", "fp32"):
-        settings.add(Setting("precision.param_dtype", value, loaded.path if loaded else None,
-                             loaded.span if loaded else None,
-                             f"no mixed precision: the loaded dtype ({'torch_dtype ' + value if loaded else 'fp32, torch_dtype unset'})"))
+    if loaded is None:
+        settings.add(Setting("precision.param_dtype", "fp32", None, None,
+                             "no mixed precision: the loaded dtype (fp32, torch_dtype unset)"))
+    elif loaded.value in ("bf16", "fp16", "fp32"):
+        settings.add(Setting("precision.param_dtype", loaded.value, loaded.path, loaded.span,
+                             f"no mixed precision: the loaded dtype (torch_dtype {loaded.value})"))
 
 
 def _master_dtype(settings: Settings, framework: str) -> str | None:
@@ -740,7 +742,7 @@ def build_recipe_jobs(source: "Source", project) -> list[Job]:
                 assumptions=assumptions + ([note] if note else []))]
 
 
-# -- a training script on its own ---------------------------------------------------------------------------------------
+# -- a training script on its own -------------------------------------------------------------------------------------
 @job_builder(kinds={"python"})
 def build_script_jobs(source: "Source", project) -> list[Job]:
     """A training script that builds its TrainingArguments (or TRL config) in Python and names its model literally,

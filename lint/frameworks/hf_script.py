@@ -51,6 +51,24 @@ def _name(node) -> str:
     return ""
 
 
+HF_PACKAGES = ("transformers", "trl")
+
+
+def _hf_names(tree: ast.Module) -> tuple[dict, set]:
+    """({local name: imported name} of what the file imports from transformers or trl, {local names of those
+    modules}): a ``Trainer`` of another library (Lightning's) is no HF trainer."""
+    names, modules = {}, set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in HF_PACKAGES:
+            for alias in node.names:
+                names[alias.asname or alias.name] = alias.name
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] in HF_PACKAGES:
+                    modules.add((alias.asname or alias.name).split(".")[0])
+    return names, modules
+
+
 class _Reader:
     def __init__(self, source: "Source", tree: ast.Module):
         self.source = source
@@ -119,30 +137,45 @@ class _Reader:
         facts = ScriptFacts()
         assigned: dict[str, ast.Call] = {}  # name -> the call assigned to it (a model, a LoRA config)
         found: list[tuple[str, ast.Call]] = []
+        imported, modules = _hf_names(self.tree)
+
+        def hf_name(func) -> str:
+            """The transformers / trl class a callee names (through an import alias), else its own last name."""
+            if isinstance(func, ast.Name):
+                return imported.get(func.id, func.id)
+            root = func
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            return func.attr if isinstance(root, ast.Name) and root.id in modules else _name(func)
+
+        hf_classes = set(configs) | set(trainers)
         for node in ast.walk(self.tree):
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and len(node.targets) == 1 \
                     and isinstance(node.targets[0], ast.Name):
                 assigned.setdefault(node.targets[0].id, node.value)
             if isinstance(node, ast.Call):
-                found.append((_name(node.func), node))
+                name = hf_name(node.func)
+                if name in hf_classes and not (name in imported.values() or self._via_module(node.func, modules)):
+                    continue  # a class of that name from another library
+                found.append((name, node))
         found.sort(key=lambda item: (item[1].lineno, item[1].col_offset))
         parsers = set(table["argument_parsers"]["classes"])
         facts.parses_args = any(name in parsers for name, _ in found)
-        config_calls = [call for name, call in found if name in configs]
+        config_calls = [(name, call) for name, call in found if name in configs]
         trainer_calls = [(name, call) for name, call in found if name in trainers]
         if not config_calls and not trainer_calls:
             return None
         if any(name in trl_only for name, _ in found):
             facts.kind = "trl"
-        training = [call for name, call in found if name in configs and name != "ModelConfig"]
-        facts.span = self.span(training[0] if training else (config_calls or [trainer_calls[0][1]])[0])
+        training = [call for name, call in config_calls if name != "ModelConfig"]
+        facts.span = self.span(training[0] if training else (config_calls or trainer_calls)[0][1])
         if len(training) > 1:
             facts.notes.append(f"{len(training)} TrainingArguments-family calls in the script: the first one's "
                                "values read, the others ignored")
-            config_calls = [c for c in config_calls if c is training[0] or _name(c.func) == "ModelConfig"]
-        for call in config_calls:
+            config_calls = [(n, c) for n, c in config_calls if c is training[0] or n == "ModelConfig"]
+        for name, call in config_calls:
             self._keywords(facts, call)
-            kind = configs[_name(call.func)]
+            kind = configs[name]
             if kind is not None and facts.job_type is None:
                 facts.job_type, facts.type_span = kind, self.span(call.func)
         trainer = trainer_calls[0] if trainer_calls else None
@@ -154,6 +187,13 @@ class _Reader:
         self._lora(facts, found, trainer[1] if trainer else None, assigned, table["lora"])
         self._checkpointing(facts, found, table["checkpointing_calls"])
         return facts
+
+    @staticmethod
+    def _via_module(func, modules: set) -> bool:
+        root = func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        return isinstance(func, ast.Attribute) and isinstance(root, ast.Name) and root.id in modules
 
     def _keywords(self, facts: ScriptFacts, call: ast.Call) -> None:
         from rlhf_lint.schemas import load

@@ -1,7 +1,7 @@
 """Python sources, never imported or executed. Only Python that rlhf-lint has rules for is parsed: ORZ experiment
 configs through libcst (its rules edit them), setup.py and HF training scripts through CPython's own `ast` (only
-their pins, or their literal arguments, are read: importing libcst costs ~0.3 s of a run). Everything else is recognised by one regex and skipped (libcst costs ~20 ms per file;
-a repository has hundreds of modules).
+their pins, or their literal arguments, are read: importing libcst costs ~0.3 s of a run). Everything else is
+recognised by one regex and skipped (libcst costs ~20 ms per file; a repository has hundreds of modules).
 
 A node's exact character span (node_span) is computed here from libcst's byte positions, once per tree.
 """

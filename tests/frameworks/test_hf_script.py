@@ -173,3 +173,24 @@ def test_test_modules_and_an_empty_model_name_make_no_job(tmp_path):
                             "bench.py": body.format(name='""'),
                             "train.py": body.format(name='"Qwen/Qwen2.5-0.5B"')})
     assert [os.path.basename(j.path) for j in jobs] == ["train.py"]
+
+
+def test_only_classes_imported_from_transformers_or_trl_count(tmp_path):
+    body = ('from transformers import AutoModelForCausalLM\n{imports}\n'
+            'model = AutoModelForCausalLM.from_pretrained("Qwen/Qwen2.5-0.5B")\n{call}\n')
+    jobs = _jobs(tmp_path, {
+        # Lightning's Trainer beside a transformers model: no HF Trainer job
+        "lightning_train.py": body.format(imports="from lightning import Trainer",
+                                          call="Trainer(max_epochs=1).fit(model)"),
+        # an aliased TRL config and the module form both count
+        "aliased.py": body.format(imports="from trl import SFTConfig as Cfg, SFTTrainer",
+                                  call='SFTTrainer(model=model, args=Cfg(output_dir="o", per_device_train_batch_size=2))'),
+        "module_form.py": body.format(imports="import transformers",
+                                      call='transformers.Trainer(model=model, args=transformers.TrainingArguments('
+                                           '"o", per_device_train_batch_size=3))'),
+    })
+    by_file = {os.path.basename(j.path): j for j in jobs}
+    assert set(by_file) == {"aliased.py", "module_form.py"}
+    aliased = by_file["aliased.py"]
+    assert aliased.value("batch.micro_train") == 2 and aliased.value("job.type") == "sft"
+    assert by_file["module_form.py"].value("batch.micro_train") == 3
