@@ -184,7 +184,7 @@ def test_only_classes_imported_from_transformers_or_trl_count(tmp_path):
                                           call="Trainer(max_epochs=1).fit(model)"),
         # an aliased TRL config and the module form both count
         "aliased.py": body.format(imports="from trl import SFTConfig as Cfg, SFTTrainer",
-                                  call='SFTTrainer(model=model, args=Cfg(output_dir="o", per_device_train_batch_size=2))'),
+                                  call='SFTTrainer(model=model, args=Cfg("o", per_device_train_batch_size=2))'),
         "module_form.py": body.format(imports="import transformers",
                                       call='transformers.Trainer(model=model, args=transformers.TrainingArguments('
                                            '"o", per_device_train_batch_size=3))'),
