@@ -26,6 +26,30 @@ def label(framework: str) -> str:
     return LABELS.get(framework, framework)
 
 
+def table_release(labels, version) -> str | None:
+    """The release of a table (``labels``: its version strings) that answers for ``version``: one of the same minor
+    series (the newest at or before it, else the series' oldest), since tables hold some patches of each series and
+    config keys change between minor releases; else the newest at or before it; None when neither exists."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        wanted = Version(version)
+    except (InvalidVersion, TypeError):
+        return None
+    numbered = []
+    for name in labels:
+        try:
+            numbered.append((Version(name), name))
+        except InvalidVersion:
+            continue
+    series = [(v, n) for v, n in numbered if v.release[:2] == wanted.release[:2]]
+    if series:
+        at_or_before = [(v, n) for v, n in series if v <= wanted]
+        return (max(at_or_before) if at_or_before else min(series))[1]
+    before = [(v, n) for v, n in numbered if v <= wanted]
+    return max(before)[1] if before else None
+
+
 def _newest(versions) -> str | None:
     from packaging.version import InvalidVersion, Version
 

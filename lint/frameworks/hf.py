@@ -187,9 +187,11 @@ def _release_defaults(settings: Settings, assumptions: list, project, kind: str)
         assumptions.append(note)
 
 
-def _finetuning_kind(kind: str, facts: "ScriptFacts | None") -> str:
-    """A script that applies its own LoraConfig decides LoRA itself: TRL's use_peft default is its CLI's, not its."""
-    return "hf" if facts is not None and "lora_r" in facts.entries else kind
+def _script_fields(facts: "ScriptFacts | None", path: str) -> dict:
+    """A LoraConfig the script applies is TRL's use_peft true: {field: (value, path, span)} as _finetuning takes."""
+    if facts is None or "lora_r" not in facts.entries:
+        return {}
+    return {"use_peft": (True, path, facts.entries["lora_r"][1])}
 
 
 def _derive(settings: Settings, framework: str, path: str) -> None:
@@ -426,7 +428,8 @@ def enrich(command: "Command", settings: Settings, assumptions: list, project, f
 
             facts = script_facts(script)
     if kind is None and command.entry_kind == "script" and entry:
-        kind, job_type = _script_kind(entry, script)
+        # the import scan is only needed when the script's calls said nothing
+        kind, job_type = _script_kind(entry, script if facts is None else None)
     if facts is not None and (kind is None or kind == "hf"):
         kind, job_type = facts.kind, job_type or facts.job_type
     fsdp = _trainer_fsdp(command)
@@ -491,7 +494,8 @@ def enrich(command: "Command", settings: Settings, assumptions: list, project, f
         _grpo_liger(settings, entries, command)
     if surely_trainer and kind in ("trl", "hf"):
         _release_defaults(settings, assumptions, project, kind)
-    _finetuning(settings, _finetuning_kind(kind, facts), _extra_fields(entries, command, recipe_path or command.path))
+    _finetuning(settings, kind, {**_extra_fields(entries, command, recipe_path or command.path),
+                                 **_script_fields(facts, script.path if script is not None else command.path)})
     _derive(settings, kind, command.path)
     if config_word is not None and entries is None:
         certain = False  # a recipe the project does not hold: its values are unknown
@@ -763,7 +767,7 @@ def build_script_jobs(source: "Source", project) -> list[Job]:
     kind = facts.kind
     assumptions = ["the script's world size is not given by any launch of the project"] + facts.notes
     _release_defaults(settings, assumptions, project, kind)
-    _finetuning(settings, _finetuning_kind(kind, facts), {})
+    _finetuning(settings, kind, _script_fields(facts, source.path))
     _derive(settings, kind, source.path)
     settings.add(Setting("hf.certain", False, source.path, None))
     settings.add(Setting("framework", kind, source.path, None))

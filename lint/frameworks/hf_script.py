@@ -69,6 +69,16 @@ def _hf_names(tree: ast.Module) -> tuple[dict, set]:
     return names, modules
 
 
+def _callee(func, imported: dict, modules: set) -> tuple[str, bool]:
+    """(the class a callee names, through an import alias; whether transformers or trl provide it)."""
+    if isinstance(func, ast.Name):
+        return imported.get(func.id, func.id), func.id in imported
+    root = func
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    return _name(func), isinstance(func, ast.Attribute) and isinstance(root, ast.Name) and root.id in modules
+
+
 class _Reader:
     def __init__(self, source: "Source", tree: ast.Module):
         self.source = source
@@ -138,24 +148,14 @@ class _Reader:
         assigned: dict[str, ast.Call] = {}  # name -> the call assigned to it (a model, a LoRA config)
         found: list[tuple[str, ast.Call]] = []
         imported, modules = _hf_names(self.tree)
-
-        def hf_name(func) -> str:
-            """The transformers / trl class a callee names (through an import alias), else its own last name."""
-            if isinstance(func, ast.Name):
-                return imported.get(func.id, func.id)
-            root = func
-            while isinstance(root, ast.Attribute):
-                root = root.value
-            return func.attr if isinstance(root, ast.Name) and root.id in modules else _name(func)
-
         hf_classes = set(configs) | set(trainers)
         for node in ast.walk(self.tree):
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and len(node.targets) == 1 \
                     and isinstance(node.targets[0], ast.Name):
                 assigned.setdefault(node.targets[0].id, node.value)
             if isinstance(node, ast.Call):
-                name = hf_name(node.func)
-                if name in hf_classes and not (name in imported.values() or self._via_module(node.func, modules)):
+                name, from_hf = _callee(node.func, imported, modules)
+                if name in hf_classes and not from_hf:
                     continue  # a class of that name from another library
                 found.append((name, node))
         found.sort(key=lambda item: (item[1].lineno, item[1].col_offset))
@@ -187,13 +187,6 @@ class _Reader:
         self._lora(facts, found, trainer[1] if trainer else None, assigned, table["lora"])
         self._checkpointing(facts, found, table["checkpointing_calls"])
         return facts
-
-    @staticmethod
-    def _via_module(func, modules: set) -> bool:
-        root = func
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        return isinstance(func, ast.Attribute) and isinstance(root, ast.Name) and root.id in modules
 
     def _keywords(self, facts: ScriptFacts, call: ast.Call) -> None:
         from rlhf_lint.schemas import load

@@ -8,10 +8,6 @@ import functools
 
 from rlhf_lint.model import Settings
 
-# the config class each job type's trainer takes
-CONFIG_OF_TYPE = {"sft": "SFTConfig", "dpo": "DPOConfig", "grpo": "GRPOConfig", "kto": "KTOConfig",
-                  "rm": "RewardConfig", "orpo": "ORPOConfig", "cpo": "CPOConfig", "rloo": "RLOOConfig",
-                  "ppo": "PPOConfig"}
 UNLESS_FP16 = "unless fp16"
 # fields whose unset value the memory estimate resolves itself, per TRL release and on the safe side when the
 # release is unknown (no reference model for beta, server-mode vLLM off the training GPUs)
@@ -26,25 +22,31 @@ def _table() -> dict:
     return load("hf/trl_config_defaults.json")
 
 
+@functools.lru_cache(maxsize=1)
+def config_of_type() -> dict:
+    """{job type: the config class its trainer takes}: the first class schemas/hf/script_calls.json lists for it."""
+    from rlhf_lint.frameworks.hf_script import calls
+
+    out: dict = {}
+    for cls, job_type in calls()["configs"]["classes"].items():
+        if job_type is not None:
+            out.setdefault(job_type, cls)
+    return out
+
+
 @functools.lru_cache(maxsize=64)
 def release_of(version: str | None) -> tuple[str, bool]:
-    """(release label in the table, exact): the release of ``version``'s minor series, else the newest at or
-    before it; no version, or one older than the table: the newest (not exact)."""
-    from packaging.version import InvalidVersion, Version
+    """(release label in the table, exact): edge.table_release of ``version``; no version, or one older than the
+    table: the newest (not exact)."""
+    from packaging.version import Version
 
-    releases = [Version(v) for v in _table()["releases"]]
-    newest = str(max(releases))
-    try:
-        wanted = Version(version) if version else None
-    except InvalidVersion:
-        wanted = None
-    if wanted is None:
-        return newest, False
-    same = [v for v in releases if v.release[:2] == wanted.release[:2]]
-    if same:
-        return str(max(same)), True
-    before = [v for v in releases if v <= wanted]
-    return (str(max(before)), False) if before else (newest, False)
+    from rlhf_lint.frameworks.edge import table_release
+
+    releases = list(_table()["releases"])
+    found = table_release(releases, version) if version else None
+    if found is None:
+        return max(releases, key=Version), False
+    return found, Version(found).release[:2] == Version(version).release[:2]
 
 
 def defaults_for(kind: str, job_type: str | None, version: str | None) -> tuple[dict, str, str, bool]:
@@ -55,13 +57,14 @@ def defaults_for(kind: str, job_type: str | None, version: str | None) -> tuple[
         return dict(plain["defaults"]), "TrainingArguments default", "", True
     label, exact = release_of(version)
     classes = table["releases"][label]["classes"]
-    cls = CONFIG_OF_TYPE.get(job_type or "")
+    cls = config_of_type().get(job_type or "")
     if cls is None:  # an untyped TRL launch: what every config class of the release that declares a field agrees on
-        agreed: dict = {}
+        seen: dict[str, list] = {}
         for row in classes.values():
             for name, value in row["defaults"].items():
-                agreed[name] = value if agreed.get(name, value) == value else ...
-        agreed = {name: value for name, value in agreed.items() if value is not ...}
+                seen.setdefault(name, []).append(value)
+        agreed = {name: values[0] for name, values in seen.items()
+                  if all(v == values[0] and type(v) is type(values[0]) for v in values)}
         return {**plain["defaults"], **agreed}, f"TRL {label} default of every config", label, exact
     row = classes.get(cls)
     if row is None:

@@ -55,7 +55,9 @@ def schema_keys(version: str | None, config_name: str = "ppo_trainer") -> tuple[
     """(release label, {key: default}, exact) for the release of ``version``'s minor series in the table, else the
     newest release at or before it. Without a version
     the union of every release is used (exact False): a key is unknown only if no release knows it."""
-    from packaging.version import InvalidVersion, Version
+    from packaging.version import Version
+
+    from rlhf_lint.frameworks.edge import table_release
 
     data = _defaults()
     if config_name == "ppo_megatron_trainer":
@@ -63,27 +65,17 @@ def schema_keys(version: str | None, config_name: str = "ppo_trainer") -> tuple[
     if config_name != "ppo_trainer":
         return "", {}, False
     releases = data["releases"]
-    if version:
-        try:
-            wanted = Version(version)
-        except InvalidVersion:
-            wanted = None
-        if wanted is not None:
-            numbered = [r for r in releases if r != "main"]
-            # a release of the same minor series is read when the table has one (0.2.0 -> 0.2.0.post2, 0.4.0 ->
-            # 0.4.1): verl changes its config keys between minor releases, and a gap in the table must not send a
-            # release back to an older series' keys
-            series = [r for r in numbered if Version(r).release[:2] == wanted.release[:2]]
-            if series:
-                at_or_before = [r for r in series if Version(r) <= wanted]
-                best = max(at_or_before, key=Version) if at_or_before else min(series, key=Version)
-                return best, releases[best]["keys"], True
-            candidates = [r for r in numbered if Version(r) <= wanted]
-            if candidates:
-                best = max(candidates, key=Version)
-                newest = max((r for r in releases if r != "main"), key=Version)
-                label = best if best != newest or wanted <= Version(newest) or "main" not in releases else "main"
-                return label, releases[label]["keys"], True
+    numbered = [r for r in releases if r != "main"]
+    # the same minor series when the table has one (0.2.0 -> 0.2.0.post2, 0.4.0 -> 0.4.1): a gap in the table must
+    # not send a release back to an older series' keys
+    best = table_release(numbered, version) if version else None
+    if best is not None:
+        newest = max(numbered, key=Version)
+        wanted = Version(version)
+        same_series = Version(best).release[:2] == wanted.release[:2]
+        label = best if same_series or best != newest or wanted <= Version(newest) or "main" not in releases \
+            else "main"
+        return label, releases[label]["keys"], True
     union: dict = {}
     for name in sorted(releases, key=_release_order):
         union.update(releases[name]["keys"])

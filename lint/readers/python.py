@@ -35,15 +35,10 @@ def _python_gate(source: Source):
                          0) from None
 
 
-def is_relevant_python(source: Source) -> bool:
-    return (os.path.basename(source.path) == "setup.py" or looks_like_orz(source.text)
-            or looks_like_hf_script(source.text))
-
-
 def parse_python_source(source: Source):
-    if not is_relevant_python(source):
-        return None
     orz = looks_like_orz(source.text)
+    if not (orz or os.path.basename(source.path) == "setup.py" or looks_like_hf_script(source.text)):
+        return None
     limit = MAX_BYTES if orz else MAX_SCRIPT_BYTES
     if len(source.raw) > limit:
         source.skipped.append((Span(0, 0), f"a Python config of {len(source.raw) >> 10} KiB, over the "
