@@ -176,6 +176,10 @@ VOCABULARY = (
     # -- TRL / HF Trainer recipes (issue 15, trl15): the dtype the model is loaded in
     ("hf.torch_dtype", str, "bf16 | fp16 | fp32 | auto: from_pretrained's dtype (TRL ModelConfig torch_dtype / dtype); "
                             "without DeepSpeed the trained weights, gradients and AdamW moments stay in it"),
+    ("precision.loaded_dtype_open", str, "bf16 | fp16: the 16-bit reading of a loaded dtype the launch leaves open "
+                                         "(torch_dtype auto with the checkpoint's dtype unknown, or unset where "
+                                         "transformers 5 may load the checkpoint's): the low end of the band; the "
+                                         "nominal figure stays fp32"),
     # -- accelerate FSDP launches (issue 15, fsdp15): how long the gathered parameters stay on the GPU
     ("train.fsdp_reshard_after_forward", bool, "false: the parameters gathered in forward stay until backward "
                                                "(SHARD_GRAD_OP, HYBRID_SHARD_ZERO2, FSDP2 reshard_after_forward "

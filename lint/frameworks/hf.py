@@ -280,10 +280,59 @@ def _grpo_liger(settings: Settings, entries: dict | None, command: "Command | No
                          "use_liger_kernel: GRPO passes no labels, so Liger's forward still builds the full logits"))
 
 
+def _default_loaded_dtype(settings: Settings, project, kind: str, script_loads: bool) -> None:
+    """The dtype the model loads in when the launch names none (schemas/hf/load_dtype.json): TRL's when TRL loads
+    it (ModelConfig, a trainer given a model id) and its release says one, else transformers' default for the major
+    releases the repository admits: fp32 before 5, the checkpoint's ("auto") from 5. Admitting both, or pinning
+    nothing, leaves it open: "auto" here, which the estimate spans from fp32 down to 16 bits."""
+    if settings.get("hf.torch_dtype") is not None or settings.get("train.quantization") is not None:
+        return
+    from packaging.specifiers import SpecifierSet
+
+    from rlhf_lint.schemas import load
+
+    table = load("hf/load_dtype.json")
+    if kind == "trl" and not script_loads:
+        from rlhf_lint.frameworks.edge import target_version
+        from rlhf_lint.frameworks.trl_defaults import release_of
+
+        target = target_version(project, "trl") if project is not None else None
+        label, _exact = release_of(target.version if target is not None else None)
+        row = next((r for r in table["trl"] if SpecifierSet(r["versions"]).contains(label)), None)
+        if row is not None and row["default"] is not None:
+            settings.add(Setting("hf.torch_dtype", row["default"], None, None,
+                                 f"TRL {label} loads the model in {row['default']} when no dtype is given "
+                                 f"({row['source'].split(' ')[0]})"))
+            return
+    majors = _transformers_majors(project)
+    if majors and max(majors) < 5:
+        return  # transformers 4 loads fp32: the estimate's reading of an unset dtype
+    why = ("transformers 5 loads the checkpoint's dtype when none is given" if majors and min(majors) >= 5 else
+           "transformers not held below 5: 4.x loads fp32, 5.x the checkpoint's dtype when none is given")
+    settings.add(Setting("hf.torch_dtype", "auto", None, None, why))
+
+
+def _transformers_majors(project) -> frozenset[int] | None:
+    """The major transformers releases the repository targets: a configured version, else what its pins admit."""
+    config = getattr(project, "config", None)
+    given = str((getattr(config, "versions", None) or {}).get("transformers") or "").lstrip("v")
+    if given.split(".")[0].isdigit():
+        return frozenset({int(given.split(".")[0])})
+    if project is None or not project.declares_pins():
+        return None
+    from rlhf_lint.frameworks.versions import admitted_majors
+
+    try:
+        return admitted_majors(project, "transformers")
+    except Exception:  # a pin file the pin reader cannot use must not break the estimate
+        return None
+
+
 def _unmixed_dtype(settings: Settings) -> None:
     """bf16 and fp16 both off (as given, or a TRL / TrainingArguments default) and no DeepSpeed or accelerate
     precision: nothing autocasts, so the model computes in the dtype it was loaded in (fp32 when torch_dtype is unset,
-    transformers' default before v5). torch_dtype auto (the checkpoint's) is not read: left to the estimate."""
+    transformers' default before v5). torch_dtype auto (the checkpoint's, not recorded): fp32, with the 16-bit
+    reading as the band's low end."""
     if settings.get("precision.param_dtype") is not None or settings.value("hf.mixed_precision") != "no" \
             or settings.get("deepspeed.config_path") is not None or settings.get("zero.stage") is not None:
         return
@@ -294,6 +343,16 @@ def _unmixed_dtype(settings: Settings) -> None:
     elif loaded.value in ("bf16", "fp16", "fp32"):
         settings.add(Setting("precision.param_dtype", loaded.value, loaded.path, loaded.span,
                              f"no mixed precision: the loaded dtype (torch_dtype {loaded.value})"))
+    elif loaded.value == "auto":
+        settings.add(Setting("precision.param_dtype", "fp32", loaded.path, loaded.span,
+                             "no mixed precision: the checkpoint's dtype, fp32 at most"))
+        _open_dtype(settings, loaded)
+
+
+def _open_dtype(settings: Settings, loaded: Setting) -> None:
+    if settings.get("precision.loaded_dtype_open") is None:
+        settings.add(Setting("precision.loaded_dtype_open", "bf16", loaded.path, loaded.span,
+                             f"{loaded.origin or 'torch_dtype auto'}: 16 bits at the band's low end"))
 
 
 def _master_dtype(settings: Settings, framework: str) -> str | None:
@@ -319,9 +378,10 @@ def _master_dtype(settings: Settings, framework: str) -> str | None:
                              f"torch_dtype {value}: no DeepSpeed, so the weights train in the loaded dtype"))
         return None
     if value == "auto":
-        return ("torch_dtype auto: the checkpoint's stored dtype, not read here; fp32 weights and AdamW states "
-                "assumed (an upper bound: a bf16 checkpoint trains in bf16)")
-    return "torch_dtype unset: transformers loads fp32 (TRL ModelConfig default None), the fp32 weights are the master"
+        _open_dtype(settings, loaded)
+        return (f"torch_dtype auto ({loaded.origin or 'as given'}): the checkpoint's stored dtype, not recorded "
+                f"here; fp32 weights and AdamW states in the figures, 16 bits at the low end of the band")
+    return "torch_dtype unset: transformers 4 loads fp32, the fp32 weights are the master"
 
 
 def _type_from_name(name: str) -> str | None:
@@ -494,6 +554,8 @@ def enrich(command: "Command", settings: Settings, assumptions: list, project, f
         _grpo_liger(settings, entries, command)
     if surely_trainer and kind in ("trl", "hf"):
         _release_defaults(settings, assumptions, project, kind)
+    if kind in ("trl", "hf"):
+        _default_loaded_dtype(settings, project, kind, facts is not None and facts.loads_model)
     _finetuning(settings, kind, {**_extra_fields(entries, command, recipe_path or command.path),
                                  **_script_fields(facts, script.path if script is not None else command.path)})
     _derive(settings, kind, command.path)
@@ -732,6 +794,7 @@ def build_recipe_jobs(source: "Source", project) -> list[Job]:
         _type_from_fields(settings, entries, None, source.path)
         _grpo_liger(settings, entries, None)
         _release_defaults(settings, assumptions, project, kind)
+        _default_loaded_dtype(settings, project, kind, False)
     _finetuning(settings, kind, _extra_fields(entries, None, source.path))
     _derive(settings, kind, source.path)
     settings.add(Setting("hf.certain", kind != "hf", source.path, None))
@@ -767,6 +830,7 @@ def build_script_jobs(source: "Source", project) -> list[Job]:
     kind = facts.kind
     assumptions = ["the script's world size is not given by any launch of the project"] + facts.notes
     _release_defaults(settings, assumptions, project, kind)
+    _default_loaded_dtype(settings, project, kind, facts.loads_model)
     _finetuning(settings, kind, _script_fields(facts, source.path))
     _derive(settings, kind, source.path)
     settings.add(Setting("hf.certain", False, source.path, None))

@@ -39,6 +39,7 @@ class ScriptFacts:
     type_span: Span | None = None
     span: Span | None = None  # the TrainingArguments-family call: the job's position
     parses_args: bool = False  # the script also parses a command line: flags may change what it builds
+    loads_model: bool = False  # the script's own from_pretrained loads the trained model (not TRL from an id)
     notes: list = field(default_factory=list)
 
 
@@ -235,6 +236,7 @@ class _Reader:
         return next((call for _, call in found if is_loader(call)), None)
 
     def _model(self, facts: ScriptFacts, call: ast.Call, assigned: dict, table: dict) -> None:
+        facts.loads_model = True
         path = call.args[0] if call.args else next(
             (kw.value for kw in call.keywords if kw.arg == "pretrained_model_name_or_path"), None)
         if path is not None:

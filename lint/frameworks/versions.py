@@ -685,3 +685,29 @@ def _pinned_version(project, package: str) -> tuple[str, Setting] | None:
         span = c.root.span
         origin = "implied: " + c.why()
     return version, Setting(f"pin.{name}", version, c.root.path, span, origin, c.root.text)
+
+
+def admitted_majors(project, package: str) -> frozenset[int] | None:
+    """The major versions of ``package`` the repository's install sets admit: per set that constrains it (directly
+    or through a framework pin), the known releases every constraint of the set allows, pooled over the sets. None
+    when no set constrains it (anything may be installed) or the table knows no release of it."""
+    return _cached(project, f"admitted_majors:{canonical(package)}", lambda: _admitted_majors(project, package))
+
+
+def _admitted_majors(project, package: str) -> frozenset[int] | None:
+    from packaging.version import Version
+
+    name = canonical(package)
+    known = releases(name)
+    if not known:
+        return None
+    majors: set[int] = set()
+    constrained = False
+    for s in install_sets(project):
+        found = constraints(s).get(name, [])
+        if not found:
+            continue
+        constrained = True
+        majors.update(Version(v).major for v in known
+                      if all(_contains(c.specifier, v, str(c.specifier)) for c in found))
+    return frozenset(majors) if constrained else None

@@ -175,6 +175,8 @@ class GpuGroup:
     phases: dict[str, list[tuple[str, Term]]]
     gpu_memory: int | None
     shared_process: bool = False  # one process holds every member (else one process per member on each GPU)
+    # the low end under the 16-bit reading of a loaded dtype the launch leaves open (precision.loaded_dtype_open)
+    low_floor: int | None = None
 
     @property
     def names(self) -> list[str]:
@@ -214,7 +216,8 @@ class GpuGroup:
 
     @property
     def low_peak(self) -> int:
-        return max((self.band_total(p, 0) for p in self.phases), default=0)
+        low = max((self.band_total(p, 0) for p in self.phases), default=0)
+        return low if self.low_floor is None else min(low, self.low_floor)
 
     @property
     def high_peak(self) -> int:
@@ -1338,6 +1341,26 @@ def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, g
 # -- the estimate ------------------------------------------------------------------------------------------------
 def estimate(job, hardware, read_config: Callable[[str], str | None] | None = None,
              versions: dict | None = None) -> Estimate:
+    """GPU and host memory of a job's roles. A loaded dtype the launch leaves open (precision.loaded_dtype_open) is
+    estimated both ways: the nominal figures at fp32, the low end of each GPU group's band at 16 bits, so a verdict
+    that rests on the dtype is a warning, never an error."""
+    est = _estimate(job, hardware, read_config, versions)
+    low = job.settings.value("precision.loaded_dtype_open")
+    if low and est.groups:
+        changes = {"precision.master_dtype": low, "precision.loaded_dtype_open": None}
+        if str(job.settings.value("precision.param_dtype") or "").lower() in ("fp32", "float32"):
+            changes["precision.param_dtype"] = low
+        floors = {tuple(g.names): g.low_peak for g in _estimate(with_settings(job, changes), hardware, read_config,
+                                                                 versions).groups}
+        for g in est.groups:
+            floor = floors.get(tuple(g.names))
+            if floor is not None and floor < g.low_peak:
+                g.low_floor = floor
+    return est
+
+
+def _estimate(job, hardware, read_config: Callable[[str], str | None] | None = None,
+              versions: dict | None = None) -> Estimate:
     assumptions: list[str] = list(getattr(job, "assumptions", []) or [])
     inp = _Inputs(job.settings, assumptions)
     gpu: GPU | None = None

@@ -194,3 +194,52 @@ def test_only_classes_imported_from_transformers_or_trl_count(tmp_path):
     aliased = by_file["aliased.py"]
     assert aliased.value("batch.micro_train") == 2 and aliased.value("job.type") == "sft"
     assert by_file["module_form.py"].value("batch.micro_train") == 3
+
+
+# -- the dtype a model loads in when nothing names one (schemas/hf/load_dtype.json) ---------------------------------
+PLAIN_SCRIPT = ('from transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n'
+                'model = AutoModelForCausalLM.from_pretrained("Qwen/Qwen2.5-7B")\n'
+                'Trainer(model=model, args=TrainingArguments("out", bf16=False)).train()\n')
+
+
+def test_an_unset_dtype_follows_the_transformers_major_the_repository_admits(tmp_path):
+    def job(name, requirements):
+        files = {"train.py": PLAIN_SCRIPT, **({"requirements.txt": requirements} if requirements else {})}
+        return _jobs(tmp_path / name, files)[0]
+
+    v4, v5, open_, unpinned = (job("v4", "transformers==4.49.0\n"), job("v5", "transformers>=5.2\n"),
+                               job("open", "trl==0.16.0\n"), job("none", ""))
+    # transformers 4 loads fp32: certain, no band to the 16-bit reading
+    assert v4.value("hf.torch_dtype") is None and v4.value("precision.param_dtype") == "fp32"
+    assert v4.value("precision.loaded_dtype_open") is None
+    # 5 loads the checkpoint's dtype; trl 0.16 admits 4 and 5 (transformers>=4.46.0); nothing pinned admits both
+    for j in (v5, open_, unpinned):
+        assert j.value("hf.torch_dtype") == "auto" and j.value("precision.loaded_dtype_open") == "bf16", j.path
+    assert "transformers 5 loads" in v5.settings.get("hf.torch_dtype").origin
+    assert "not held below 5" in unpinned.settings.get("hf.torch_dtype").origin
+
+
+def test_trl_loading_the_model_gives_its_own_release_default(tmp_path):
+    # TRL 0.27 made float32 explicit (ModelConfig.dtype, create_model_from_path): certain whatever transformers is
+    run = "trl sft --model_name_or_path Qwen/Qwen2.5-0.5B\n"
+    new = _jobs(tmp_path / "new", {"run.sh": run, "requirements.txt": "trl==1.9.0\ntransformers==5.2.0\n"})[0]
+    assert new.value("hf.torch_dtype") == "fp32" and new.value("precision.loaded_dtype_open") is None
+    # 0.26 loaded a model id with dtype "auto"
+    mid = _jobs(tmp_path / "mid", {"run.sh": run, "requirements.txt": "trl==0.26.2\n"})[0]
+    assert mid.value("hf.torch_dtype") == "auto"
+    # a script's own from_pretrained is transformers' default, not TRL's
+    script = PLAIN_SCRIPT.replace("TrainingArguments", "SFTConfig").replace("Trainer,", "").replace(
+        "from transformers import AutoModelForCausalLM, ", "from transformers import AutoModelForCausalLM\n"
+        "from trl import SFTTrainer, ").replace("Trainer(model", "SFTTrainer(model")
+    own = _jobs(tmp_path / "own", {"train.py": script, "requirements.txt": "trl==1.9.0\ntransformers==5.2.0\n"})[0]
+    assert own.framework == "trl" and own.value("hf.torch_dtype") == "auto"
+
+
+def test_trl_0_28_does_not_cap_transformers_below_5(tmp_path):
+    # the <5.0.0 in trl 0.28's pyproject belongs to its judges extra only
+    from rlhf_lint.frameworks.versions import admitted_majors
+
+    project = build_written(tmp_path, {"requirements.txt": "trl==0.28.0\n"})
+    assert admitted_majors(project, "transformers") == frozenset({4, 5})
+    capped = build_written(tmp_path / "c", {"requirements.txt": "trl[judges]==0.28.0\n"})
+    assert admitted_majors(capped, "transformers") == frozenset({4})

@@ -114,6 +114,19 @@ def test_bf16_without_deepspeed_keeps_no_fp32_master():
     assert (amp["weights"], amp["gradients"], amp["optimizer_states"]) == (4 * P(), 4 * P(), 8 * P())
 
 
+def test_an_open_loaded_dtype_spans_fp32_down_to_16_bits():
+    # torch_dtype auto with the checkpoint's dtype unknown: fp32 states in the figures, the bf16 reading (no master,
+    # 8 B per parameter) at the band's low end, so a verdict resting on it is a warning
+    plain = {"train.strategy": "ddp"}
+    open_ = estimate(job(gpus=1, zero=None, **plain, **{"precision.loaded_dtype_open": "bf16"}), A100)
+    fp32 = estimate(job(gpus=1, zero=None, **plain, **{"precision.master_dtype": "fp32"}), A100)
+    bf16 = estimate(job(gpus=1, zero=None, **plain, **{"precision.master_dtype": "bf16"}), A100)
+    (g,), (g32,), (g16,) = open_.groups, fp32.groups, bf16.groups
+    assert terms(open_) == terms(fp32) and g.peak == g32.peak and g.high_peak == g32.high_peak
+    assert g.low_peak == g16.low_peak < g32.low_peak
+    assert g32.certain_overflow and not g.certain_overflow and g.tight  # 7B: 16 B/param overflows, 8 B does not
+
+
 def test_fused_loss_has_no_full_logits():
     h, V = 3584, 152064
     full = terms(estimate(job(micro=2, seq=4096), A100))["logits"]
