@@ -293,11 +293,9 @@ def _default_loaded_dtype(settings: Settings, project, kind: str, script_loads: 
 
     table = load("hf/load_dtype.json")
     if kind == "trl" and not script_loads:
-        from rlhf_lint.frameworks.edge import target_version
-        from rlhf_lint.frameworks.trl_defaults import release_of
+        from rlhf_lint.frameworks.trl_defaults import release_of, targeted_version
 
-        target = target_version(project, "trl") if project is not None else None
-        label, _exact = release_of(target.version if target is not None else None)
+        label, _exact = release_of(targeted_version(project))
         row = next((r for r in table["trl"] if SpecifierSet(r["versions"]).contains(label)), None)
         if row is not None and row["default"] is not None:
             settings.add(Setting("hf.torch_dtype", row["default"], None, None,
@@ -313,11 +311,15 @@ def _default_loaded_dtype(settings: Settings, project, kind: str, script_loads: 
 
 
 def _transformers_majors(project) -> frozenset[int] | None:
-    """The major transformers releases the repository targets: a configured version, else what its pins admit."""
-    config = getattr(project, "config", None)
-    given = str((getattr(config, "versions", None) or {}).get("transformers") or "").lstrip("v")
-    if given.split(".")[0].isdigit():
-        return frozenset({int(given.split(".")[0])})
+    """The major transformers releases the repository targets: a configured version, else every one its pins admit
+    (pooled over the install sets, not the one pin target_version prefers: two sets that disagree leave the dtype
+    open rather than make its verdict an error)."""
+    from rlhf_lint.frameworks.edge import target_version
+
+    target = target_version(project, "transformers") if project is not None else None
+    major = target.version.split(".")[0] if target is not None and target.how == "config" else ""
+    if major.isdigit():
+        return frozenset({int(major)})
     if project is None or not project.declares_pins():
         return None
     from rlhf_lint.frameworks.versions import admitted_majors
@@ -353,6 +355,14 @@ def _open_dtype(settings: Settings, loaded: Setting) -> None:
     if settings.get("precision.loaded_dtype_open") is None:
         settings.add(Setting("precision.loaded_dtype_open", "bf16", loaded.path, loaded.span,
                              f"{loaded.origin or 'torch_dtype auto'}: 16 bits at the band's low end"))
+
+
+def _precision_and_defaults(settings: Settings, framework: str) -> str | None:
+    """What every HF job ends with: the master and unmixed dtypes, then the defaults; _master_dtype's assumption."""
+    note = _master_dtype(settings, framework)
+    _unmixed_dtype(settings)
+    _defaults(settings)
+    return note
 
 
 def _master_dtype(settings: Settings, framework: str) -> str | None:
@@ -582,11 +592,9 @@ def interpret(command: "Command", source: "Source", project) -> list[Job]:
                 job.settings.add(Setting("framework", framework, command.path, command.span))
             _accelerate_plugin(job, project)
             _sharding(job.settings, job.path)
-            note = _master_dtype(job.settings, framework)
-            _unmixed_dtype(job.settings)
+            note = _precision_and_defaults(job.settings, framework)
             if note:
                 job.assumptions.append(note)
-            _defaults(job.settings)
     return jobs
 
 
@@ -800,9 +808,7 @@ def build_recipe_jobs(source: "Source", project) -> list[Job]:
     settings.add(Setting("hf.certain", kind != "hf", source.path, None))
     settings.add(Setting("framework", kind, source.path, None))
     _sharding(settings, source.path)
-    note = _master_dtype(settings, kind)
-    _unmixed_dtype(settings)
-    _defaults(settings)
+    note = _precision_and_defaults(settings, kind)
     docs = source.tree
     name = f"{os.path.basename(source.path)} ({kind} recipe)"
     return [Job(name=name, path=source.path, span=node_span(docs[0]), framework=kind, settings=settings,
@@ -836,9 +842,7 @@ def build_script_jobs(source: "Source", project) -> list[Job]:
     settings.add(Setting("hf.certain", False, source.path, None))
     settings.add(Setting("framework", kind, source.path, None))
     _sharding(settings, source.path)
-    note = _master_dtype(settings, kind)
-    _unmixed_dtype(settings)
-    _defaults(settings)
+    note = _precision_and_defaults(settings, kind)
     if facts.parses_args:
         assumptions.append("the script also parses a command line: only the values it writes literally are read")
     from rlhf_lint.readers.shell import parse_hardware  # the `# rlhf-lint: hardware ...` comment reads the same here

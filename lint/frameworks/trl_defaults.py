@@ -72,18 +72,23 @@ def defaults_for(kind: str, job_type: str | None, version: str | None) -> tuple[
     return dict(row["defaults"]), f"TRL {label} {cls} default", label, exact
 
 
+def targeted_version(project) -> str | None:
+    """The TRL release the repository targets (configured or pinned), or None."""
+    if project is None:
+        return None
+    from rlhf_lint.frameworks.edge import target_version
+
+    target = target_version(project, "trl")
+    return target.version if target is not None else None
+
+
 def unset_defaults(settings: Settings, project, kind: str) -> tuple[list, str, str | None]:
     """([(field, value)] a TRL config (or TrainingArguments) gives the fields a launch leaves unset, where they come
     from, the assumption to state or None): the TRL release is the one the repository pins; an unpinned one, or one
     the table lacks, takes the nearest release's defaults and says so."""
     from rlhf_lint.schemas import load
 
-    version = None
-    if kind == "trl" and project is not None:
-        from rlhf_lint.frameworks.edge import target_version
-
-        target = target_version(project, "trl")
-        version = target.version if target is not None else None
+    version = targeted_version(project) if kind == "trl" else None
     defaults, what, label, exact = defaults_for(kind, settings.value("job.type"), version)
     fields = load("hf/training_args.json")["fields"]
     filled = []

@@ -1347,7 +1347,7 @@ def estimate(job, hardware, read_config: Callable[[str], str | None] | None = No
     est = _estimate(job, hardware, read_config, versions)
     low = job.settings.value("precision.loaded_dtype_open")
     if low and est.groups:
-        changes = {"precision.master_dtype": low, "precision.loaded_dtype_open": None}
+        changes = {"precision.master_dtype": low}
         if str(job.settings.value("precision.param_dtype") or "").lower() in ("fp32", "float32"):
             changes["precision.param_dtype"] = low
         floors = {tuple(g.names): g.low_peak for g in _estimate(with_settings(job, changes), hardware, read_config,

@@ -217,6 +217,14 @@ def test_an_unset_dtype_follows_the_transformers_major_the_repository_admits(tmp
         assert j.value("hf.torch_dtype") == "auto" and j.value("precision.loaded_dtype_open") == "bf16", j.path
     assert "transformers 5 loads" in v5.settings.get("hf.torch_dtype").origin
     assert "not held below 5" in unpinned.settings.get("hf.torch_dtype").origin
+    # a configured release wins over what the pins admit
+    from rlhf_lint.engine.config import Config
+    from rlhf_lint.engine.runner import build_project
+
+    project, _ = build_project([str(tmp_path / "none" / "train.py")],
+                               Config(root=str(tmp_path / "none"), versions={"transformers": "4.57.6"}))
+    (configured,) = project.jobs
+    assert configured.value("hf.torch_dtype") is None and configured.value("precision.param_dtype") == "fp32"
 
 
 def test_trl_loading_the_model_gives_its_own_release_default(tmp_path):
