@@ -15,6 +15,8 @@ GIB = 1024**3
 
 _SIZE_RE = lazy_compile(r"^\s*(\d+(?:\.\d+)?)\s*([bBmM])\s*$")
 _SIZE_IN_NAME_RE = lazy_compile(r"(?<![0-9a-z.])(\d+(?:\.\d+)?)([bm])(?![a-z0-9])", re.IGNORECASE)
+# "17B-16E": Llama 4's names give the active parameters and the expert count, not the total
+_ACTIVE_SIZE_RE = lazy_compile(r"(?<![0-9a-z.])(\d+(?:\.\d+)?)b[-_](\d+)e(?![a-z0-9])", re.IGNORECASE)
 
 
 @record(frozen=True)
@@ -36,6 +38,16 @@ class ModelArch:
     experts_per_token: int = 0
     moe_intermediate_size: int = 0
     shared_expert_intermediate_size: int = 0
+    # layers whose FFN is routed experts; None: all of them when num_experts (the others are dense MLPs of
+    # intermediate_size: DeepSeek's first_k_dense_replace, Llama 4 Maverick's interleave step, Qwen MoE's
+    # mlp_only_layers)
+    moe_layers: int | None = None
+    # multi-head latent attention (DeepSeek-V2/V3, Moonlight, Kimi K2): low-rank q and compressed KV
+    q_lora_rank: int = 0
+    kv_lora_rank: int = 0
+    qk_nope_head_dim: int = 0
+    qk_rope_head_dim: int = 0
+    v_head_dim: int = 0
     norms_per_layer: int = 2
     qk_norm: bool = False
     extra_params: int = 0  # parts outside the language model (a vision tower)
@@ -46,8 +58,38 @@ class ModelArch:
     def dim_head(self) -> int:
         return self.head_dim or self.hidden_size // self.num_heads
 
+    @property
+    def moe_layer_count(self) -> int:
+        if not self.num_experts:
+            return 0
+        return self.num_layers if self.moe_layers is None else min(self.moe_layers, self.num_layers)
+
+    @property
+    def dense_layer_count(self) -> int:
+        return self.num_layers - self.moe_layer_count
+
+    @property
+    def expert_intermediate_size(self) -> int:
+        return self.moe_intermediate_size or self.intermediate_size
+
+    def attention_shapes(self) -> dict[str, tuple[int, int]]:
+        """(d_in, d_out) of each attention projection of one layer, by the module names PEFT matches."""
+        h = self.hidden_size
+        if self.kv_lora_rank:
+            qk = self.num_heads * (self.qk_nope_head_dim + self.qk_rope_head_dim)
+            shapes = ({"q_a_proj": (h, self.q_lora_rank), "q_b_proj": (self.q_lora_rank, qk)} if self.q_lora_rank
+                      else {"q_proj": (h, qk)})
+            shapes["kv_a_proj_with_mqa"] = (h, self.kv_lora_rank + self.qk_rope_head_dim)
+            shapes["kv_b_proj"] = (self.kv_lora_rank, self.num_heads * (self.qk_nope_head_dim + self.v_head_dim))
+            shapes["o_proj"] = (self.num_heads * self.v_head_dim, h)
+            return shapes
+        q, kv = self.num_heads * self.dim_head, self.num_kv_heads * self.dim_head
+        return {"q_proj": (h, q), "k_proj": (h, kv), "v_proj": (h, kv), "o_proj": (q, h)}
+
     # -- parameter counts ------------------------------------------------------------------------------------
     def attention_params(self) -> int:
+        if self.kv_lora_rank:  # MLA: the projections plus the RMSNorms of the q and kv latents
+            return sum(i * o for i, o in self.attention_shapes().values()) + self.q_lora_rank + self.kv_lora_rank
         h, d = self.hidden_size, self.dim_head
         q, kv = self.num_heads * d, self.num_kv_heads * d
         n = h * q + 2 * h * kv + q * h
@@ -65,19 +107,38 @@ class ModelArch:
             return 2 * h * inter + ((inter + h) if self.biases else 0)
         return 3 * h * inter
 
-    def ffn_params(self) -> int:
+    def moe_ffn_params(self) -> int:
+        """One MoE layer's FFN: every expert, the router, a shared expert and its gate."""
         h = self.hidden_size
-        if not self.num_experts:
-            return self.mlp_params(self.intermediate_size)
-        inter = self.moe_intermediate_size or self.intermediate_size
-        n = self.num_experts * self.mlp_params(inter) + h * self.num_experts  # experts + router
+        n = self.num_experts * self.mlp_params(self.expert_intermediate_size) + h * self.num_experts
         if self.shared_expert_intermediate_size:
-            n += self.mlp_params(self.shared_expert_intermediate_size) + h  # shared expert + its gate
+            n += self.mlp_params(self.shared_expert_intermediate_size) + h
         return n
 
+    def ffn_params(self) -> int:
+        """The FFN parameters of one layer, averaged over the layers (dense and MoE layers differ)."""
+        if not self.num_experts:
+            return self.mlp_params(self.intermediate_size)
+        total = (self.moe_layer_count * self.moe_ffn_params()
+                 + self.dense_layer_count * self.mlp_params(self.intermediate_size))
+        return total // self.num_layers
+
+    def expert_params(self) -> int:
+        """Routed experts' parameters over every layer (what expert parallelism splits)."""
+        return self.moe_layer_count * self.num_experts * self.mlp_params(self.expert_intermediate_size)
+
     def layer_params(self) -> int:
+        """One decoder layer: the largest (an MoE layer where there are both)."""
         norm = self.hidden_size * (2 if self.biases else 1)
-        return self.attention_params() + self.ffn_params() + self.norms_per_layer * norm
+        ffn = self.moe_ffn_params() if self.num_experts else self.mlp_params(self.intermediate_size)
+        return self.attention_params() + ffn + self.norms_per_layer * norm
+
+    def decoder_params(self) -> int:
+        norm = self.hidden_size * (2 if self.biases else 1)
+        ffn = (self.moe_layer_count * self.moe_ffn_params()
+               + self.dense_layer_count * self.mlp_params(self.intermediate_size)) if self.num_experts else \
+            self.num_layers * self.mlp_params(self.intermediate_size)
+        return self.num_layers * (self.attention_params() + self.norms_per_layer * norm) + ffn
 
     def embedding_params(self) -> int:
         return self.vocab_size * self.hidden_size
@@ -87,38 +148,43 @@ class ModelArch:
         n = self.embedding_params() + self.position_embeddings * h
         if not self.tie_embeddings:
             n += self.vocab_size * h
-        n += self.num_layers * self.layer_params() + h * (2 if self.biases else 1)
+        n += self.decoder_params() + h * (2 if self.biases else 1)
         return n + self.extra_params
 
     def tensor_numels(self) -> list[int]:
         """Elements of each parameter tensor, in module order (embeddings, each layer's projections, biases and
         norms, the final norm, an untied LM head); parts outside the language model are left out."""
         h, d = self.hidden_size, self.dim_head
-        q, kv = self.num_heads * d, self.num_kv_heads * d
-        layer = [h * q, h * kv, h * kv, q * h]
-        if self.qkv_bias or self.biases:
-            layer += [q, kv, kv]
-        if self.biases:
-            layer.append(h)
-        if self.qk_norm:
-            layer += [d, d]
+        attention = [i * o for i, o in self.attention_shapes().values()]
+        if self.kv_lora_rank:
+            attention += [n for n in (self.q_lora_rank, self.kv_lora_rank) if n]  # the latents' norms
+        else:
+            q, kv = self.num_heads * d, self.num_kv_heads * d
+            if self.qkv_bias or self.biases:
+                attention += [q, kv, kv]
+            if self.biases:
+                attention.append(h)
+            if self.qk_norm:
+                attention += [d, d]
+        norms = [h * (2 if self.biases else 1)] * self.norms_per_layer
 
         def mlp(inter: int) -> list[int]:
             if self.mlp == "plain":
                 return [h * inter, inter * h] + ([inter, h] if self.biases else [])
             return [h * inter, h * inter, inter * h]
 
+        dense = attention + mlp(self.intermediate_size) + norms
+        layers = [dense] * self.num_layers
         if self.num_experts:
-            inter = self.moe_intermediate_size or self.intermediate_size
-            layer.append(h * self.num_experts)  # router
-            layer += mlp(inter) * self.num_experts
+            moe = attention + [h * self.num_experts] + mlp(self.expert_intermediate_size) * self.num_experts
             if self.shared_expert_intermediate_size:
-                layer += mlp(self.shared_expert_intermediate_size) + [h]
-        else:
-            layer += mlp(self.intermediate_size)
-        layer += [h * (2 if self.biases else 1)] * self.norms_per_layer
+                moe += mlp(self.shared_expert_intermediate_size) + [h]
+            # dense layers first (DeepSeek's first_k_dense_replace; the order does not change the sizes)
+            layers = [dense] * self.dense_layer_count + [moe + norms] * self.moe_layer_count
         out = [self.embedding_params()] + ([self.position_embeddings * h] if self.position_embeddings else [])
-        out += layer * self.num_layers + [h * (2 if self.biases else 1)]
+        for layer in layers:
+            out += layer
+        out.append(h * (2 if self.biases else 1))
         if not self.tie_embeddings:
             out.append(self.vocab_size * h)
         return out
@@ -128,13 +194,30 @@ class ModelArch:
         LM head for every model here, else one expert/MLP projection)."""
         h = self.hidden_size
         inter = max(self.intermediate_size, self.moe_intermediate_size, self.shared_expert_intermediate_size)
-        return max(self.embedding_params(), h * inter, h * self.num_heads * self.dim_head)
+        return max(self.embedding_params(), h * inter, *(i * o for i, o in self.attention_shapes().values()))
 
-    def kv_bytes_per_token(self, dtype_bytes: int = 2, tp: int = 1) -> int:
+    def kv_bytes_per_token(self, dtype_bytes: int = 2, tp: int = 1, latent: bool = True) -> int:
         """K and V of every layer for one token on one tensor-parallel rank (KV heads are split over TP ranks and
-        replicated when there are fewer heads than ranks)."""
+        replicated when there are fewer heads than ranks). MLA: vLLM caches the compressed latent and the rotary
+        key, the same on every rank (``latent``); transformers' DynamicCache holds every head's K and V."""
+        if self.kv_lora_rank and latent:
+            return self.num_layers * (self.kv_lora_rank + self.qk_rope_head_dim) * dtype_bytes
+        if self.kv_lora_rank:
+            per_head = self.qk_nope_head_dim + self.qk_rope_head_dim + self.v_head_dim
+            return self.num_layers * max(1, self.num_heads // tp) * per_head * dtype_bytes
         heads_per_rank = max(1, -(-self.num_kv_heads // tp)) if tp > 1 else self.num_kv_heads
         return 2 * self.num_layers * heads_per_rank * self.dim_head * dtype_bytes
+
+    def kv_formula(self, dtype_bytes: int, per_rank: bool = False, latent: bool = True) -> str:
+        """How kv_bytes_per_token was counted, for an estimate's text."""
+        if self.kv_lora_rank and latent:
+            return (f"{self.num_layers} layers x (MLA latent {self.kv_lora_rank} + rotary key "
+                    f"{self.qk_rope_head_dim}) x {dtype_bytes} B, on every TP rank")
+        if self.kv_lora_rank:
+            return (f"{self.num_layers} layers x heads{'/TP' if per_rank else ''} x (K "
+                    f"{self.qk_nope_head_dim + self.qk_rope_head_dim} + V {self.v_head_dim}) x {dtype_bytes} B")
+        return (f"2 x {self.num_layers} layers x KV heads{'/TP' if per_rank else ''} x {self.dim_head} x "
+                f"{dtype_bytes} B")
 
 
 @record(frozen=True)
@@ -220,9 +303,11 @@ def _model_keys() -> list[tuple[str, int]]:
 
 
 def model_by_id(model_id: str) -> ModelArch | None:
+    """An exact hub id: the entry's own, or one of ``same_config`` (other repositories with the same config.json,
+    matched only exactly: as a substring their names would catch unrelated models)."""
     wanted = model_id.strip().lower()
     for i, entry in enumerate(_entries()):
-        if entry["id"].lower() == wanted:
+        if entry["id"].lower() == wanted or wanted in (x.lower() for x in entry.get("same_config", ())):
             return _arch_at(i)
     return None
 
@@ -236,10 +321,26 @@ def _find_known_name(reference: str) -> ModelArch | None:
             if name and name in key:
                 # a name must not continue with a digit: 'qwen2.57b' is not inside 'qwen2.572b'
                 end = key.find(name) + len(name)
-                if end < len(key) and key[end].isdigit():
+                if end < len(key) and key[end].isdigit() and not _dated_release_follows(part, name):
                     continue
                 return _arch_at(i)
     return None
+
+
+_DATED_SUFFIX_RE = lazy_compile(r"^[-_](\d{4})(?![0-9.]*[bBmM](?![a-zA-Z]))")
+
+
+def _dated_release_follows(part: str, name: str) -> bool:
+    """True when ``name`` (normalised) is followed in ``part`` by a separator and a four-digit release date
+    (DeepSeek-V3-0324, Mistral-Nemo-2407): the same model, not a size ('gpt2-1.5b' is not gpt2)."""
+    low, i, j = part.lower(), 0, 0
+    while i < len(low) and j < len(name):  # walk ``part`` until every character of ``name`` is consumed
+        if low[i] == name[j]:
+            j += 1
+        elif low[i] in _NAME_CHARS and j:
+            return False  # the match in ``part`` does not start here: keep the digit rule
+        i += 1
+    return j == len(name) and bool(_DATED_SUFFIX_RE.match(low[i:]))
 
 
 def parse_param_size(text: str) -> int | None:
@@ -290,6 +391,17 @@ def arch_from_config_json(text: str, name: str, source: str = "") -> ModelArch |
     model_type = str(data.get("model_type", ""))
     plain = model_type in ("gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon")
     inter = first("intermediate_size", "n_inner", "ffn_hidden_size", default=4 * h)
+    experts = first("num_experts", "num_local_experts", "n_routed_experts", default=0)
+    moe_inter = first("moe_intermediate_size", default=0)
+    shared = first("shared_expert_intermediate_size", default=0)
+    if experts and model_type.startswith("llama4"):
+        # Llama 4: intermediate_size is one expert's (and the shared expert's), intermediate_size_mlp the dense
+        # layers'
+        moe_inter, shared = inter, inter
+        inter = first("intermediate_size_mlp", default=inter)
+    if experts and not shared and first("n_shared_experts", default=0):
+        shared = first("n_shared_experts") * (moe_inter or inter)
+    moe_layers = _moe_layer_count(data, layers) if experts else None
     return ModelArch(
         name=name,
         hidden_size=h,
@@ -304,12 +416,40 @@ def arch_from_config_json(text: str, name: str, source: str = "") -> ModelArch |
         qkv_bias=bool(data.get("attention_bias") or data.get("add_qkv_bias") or model_type in ("qwen2", "qwen2_moe")),
         biases=model_type == "gpt2",
         position_embeddings=first("n_positions", default=0) if model_type == "gpt2" else 0,
-        num_experts=first("num_experts", "num_local_experts", "n_routed_experts", default=0),
-        experts_per_token=first("num_experts_per_tok", default=0),
-        moe_intermediate_size=first("moe_intermediate_size", default=0),
-        shared_expert_intermediate_size=first("shared_expert_intermediate_size", default=0),
+        num_experts=experts,
+        experts_per_token=first("num_experts_per_tok", "experts_per_token", default=0),
+        moe_intermediate_size=moe_inter,
+        shared_expert_intermediate_size=shared,
+        moe_layers=moe_layers,
+        q_lora_rank=first("q_lora_rank", default=0),
+        kv_lora_rank=first("kv_lora_rank", default=0),
+        qk_nope_head_dim=first("qk_nope_head_dim", default=0),
+        qk_rope_head_dim=first("qk_rope_head_dim", default=0),
+        v_head_dim=first("v_head_dim", default=0),
         source=source,
     )
+
+
+def _moe_layer_count(data: dict, layers: int) -> int | None:
+    """How many decoder layers route to experts, from the config's layout keys (None: all of them)."""
+    def whole(key: str, default: int) -> int:
+        v = data.get(key)
+        return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else default
+
+    listed = data.get("moe_layers")
+    if isinstance(listed, list) and all(isinstance(i, int) for i in listed):  # Llama 4 may list them
+        return len({i for i in listed if 0 <= i < layers})
+    if "first_k_dense_replace" in data or "moe_layer_freq" in data:  # DeepSeek-V2/V3, GLM-4.5, Kimi K2
+        k, freq = whole("first_k_dense_replace", 0), max(1, whole("moe_layer_freq", 1))
+        return sum(1 for i in range(layers) if i >= k and i % freq == 0)
+    if "interleave_moe_layer_step" in data:  # Llama 4: every step-th layer
+        step = max(1, whole("interleave_moe_layer_step", 1))
+        return sum(1 for i in range(layers) if (i + 1) % step == 0)
+    if "decoder_sparse_step" in data or "mlp_only_layers" in data:  # Qwen2-MoE / Qwen3-MoE
+        step = max(1, whole("decoder_sparse_step", 1))
+        dense = data.get("mlp_only_layers") if isinstance(data.get("mlp_only_layers"), list) else []
+        return sum(1 for i in range(layers) if i not in dense and (i + 1) % step == 0)
+    return None
 
 
 def resolve_model(reference: str, read_config=None) -> ModelResolution:
@@ -334,8 +474,14 @@ def resolve_model(reference: str, read_config=None) -> ModelResolution:
     if arch is not None:
         return ModelResolution(ref, arch, "name", guessed=True,
                                note=f"architecture of {arch.name} assumed from the name {ref!r}")
+    last = ref.split("/")[-1] or ref
+    active = _ACTIVE_SIZE_RE.search(ref)  # any part: a checkpoint folder may sit under the model's name
+    if active is not None:
+        return ModelResolution(ref, None, "unknown",
+                               note=f"model {ref!r} is not in the catalog, and its name gives the active parameters "
+                                    f"({active.group(1)}B) of {active.group(2)} experts, not the total")
     m = None
-    for m in _SIZE_IN_NAME_RE.finditer(ref.split("/")[-1] or ref):
+    for m in _SIZE_IN_NAME_RE.finditer(last):
         pass
     size = float(m.group(1)) if m is not None else 0.0
     if m is not None and size < 1e6:  # a mangled `Qwen2.5-999...9B` names no real size (and overflows int())

@@ -506,17 +506,22 @@ def _activation_terms(arch: ModelArch, batch: int, seq: int, checkpointing: bool
     lseq = min(seq, logit_seq) if logit_seq else seq
     act, ck, lc, f = K.activation_bytes, K.checkpoint_bytes, K.loss_logits_copy_bytes, K.attention_score_factor
     attn = 0 if flash else f * a * seq / h
+    dense_act = act
     if arch.num_experts:
         # MoE: the MLP's share of the 34 B (19 sbh for a 4h MLP) scales with the width the routed experts used per
         # token (top-k x expert intermediate, plus a shared expert) against 4h; every expert's states still count
-        inter = arch.moe_intermediate_size or arch.intermediate_size
-        used = max(1, arch.experts_per_token) * inter + arch.shared_expert_intermediate_size
+        used = max(1, arch.experts_per_token) * arch.expert_intermediate_size + arch.shared_expert_intermediate_size
         mlp = K.activation_mlp_bytes
         act = act - mlp + mlp * used / (4 * h)
-    per_layer = seq * batch * h * (act + attn)
+    per_layer = seq * batch * h * (max(act, dense_act if arch.dense_layer_count else 0) + attn)
+    # without checkpointing every layer's activations live: dense layers (DeepSeek's first k) keep the 4h share
+    all_layers = seq * batch * h * (arch.moe_layer_count * act + arch.dense_layer_count * dense_act + L * attn) \
+        if arch.num_experts else L * per_layer
     attn_note = "flash attention: no s^2 scores" if flash else f"+{f}as/h attention scores (no flash attention)"
     if arch.num_experts:
         attn_note += f"; MoE: {act:.1f} B with {max(1, arch.experts_per_token)} active experts"
+        if arch.dense_layer_count:
+            attn_note += f" in {arch.moe_layer_count} layers, {dense_act} B in {arch.dense_layer_count} dense ones"
     terms = []
     if forward_only:
         terms.append(Term("activations", int(per_layer),
@@ -528,7 +533,7 @@ def _activation_terms(arch: ModelArch, batch: int, seq: int, checkpointing: bool
                           f"checkpointing: L*{ck}*s*b*h + one layer recomputed = {L}*{ck}*{seq}*{batch}*{h} + "
                           f"{gib(per_layer)} ({attn_note}; {what})", SRC_ACTIVATIONS))
     else:
-        terms.append(Term("activations", int(L * per_layer),
+        terms.append(Term("activations", int(all_layers),
                           f"no checkpointing: L*s*b*h*{act} = {L}*{seq}*{batch}*{h}*{act} B ({attn_note}; {what})",
                           SRC_ACTIVATIONS))
     if with_logits and fused and not forward_only:
@@ -591,20 +596,28 @@ def _ds_micro_tokens(inp: _Inputs, ctx: dict, role: str, training: bool) -> tupl
 def lora_params(arch: ModelArch, rank: int, targets) -> int:
     """Adapter parameters: r x (d_in + d_out) per adapted matrix of every decoder layer (LoRA paper); ``targets``
     empty or absent: every linear projection ("all-linear", OpenRLHF's and LLaMA-Factory's default)."""
-    h, q, kv = arch.hidden_size, arch.num_heads * arch.dim_head, arch.num_kv_heads * arch.dim_head
-    inter = arch.moe_intermediate_size or arch.intermediate_size
-    experts = max(1, arch.num_experts)
-    shapes = {"q_proj": (h, q), "k_proj": (h, kv), "v_proj": (h, kv), "o_proj": (q, h),
-              "gate_proj": (h, inter), "up_proj": (h, inter), "down_proj": (inter, h)}
+    h = arch.hidden_size
     wanted = {str(t) for t in (targets or ())}
     every = not wanted or wanted & {"all-linear", "all"}
-    per_layer = 0
-    for name, (d_in, d_out) in shapes.items():
-        if not every and name not in wanted and name.removesuffix("_proj") not in wanted:
-            continue  # PEFT matches target names against the module names (q_proj, or q)
-        count = experts if name in ("gate_proj", "up_proj", "down_proj") else 1
-        per_layer += count * rank * (d_in + d_out)
-    return arch.num_layers * per_layer
+
+    def adapters(shapes: dict[str, tuple[int, int]], count: int = 1) -> int:
+        n = 0
+        for name, (d_in, d_out) in shapes.items():
+            if not every and name not in wanted and name.removesuffix("_proj") not in wanted:
+                continue  # PEFT matches target names against the module names (q_proj, or q)
+            n += count * rank * (d_in + d_out)
+        return n
+
+    def mlp(inter: int) -> dict[str, tuple[int, int]]:
+        return {"gate_proj": (h, inter), "up_proj": (h, inter), "down_proj": (inter, h)}
+
+    total = arch.num_layers * adapters(arch.attention_shapes())
+    if arch.num_experts:
+        total += arch.moe_layer_count * arch.num_experts * adapters(mlp(arch.expert_intermediate_size))
+        if arch.shared_expert_intermediate_size:
+            total += arch.moe_layer_count * adapters(mlp(arch.shared_expert_intermediate_size))
+    total += (arch.num_layers - arch.moe_layer_count) * adapters(mlp(arch.intermediate_size))
+    return total
 
 
 def optimizer_bytes(inp: _Inputs) -> tuple[str, float]:
@@ -757,8 +770,7 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, sha
         a = master  # torch keeps .grad in the dtype of the parameters it updates
     ep = max(1, _int_of(inp.get("train.expert_parallel_size"), 1))
     if ep > 1 and arch.num_experts:
-        inter = arch.moe_intermediate_size or arch.intermediate_size
-        experts = arch.num_layers * arch.num_experts * arch.mlp_params(inter)
+        experts = arch.expert_params()
         P = r.params = P - experts + experts // ep
         inp.assumptions.append(f"{r.role}: expert parallel {ep}: each rank holds {arch.num_experts // ep or 1} of "
                                f"{arch.num_experts} experts per layer ({_count(P)} parameters per rank before ZeRO)")
@@ -900,11 +912,11 @@ def _trl_generate_terms(arch: ModelArch, b: int, tokens: int, params: int, n: in
     w = ctx["w"]
     seqs = b * _trl_generation_steps(b, n, inp, ctx)
     prompt = min(tokens, _int_of(inp.get("seq.prompt_max_len"), tokens))
-    per_token = arch.kv_bytes_per_token(w)
+    per_token = arch.kv_bytes_per_token(w, latent=False)
     kv = seqs * tokens * per_token
     prefill = seqs * prompt * arch.hidden_size * K.activation_bytes
     out = [Term("generate_kv_cache", kv, f"HF generate KV cache: {seqs} sequences x {tokens} tokens x {per_token} B "
-                                        f"(2 x {arch.num_layers} layers x KV heads x {arch.dim_head} x {w} B)",
+                                        f"({arch.kv_formula(w, latent=False)})",
                 SRC_HF_CACHE, phases=("generation",), at_length_bound=True),
            Term("generate_forward", prefill, f"prefill forward, one layer live: {seqs} x {prompt} prompt tokens x "
                                              f"{arch.hidden_size} x {K.activation_bytes} B", SRC_TRL_GRPO,
@@ -1330,8 +1342,7 @@ def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, g
         "one_sequence": max_len, "tokens_needed": max_seqs * max_len, "max_num_seqs": max_seqs,
         "engines": engines, "tensor_parallel": tp, "gpu_memory_utilization": util,
         "formula": f"KV = reservation - weights {gib(weights)} (2 B x {_count(params)} / TP {tp}) - profile peak "
-                   f"{gib(profile)}; per token 2 x {arch.num_layers} layers x KV heads/TP x {arch.dim_head} x 2 B = "
-                   f"{per_token} B",
+                   f"{gib(profile)}; per token {arch.kv_formula(w, per_rank=True)} = {per_token} B",
         "source": SRC_VLLM_KV,
     }
     r.resident = ["vllm_reservation", "cuda_graphs", "runtime"]
