@@ -82,6 +82,18 @@ def schema_keys(version: str | None, config_name: str = "ppo_trainer") -> tuple[
     return "any release", union, False
 
 
+def model_engine_choices(release: str) -> tuple[str, ...]:
+    """The ``model_engine`` config-group choices of a release of the table (0.7.1 on; none before), or of any
+    release for the union label."""
+    releases = _defaults()["releases"]
+    rows = releases.values() if release not in releases else (releases[release],)
+    return tuple(sorted({c for row in rows for c in row.get("model_engines", ())}))
+
+
+# model_engine choices whose config rlhf-lint reads: dp composes ppo_trainer, megatron ppo_megatron_trainer
+ENGINE_CONFIGS = {"dp": "ppo_trainer", "megatron": "ppo_megatron_trainer"}
+
+
 def _megatron_keys(tables: dict, version: str | None) -> tuple[str, dict, bool]:
     """The Megatron trainer's keys of the newest release at or before ``version``; for no version, or one older
     than every release read, the union of all (exact False): never the keys of a release it does not target."""
@@ -118,7 +130,9 @@ def close_key(key: str, keys: dict) -> str | None:
 
 
 # -- overrides ---------------------------------------------------------------------------------------------------
-_OVERRIDE = lazy_compile(r"^(?P<op>\+\+|\+|~)?(?P<key>[A-Za-z_][\w\-]*(?:\.[\w\-]+)*)(?:=(?P<value>.*))?$", re.DOTALL)
+# a key, or a config-group choice ``group@package`` (``actor@actor_rollout_ref.actor=megatron_actor``)
+_OVERRIDE = lazy_compile(r"^(?P<op>\+\+|\+|~)?(?P<key>(?:[A-Za-z_][\w\-/]*@)?[A-Za-z_][\w\-]*(?:\.[\w\-]+)*)"
+                         r"(?:=(?P<value>.*))?$", re.DOTALL)
 
 
 def parse_value(text: str) -> Any:
@@ -286,6 +300,11 @@ class VerlConfig:
     yaml_path: str | None = None
     overrides: list[Override] = field(default_factory=list)
     partial: bool = False  # composed from a YAML that was not read: keys and values beyond ours are unknown
+    # packages a config-group override swaps in from a file not read (``actor@actor_rollout_ref.actor=x``): their
+    # keys and values are unknown, the rest of the config is not
+    unread_packages: tuple[str, ...] = ()
+    model_engine: Any = None  # the model_engine choice a launch selects (None: the release's default, dp)
+    model_engines: tuple[str, ...] = ()  # the choices of the targeted release (empty: it has no such group)
     target: Any = None  # edge.Target: the release configured or pinned (None: unknown)
     past_edge: bool = False  # the target is newer than every release the key table covers
     fork: str | None = None  # the checkout named by verl-source, whose keys were read instead of the table
@@ -312,7 +331,7 @@ class VerlConfig:
             return found.value
         if isinstance(found, YamlEntry):
             return found.value
-        if self.partial:
+        if self.partial or self.unread(key):
             return UNKNOWN  # the unread YAML may set it
         if key in self.defaults:
             value = self.defaults[key]
@@ -348,6 +367,14 @@ class VerlConfig:
 
     def _is_set(self, key: str) -> bool:
         return self.where(key) is not None or key in self.defaults
+
+    def unread(self, key: str) -> bool:
+        """Whether ``key`` lies in a package a config-group override composed from a file not read."""
+        return any(key == p or key.startswith(p + ".") for p in self.unread_packages)
+
+    def is_group_choice(self, key: str) -> bool:
+        """A Hydra config-group selection rather than a key: ``group@package`` or a group of the defaults list."""
+        return "@" in key or (key == "model_engine" and bool(self.model_engines))
 
     def exists(self, key: str) -> bool:
         """Whether Hydra would find ``key`` in the composed config (release schema or the repository's YAML)."""
@@ -456,13 +483,18 @@ def settings_from(cfg: VerlConfig) -> Settings:
     settings.add(Setting("framework", "verl"))
     if cfg.release and cfg.exact:
         settings.add(Setting("framework.version", cfg.release))
-    for row in _mapping():
+    written = []  # what the launch or its YAML sets goes last, so it wins over the default of another spelling
+    for row in _mapping():  # (a setting with two rows: a key verl moved, critic.fsdp.* in 0.8.0)
         key = row["key"]
-        if cfg.exists(key) or cfg.where(key) is not None:
+        if cfg.where(key) is not None:
+            written.append(setting_for(cfg, row["setting"], key, _CONVERT[row["convert"]]))
+        elif cfg.exists(key):
             settings.add(setting_for(cfg, row["setting"], key, _CONVERT[row["convert"]]))
         elif "before" in row and cfg.exact and not cfg.partial and cfg.fork is None:
             # a release older than the key: it behaves as the key's "before" value (padded micro batches in 0.1)
             settings.add(Setting(row["setting"], row["before"], origin=f"verl {cfg.release} has no {key}"))
+    for setting in written:
+        settings.add(setting)
     foreach = _optimizer_foreach(cfg)
     if foreach is not None:
         settings.add(foreach)
@@ -577,8 +609,22 @@ def interpret(command, source, project) -> list[Job]:
     if not isinstance(entry, str) or entry != "verl.trainer.main_ppo":
         return []
     name, cpath = config_name_of(command)
+    text = source.text if source is not None and source.path == command.path else None
+    overrides = [o for o in (split_override(w, text if w.path == command.path else None)
+                             for w in override_words(command)) if o is not None]
+    base = new_config(project, "ppo_trainer")
+    engines = model_engine_choices(base.release) if base.fork is None else ()
+    engine = next((o.value for o in reversed(overrides) if o.key == "model_engine" and o.op != "~"), None)
+    if name == "ppo_trainer" and cpath is None and engines and engine in ENGINE_CONFIGS and engine in engines:
+        name = ENGINE_CONFIGS[engine]  # `model_engine=megatron` composes what ppo_megatron_trainer.yaml does
     known_name = name if name in ("ppo_trainer", "ppo_megatron_trainer") else "ppo_trainer"
-    cfg = new_config(project, known_name)
+    cfg = base if known_name == "ppo_trainer" else new_config(project, known_name)
+    cfg.model_engine, cfg.model_engines = engine, engines
+    if engine is not None and engines and engine not in ENGINE_CONFIGS:
+        # another engine's actor, reference and critic configs (veomni, torchtitan), not read; a choice the
+        # targeted release lacks is V001's error, and the run stops there
+        cfg.partial = True
+    cfg.unread_packages = tuple(o.key.split("@", 1)[1] for o in overrides if "@" in o.key and o.op != "~")
     if cpath is not None or name != known_name:
         target = None
         if project is not None and cpath and name is not None:
@@ -588,11 +634,7 @@ def interpret(command, source, project) -> list[Job]:
             cfg.yaml_path = target.path
         else:
             cfg.partial = True  # a config of the repository that is not among the checked files
-    text = source.text if source is not None and source.path == command.path else None
-    for word in override_words(command):
-        o = split_override(word, text if word.path == command.path else None)
-        if o is not None:
-            cfg.overrides.append(o)
+    cfg.overrides.extend(overrides)
     label = f"{os.path.basename(command.path)}:{(source.position(command.span.start).line if text else 0)} {entry}"
     job = make_job(cfg, label, command.path, command.span)
     job.hardware = dict(command.hardware)

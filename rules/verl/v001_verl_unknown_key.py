@@ -15,6 +15,10 @@ def verl_unknown_key(ctx):
     (the release given by `verl-version`, else a `verl==` pin, else any release) and the repository's own YAML config.
     An error only when the targeted release is within the table; with no release known, or one newer than the
     newest release the table covers, the finding is a warning that says so and offers no rename.
+    `model_engine=megatron` (verl 0.8 on) selects the Megatron trainer's keys; a `model_engine` choice the release
+    lacks is an error. Hydra's own settings (`hydra.searchpath=...`) are not keys, and the keys of a package that a
+    config-group override swaps in from another file (`actor@actor_rollout_ref.actor=my_actor`, or an engine such
+    as `model_engine=veomni`) are not checked: that file is not read.
 
     ## Why it matters
     Hydra stops with "Could not override 'x'. Key 'x' is not in struct" before anything starts; a misspelt key in a
@@ -35,12 +39,17 @@ def verl_unknown_key(ctx):
     https://github.com/verl-project/verl/blob/main/docs/faq/faq.rst
     """
     cfg = _cfg(ctx)
-    if cfg is None or not cfg.defaults or cfg.partial:
+    if cfg is None or not cfg.defaults:
+        return
+    yield from _model_engine_choice(cfg)
+    if cfg.partial:
         return
     from rlhf_lint.frameworks.verl import close_key, releases_having  # past the early return: a non-verl job need not import it (~2 ms)
 
     for o in cfg.overrides:
-        if o.op in ("+", "++") or cfg.exists(o.key):
+        if o.op in ("+", "++") or cfg.exists(o.key) or cfg.unread(o.key) or o.key.startswith("hydra."):
+            continue  # hydra.*: Hydra's own settings (hydra.run.dir, hydra.searchpath), not the trainer's
+        if cfg.is_group_choice(o.key):
             continue
         if o.op == "~":
             message = f"`~{o.key}` deletes a key the config does not have"
@@ -77,3 +86,14 @@ def verl_unknown_key(ctx):
         else:
             message += "; write `+" + o.key + "=...` to add a new key"
         yield Finding(o.key_span or o.span, message, fix=fix, path=o.path, severity=severity)
+
+
+def _model_engine_choice(cfg):
+    """``model_engine=x`` where the targeted release (from 0.7.1 on) has no config ``model_engine/x.yaml``."""
+    if not cfg.exact or cfg.fork is not None or not cfg.model_engines:
+        return
+    for o in cfg.overrides:
+        if o.key == "model_engine" and o.op != "~" and isinstance(o.value, str) and o.value not in cfg.model_engines:
+            yield Finding(o.value_span or o.span, f"`model_engine={o.value}`: verl {cfg.release} has no such "
+                          f"model_engine config (its choices: {', '.join(cfg.model_engines)}); Hydra refuses it",
+                          path=o.path)

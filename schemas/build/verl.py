@@ -5,6 +5,9 @@ itself). Each is flattened to ``dotted.key: default`` with ``{}`` marking a sect
 
 A refresh adds every release newer than the table's newest (or the given versions); older releases keep their rows
 and sources. A "main" snapshot older than a release now read is dropped (the release supersedes it).
+Each release row also lists its ``model_engine`` choices (the files of ``verl/trainer/config/model_engine/``, 0.7.1
+on): ``model_engine=megatron`` composes the Megatron trainer config, the others configs without a table here.
+
 Run:  python -m rlhf_lint.schemas.build --only verl
 """
 from __future__ import annotations
@@ -16,6 +19,7 @@ HERE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 TABLE = os.path.join(HERE, "ppo_trainer_defaults.json")
 FSDP = "verl/trainer/config/_generated_ppo_trainer.yaml"
 MEGATRON = "verl/trainer/config/_generated_ppo_megatron_trainer.yaml"
+MODEL_ENGINES = "verl/trainer/config/model_engine/"
 LEGACY_FSDP = "verl/trainer/config/ppo_trainer.yaml"
 # the version file of the "main" snapshot's commit (verl/version/version at b178a3cd): 0.8.0.dev
 MAIN_VERSIONS = {"b178a3cd56f58b2d502255daba591e92833930a7": "0.8.0.dev"}
@@ -51,6 +55,11 @@ def release_keys(release) -> dict[str, dict]:
                 out[kind] = {"source": BLOB.format(version=release.version, path=path),
                              "artifact": release.url + " (" + os.path.basename(release.path) + ")",
                              "keys": flatten(tree)}
+    engines = sorted(os.path.basename(n)[:-len(".yaml")] for n in names
+                     if n.startswith(MODEL_ENGINES) and n.endswith(".yaml"))
+    if engines and "fsdp" in out:
+        out["fsdp"]["model_engines"] = engines
+        out["fsdp"]["model_engines_source"] = BLOB.format(version=release.version, path=MODEL_ENGINES)
     return out
 
 

@@ -237,3 +237,52 @@ def test_verl_0_1_keeps_the_reference_on_the_gpu(tmp_path):
         assert (est.role("ref").term("weights") == 2 * P // 2) is on_gpu
         host = {t.name for t in est.nodes[0].persistent}
         assert ("params:ref" in host) is (not on_gpu)
+
+
+def test_model_engine_megatron_composes_the_megatron_config(tmp_path):
+    # verl 0.8+: `model_engine=megatron` is ppo_megatron_trainer.yaml's own override: a Megatron actor, never FSDP
+    from rlhf_lint.engine.config import Hardware
+    from rlhf_lint.memory.estimate import estimate
+
+    job = _verl_job(tmp_path, "model_engine=megatron actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2",
+                    "0.9.1")
+    assert job.verl.config_name == "ppo_megatron_trainer" and job.value("train.strategy") == "megatron"
+    assert job.value("zero.stage") is None  # the FSDP mapping is not applied
+    est = estimate(job, Hardware(gpu="A100-80GB", gpus_per_node=2))
+    assert not est.groups and any("'megatron' is not modelled" in a for a in est.assumptions)
+    dp = _verl_job(tmp_path, "model_engine=dp", "0.9.1")
+    assert dp.verl.config_name == "ppo_trainer" and dp.value("train.strategy") == "fsdp"
+
+
+@pytest.mark.parametrize("overrides", ["model_engine=veomni", "actor@actor_rollout_ref.actor=my_actor"])
+def test_an_actor_config_from_an_unread_file_leaves_the_strategy_unknown(tmp_path, overrides):
+    job = _verl_job(tmp_path, overrides, "0.9.1")
+    assert job.value("train.strategy") is UNKNOWN
+    if "@" in overrides:  # only the swapped package is unknown: the trainer's own keys keep their values
+        assert job.value("topology.gpus_per_node") == 2 and not job.verl.partial
+
+
+def test_critic_offload_keys_follow_the_release(tmp_path):
+    # verl 0.8.0 moved the critic's FSDP engine config from critic.model.fsdp_config to critic.fsdp
+    new = _verl_job(tmp_path, "algorithm.adv_estimator=gae critic.fsdp.param_offload=True "
+                              "critic.fsdp.optimizer_offload=True", "0.9.1")
+    assert new.value("offload.critic.param") == "cpu" and new.value("offload.critic.optimizer") == "cpu"
+    old = _verl_job(tmp_path, "algorithm.adv_estimator=gae critic.model.fsdp_config.param_offload=True", "0.7.1")
+    assert old.value("offload.critic.param") == "cpu"
+    # no version known: both spellings exist in the union of releases; the one the launch writes wins
+    (tmp_path / "requirements.txt").unlink()
+    project, _ = build_project([str(tmp_path / "run.sh")], Config())
+    (job,) = project.jobs
+    assert job.value("offload.critic.param") == "cpu"
+
+
+def test_settings_map_reads_keys_the_newest_release_has():
+    # a row whose key verl renamed must have a successor row, or the launch's value is lost on new releases
+    from rlhf_lint.schemas import load
+
+    releases = load("verl/ppo_trainer_defaults.json")["releases"]
+    newest = max((r for r in releases if r != "main"), key=lambda r: tuple(int(p) for p in r.split(".")[:3]))
+    rows = load("verl/settings_map.json")["rows"]
+    for row in rows:
+        if row["key"] not in releases[newest]["keys"]:
+            assert any(r["setting"] == row["setting"] and r["key"] in releases[newest]["keys"] for r in rows), row

@@ -202,6 +202,9 @@ def test_verl_generated_config_is_flattened_with_sections():
     assert keys["actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"] is None
     assert keys["trainer.logger"] == ["console"]
     assert found["fsdp"]["source"].endswith("/v9.9.0/verl/trainer/config/_generated_ppo_trainer.yaml")
+    # the model_engine config group's choices (verl 0.7.1 on): the files of config/model_engine/
+    assert found["fsdp"]["model_engines"] == ["dp", "megatron"]
+    assert found["fsdp"]["model_engines_source"].endswith("/v9.9.0/verl/trainer/config/model_engine/")
 
 
 def test_accelerate_plugin_keys_are_the_subscripts_of_deepspeed_config():
