@@ -1447,9 +1447,12 @@ def _estimate(job, hardware, read_config: Callable[[str], str | None] | None = N
                                                                                                   assumptions):
         ctx["trl_logps"] = True
     if strategy not in ("deepspeed", "fsdp", "fsdp2") + PLAIN_STRATEGIES:
-        # Megatron's tensor/pipeline/expert sharding is not modelled: no figures rather than wrong ones
-        reason = (f"training strategy {strategy!r} is not modelled (only DeepSpeed ZeRO and FSDP are; Megatron "
-                  f"shards by tensor/pipeline parallelism and a distributed optimizer)")
+        # Megatron's tensor/pipeline/expert sharding (or KTransformers' CPU experts) is not modelled: no figures
+        # rather than wrong ones
+        how = {"megatron": "Megatron shards by tensor/pipeline parallelism and a distributed optimizer",
+               "ktransformers": "KTransformers runs the MoE experts on the CPU"}.get(strategy, "")
+        reason = (f"training strategy {strategy!r} is not modelled (only DeepSpeed ZeRO and FSDP are"
+                  f"{'; ' + how if how else ''})")
         assumptions.append(f"{reason}: no memory estimate, no verdict")
         return Estimate([], [], [], _dedupe(assumptions), gpu, gpu_memory, hardware_known, {}, reason)
 

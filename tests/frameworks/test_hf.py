@@ -202,3 +202,23 @@ def test_trainer_fsdp_flag_makes_an_fsdp_hf_launch(tmp_path):
     grad_op = _jobs(tmp_path / "b", {"t.sh": "torchrun --nproc_per_node=4 t.py --fsdp shard_grad_op "
                                              "--model_name_or_path Qwen/Qwen2.5-7B\n"})[0]
     assert grad_op.value("train.fsdp_reshard_after_forward") is False
+
+
+def test_llamafactory_megatron_and_ktransformers_recipes_get_no_memory_verdict(tmp_path):
+    # USE_MCA=1 recipes (examples/megatron) shard by tensor/pipeline/expert parallelism; use_kt puts the experts on
+    # the CPU: neither is a replica per GPU, and the memory model describes neither
+    from rlhf_lint.engine.config import Hardware
+    from rlhf_lint.memory.estimate import estimate
+
+    base = ("model_name_or_path: Qwen/Qwen3-30B-A3B\nstage: sft\nfinetuning_type: full\nbf16: true\n"
+            "per_device_train_batch_size: 1\n")
+    for i, (extra, strategy) in enumerate((("pipeline_model_parallel_size: 4\nexpert_model_parallel_size: 2\n",
+                                             "megatron"),
+                                            ("tensor_model_parallel_size: 1\n", "megatron"),
+                                            ("use_kt: true\n", "ktransformers"))):
+        (job,) = _jobs(tmp_path / str(i), {"lf.yaml": base + extra})
+        assert job.value("train.strategy") == strategy
+        est = estimate(job, Hardware(gpu="A100-80GB", gpus_per_node=8))
+        assert not est.groups and any(f"'{strategy}' is not modelled" in a for a in est.assumptions)
+    (job,) = _jobs(tmp_path / "off", {"lf.yaml": base + "use_kt: false\n"})
+    assert job.value("train.strategy") == "ddp"  # no DeepSpeed config: the replicated default
