@@ -157,6 +157,7 @@ class _Frag:
     chain: tuple = ()  # the variable expansions that produced it, innermost first
     heredoc: bool = False  # written in a heredoc body: quotes in it are not removed
     verbatim: bool = True  # text[i] was written at span.start + i
+    gap: bool = False  # an array element standing for any number of unknown words (branches that appended apart)
 
     def sub(self, i: int, j: int) -> "_Frag":
         if self.verbatim and self.text is not UNKNOWN:
@@ -207,7 +208,13 @@ class Var:
 
 
 def _ftext(f: _Frag) -> Any:
+    if f.gap:
+        return ("...",)
     return ("?",) if f.text is UNKNOWN else f.text
+
+
+def _is_gap(el: list[_Frag]) -> bool:
+    return len(el) == 1 and el[0].gap
 
 
 def _join(parts: list[Any]) -> Any:
@@ -680,15 +687,19 @@ class _Evaluator:
                 for n, el in enumerate(var.elements):
                     if n:
                         out.append(_BREAK if (quoted and index == "@") or not quoted else _Frag(" ", token, doc.path, True))
+                    if _is_gap(el):  # unknown words, shown where the array is expanded
+                        out.append(_Frag(UNKNOWN, token, doc.path, quoted))
+                        continue
                     out.extend(_mark(f, inst, quoted) for f in el)
                 if not quoted:
                     pass
                 return out if out else []
             if index is None or index == "0":
-                el = var.elements[0] if var.elements else []
-                return [_mark(f, inst, quoted) for f in el]
+                index = "0"
             if index and index.isascii() and index.isdigit():
                 i = int(index)
+                if any(_is_gap(el) for el in var.elements[: i + 1]):  # a gap moves every element after it
+                    return [_Frag(UNKNOWN, token, doc.path, quoted)]
                 el = var.elements[i] if i < len(var.elements) else []
                 return [_mark(f, inst, quoted) for f in el]
             return [_Frag(UNKNOWN, token, doc.path, quoted)]
@@ -793,7 +804,8 @@ def _field_of(parent, child) -> str | None:
 
 
 def _merge(envs: list[dict[str, Var]]) -> dict[str, Var]:
-    """Variables after branches: a value every path agrees on, else UNKNOWN."""
+    """Variables after branches: a value every path agrees on, else UNKNOWN; an array keeps the elements every path
+    starts with, then a gap where they part (``A+=(...)`` in one branch)."""
     first = envs[0]
     out: dict[str, Var] = {}
     names = set()
@@ -805,9 +817,28 @@ def _merge(envs: list[dict[str, Var]]) -> dict[str, Var]:
             out[name] = Var.unknown_value()
             continue
         keys = {v.key() for v in values}
-        out[name] = values[0] if len(keys) == 1 else Var.unknown_value()
+        if len(keys) == 1:
+            out[name] = values[0]
+        elif all(v.elements is not None and not v.unknown for v in values):
+            out[name] = _common_prefix(values)
+        else:
+            out[name] = Var.unknown_value()
     del first
     return out
+
+
+def _common_prefix(arrays: list[Var]) -> Var:
+    """The elements every array starts with, then one gap: what follows differs by path, in number too."""
+    rows = [[tuple(_ftext(f) for f in el) for el in v.elements] for v in arrays]
+    n = 0
+    while all(n < len(r) for r in rows) and len({r[n] for r in rows}) == 1:
+        n += 1
+    first = arrays[0]
+    kept = first.elements[:n]
+    if not (kept and _is_gap(kept[-1])):  # a gap already stands for any words after it
+        kept = kept + [[_Frag(UNKNOWN, first.value_span or Span(0, 0), first.path, gap=True)]]
+    # no value_span: no one assignment holds the whole value, so no fix may edit it as one
+    return Var(elements=kept, path=first.path, line=first.line)
 
 
 def _inner_span(doc: _Doc, value) -> Span:

@@ -327,3 +327,37 @@ def test_expanding_a_large_value_over_and_over_stops_at_the_budget():
     cmd = read.variables["CMD"]
     assert cmd.text is UNKNOWN
     assert cmd.size() <= shell.MAX_EXPANDED_PIECES + 4 * shell.MAX_VALUE_PIECES
+
+
+def test_array_appended_in_one_branch_keeps_its_common_prefix_then_a_gap():
+    src = script('''\
+        A=(x=1 y=2); B=(p=1)
+        if [ "$S" -gt 1 ]; then A+=(z=3); fi
+        case "$D" in npu) B+=(q=2) ;; gpu) B=(p=1 r=2) ;; esac
+        python -m m "${A[@]}" "${B[@]}" w=4 ${A[1]} ${A[2]}
+    ''')
+    words = read_script(src).simple_commands[-1].words
+    assert [w.text for w in words] == ["python", "-m", "m", "x=1", "y=2", UNKNOWN, "p=1", UNKNOWN, "w=4", "y=2",
+                                       UNKNOWN]
+    # known elements point where they were written; the unknown tail at the expansion
+    assert [src.span_text(w.span) for w in words[3:8]] == ["x=1", "y=2", '"${A[@]}"', "p=1", '"${B[@]}"']
+
+
+def test_a_later_append_after_a_gap_is_kept():
+    src = script('''\
+        A=(x=1)
+        for i in 1 2; do A+=("n$i=1"); done
+        A+=(z=3)
+        python -m m "${A[@]}"
+    ''')
+    assert argv(src, -1)[3:] == ["x=1", UNKNOWN, "z=3"]
+
+
+def test_arrays_that_agree_stay_known_and_scalars_that_differ_stay_unknown():
+    src = script('''\
+        A=(x=1); S=a
+        if [ -n "$X" ]; then A=(x=1); S=b; else A=(x=1); S=a; fi
+        if [ -n "$Y" ]; then T=(a); else T=b; fi
+        python -m m "${A[@]}" $S "${T[@]}"
+    ''')
+    assert argv(src, -1)[3:] == ["x=1", UNKNOWN, UNKNOWN]
