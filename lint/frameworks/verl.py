@@ -299,7 +299,8 @@ class VerlConfig:
     yaml: dict[str, YamlEntry] = field(default_factory=dict)
     yaml_path: str | None = None
     overrides: list[Override] = field(default_factory=list)
-    partial: bool = False  # composed from a YAML that was not read: keys and values beyond ours are unknown
+    # composed from a YAML that was not read, or an unknown word may override: keys and values beyond ours are unknown
+    partial: bool = False
     # packages a config-group override swaps in from a file not read (``actor@actor_rollout_ref.actor=x``): their
     # keys and values are unknown, the rest of the config is not
     unread_packages: tuple[str, ...] = ()
@@ -397,10 +398,12 @@ def config_name_of(command) -> tuple[str, str | None]:
 
 
 def override_words(command) -> list:
+    """The words that may be Hydra overrides; an unknown word is one (``"$@"``, ``"${ARGS[@]}"``): a caller that
+    cannot read it as ``key=value`` must treat every key as possibly overridden."""
     words = list(command.positionals)
     for arg in command.args:
         values = arg.values[1:] if arg.flag in ("--config-name", "-cn", "--config-path", "-cp") else arg.values
-        words.extend(w for w in values if isinstance(w.text, str) and ("=" in w.text or w.text.startswith("~")))
+        words.extend(w for w in values if not isinstance(w.text, str) or "=" in w.text or w.text.startswith("~"))
     return words
 
 
@@ -610,8 +613,10 @@ def interpret(command, source, project) -> list[Job]:
         return []
     name, cpath = config_name_of(command)
     text = source.text if source is not None and source.path == command.path else None
-    overrides = [o for o in (split_override(w, text if w.path == command.path else None)
-                             for w in override_words(command)) if o is not None]
+    words = override_words(command)
+    read = [split_override(w, text if w.path == command.path else None) for w in words]
+    overrides = [o for o in read if o is not None]
+    unknown_word = any(o is None and not isinstance(w.text, str) for w, o in zip(words, read))
     base = new_config(project, "ppo_trainer")
     engines = model_engine_choices(base.release) if base.fork is None else ()
     engine = next((o.value for o in reversed(overrides) if o.key == "model_engine" and o.op != "~"), None)
@@ -637,6 +642,9 @@ def interpret(command, source, project) -> list[Job]:
     cfg.overrides.extend(overrides)
     label = f"{os.path.basename(command.path)}:{(source.position(command.span.start).line if text else 0)} {entry}"
     job = make_job(cfg, label, command.path, command.span)
+    # an unknown word may override any key, so rules must not take a release default as certain; the estimate
+    # (settings, roles) keeps the defaults, the likeliest values: unknowns there are filled pessimistically
+    cfg.partial = cfg.partial or unknown_word
     job.hardware = dict(command.hardware)
     return [job]
 

@@ -286,3 +286,19 @@ def test_settings_map_reads_keys_the_newest_release_has():
     for row in rows:
         if row["key"] not in releases[newest]["keys"]:
             assert any(r["setting"] == row["setting"] and r["key"] in releases[newest]["keys"] for r in rows), row
+
+
+@pytest.mark.parametrize("tail, partial", [
+    ("", False),
+    ('"$@"', True),  # forwarded arguments
+    ("--config-name ppo_trainer $EXTRA", True),  # after a Hydra flag's value: was dropped as a flag value
+    ("key.from_cmd=$(date +%s)", False),  # the key is written; only its value is unknown
+])
+def test_an_unknown_word_may_override_any_key(tmp_path, tail, partial):
+    job = _verl_job(tmp_path, "actor_rollout_ref.actor.ppo_mini_batch_size=16 " + tail, "0.7.0")
+    assert job.verl.partial is partial
+    assert job.verl.get("actor_rollout_ref.actor.ppo_mini_batch_size") == 16  # written: still known
+    # a release default the unknown word may have overridden is unknown to the rules
+    assert (job.verl.get("data.train_batch_size") is UNKNOWN) is partial
+    # the estimate keeps the default, the likeliest value (filled in, an unknown would be taken at its worst)
+    assert job.value("train.remove_padding") is not UNKNOWN and job.value("train.strategy") == "fsdp"
