@@ -299,8 +299,9 @@ class VerlConfig:
     yaml: dict[str, YamlEntry] = field(default_factory=dict)
     yaml_path: str | None = None
     overrides: list[Override] = field(default_factory=list)
-    # composed from a YAML that was not read, or an unknown word may override: keys and values beyond ours are unknown
-    partial: bool = False
+    partial: bool = False  # composed from a YAML that was not read: keys and values beyond ours are unknown
+    # the launch has a word that cannot be read (``"$@"``): it may override any value, so no default is certain
+    open_words: bool = False
     # packages a config-group override swaps in from a file not read (``actor@actor_rollout_ref.actor=x``): their
     # keys and values are unknown, the rest of the config is not
     unread_packages: tuple[str, ...] = ()
@@ -332,8 +333,8 @@ class VerlConfig:
             return found.value
         if isinstance(found, YamlEntry):
             return found.value
-        if self.partial or self.unread(key):
-            return UNKNOWN  # the unread YAML may set it
+        if self.values_unknown or self.unread(key):
+            return UNKNOWN  # the unread YAML or an unknown word may set it
         if key in self.defaults:
             value = self.defaults[key]
             if isinstance(value, str) and "${" in value:
@@ -368,6 +369,11 @@ class VerlConfig:
 
     def _is_set(self, key: str) -> bool:
         return self.where(key) is not None or key in self.defaults
+
+    @property
+    def values_unknown(self) -> bool:
+        """No release default is certain: an unread YAML or an unknown word of the launch may change it."""
+        return self.partial or self.open_words
 
     def unread(self, key: str) -> bool:
         """Whether ``key`` lies in a package a config-group override composed from a file not read."""
@@ -644,7 +650,7 @@ def interpret(command, source, project) -> list[Job]:
     job = make_job(cfg, label, command.path, command.span)
     # an unknown word may override any key, so rules must not take a release default as certain; the estimate
     # (settings, roles) keeps the defaults, the likeliest values: unknowns there are filled pessimistically
-    cfg.partial = cfg.partial or unknown_word
+    cfg.open_words = unknown_word
     job.hardware = dict(command.hardware)
     return [job]
 

@@ -18,7 +18,9 @@ def verl_unknown_key(ctx):
     `model_engine=megatron` (verl 0.8 on) selects the Megatron trainer's keys; a `model_engine` choice the release
     lacks is an error. Hydra's own settings (`hydra.searchpath=...`) are not keys, and the keys of a package that a
     config-group override swaps in from another file (`actor@actor_rollout_ref.actor=my_actor`, or an engine such
-    as `model_engine=veomni`) are not checked: that file is not read.
+    as `model_engine=veomni`) are not checked: that file is not read. Words the launch forwards unread (`"$@"`)
+    may change values but cannot make a key exist; a key only the Megatron config has is then a warning, since they
+    may select it.
 
     ## Why it matters
     Hydra stops with "Could not override 'x'. Key 'x' is not in struct" before anything starts; a misspelt key in a
@@ -73,6 +75,12 @@ def verl_unknown_key(ctx):
         else:
             message = message[:-1] + (f", {cfg.target.origin})" if cfg.target.version == cfg.release
                                        else f"; {cfg.about_version})") + ": Hydra refuses it"
+        engine_may_have = severity is None and cfg.open_words and _other_engine_has(o.key, cfg)
+        if engine_may_have:
+            # an unread word ("$@") may select that engine (model_engine=megatron), whose config has the key
+            message += "; but the Megatron trainer config has it, and a word of the launch that cannot be read " \
+                       "(such as \"$@\") may select it"
+            severity = Severity.WARNING
         others = releases_having(o.key, cfg.config_name) if cfg.exact and cfg.fork is None else []
         if others:  # a key of another release: the release decides, not a rename
             shown = others[0] if len(others) == 1 else f"{others[0]} .. {others[-1]}"
@@ -83,7 +91,7 @@ def verl_unknown_key(ctx):
             if o.key_span is not None and severity is None:
                 start = o.key_span.start + len(o.op)
                 fix = Fix(f"rename to {near}", (Edit(start, o.key_span.end, near),), Applicability.UNSAFE)
-        else:
+        elif not engine_may_have:
             message += "; write `+" + o.key + "=...` to add a new key"
         yield Finding(o.key_span or o.span, message, fix=fix, path=o.path, severity=severity)
 
@@ -97,3 +105,11 @@ def _model_engine_choice(cfg):
             yield Finding(o.value_span or o.span, f"`model_engine={o.value}`: verl {cfg.release} has no such "
                           f"model_engine config (its choices: {', '.join(cfg.model_engines)}); Hydra refuses it",
                           path=o.path)
+
+
+def _other_engine_has(key: str, cfg) -> bool:
+    """Whether the other trainer config rlhf-lint reads (FSDP <-> Megatron) has ``key`` in some release."""
+    from rlhf_lint.frameworks.verl import releases_having
+
+    other = "ppo_megatron_trainer" if cfg.config_name == "ppo_trainer" else "ppo_trainer"
+    return bool(releases_having(key, other))

@@ -46,7 +46,7 @@ def verl_micro_batch_both_forms(ctx):
             yield _finding(ctx, cfg, old, f"both {old.rsplit('.', 1)[1]} = {a} and {new.rsplit('.', 1)[1]} = {b} "
                                           f"are set for {old.rsplit('.', 1)[0]}: verl refuses both; keep the "
                                           "_per_gpu form")
-    if (cfg.overrides and not cfg.partial and cfg.get(f"{ACTOR}.use_dynamic_bsz") is False
+    if (cfg.overrides and not cfg.values_unknown and cfg.get(f"{ACTOR}.use_dynamic_bsz") is False
             and cfg.get(f"{ACTOR}.ppo_micro_batch_size") is None
             and cfg.get(f"{ACTOR}.ppo_micro_batch_size_per_gpu") is None):
         yield Finding(ctx.job.span, "neither actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu nor the "

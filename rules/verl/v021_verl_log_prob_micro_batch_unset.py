@@ -32,7 +32,7 @@ def verl_log_prob_micro_batch_unset(ctx):
     https://github.com/volcengine/verl/blob/v0.7.0/verl/utils/config.py#L142
     """
     cfg = _cfg(ctx)
-    if cfg is None or not cfg.overrides or cfg.partial or cfg.get(f"{ACTOR}.use_dynamic_bsz") is not False:
+    if cfg is None or not cfg.overrides or cfg.values_unknown or cfg.get(f"{ACTOR}.use_dynamic_bsz") is not False:
         return
     row = _asserts_of(cfg, "log_prob_micro_batch")
     if row is None:

@@ -32,7 +32,7 @@ def verl_reward_model_micro_batch_unset(ctx):
     https://github.com/volcengine/verl/blob/v0.7.0/verl/utils/config.py#L171-L177
     """
     cfg = _cfg(ctx)
-    if cfg is None or not cfg.overrides or cfg.partial or cfg.get("reward_model.enable") is not True \
+    if cfg is None or not cfg.overrides or cfg.values_unknown or cfg.get("reward_model.enable") is not True \
             or cfg.get("reward_model.use_dynamic_bsz") is True:
         return
     row = _asserts_of(cfg, "reward_model_micro_batch")
