@@ -25,7 +25,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
     from typing import Any, Callable
 
-from rlhf_lint.startup.records import field, record
+from rlhf_lint.startup.records import field, record, replace
 from rlhf_lint.frameworks.jobs import Job
 from rlhf_lint.model import UNKNOWN, Setting, Settings, Span, in_range
 from rlhf_lint.startup.lazyre import lazy_compile
@@ -404,6 +404,21 @@ class Invocation:
     def release_phrase(self) -> str:
         """For the middle of a sentence: ``OpenRLHF v0.9.5 (pinned in requirements.txt:3)``."""
         return f"OpenRLHF {self.version} ({self.version_reason})"
+
+    @property
+    def open_words(self) -> bool:
+        """Whether a word that cannot be read (``"$@"``) could expand to more flags: no default is then certain."""
+        return any(not w.known for w in self.stray) or any(
+            not w.known for use in self.uses for w in (use.extra if use.spec is not None else use.values))
+
+    def as_rules_see_it(self) -> "Invocation":
+        """This invocation with its defaults unknown when ``open_words``: the rules must not rest on a default that
+        a forwarded word may override (the job's settings keep the defaults, the likeliest values)."""
+        if not self.open_words:
+            return self
+        values = {name: Value(UNKNOWN, None, None, is_default=True) if v.is_default else v
+                  for name, v in self.values.items()}
+        return replace(self, values=values)
 
     def get(self, name: str, default: Any = None) -> Any:
         v = self.values.get(name)

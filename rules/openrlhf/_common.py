@@ -30,7 +30,7 @@ def _invocations(ctx, clis=None, missing_module=False):
             if not inv.module_ok and not missing_module:
                 continue
             if clis is None or inv.cli in clis:
-                yield inv
+                yield inv.as_rules_see_it()  # a forwarded "$@" may override any default
 
 
 def _k():

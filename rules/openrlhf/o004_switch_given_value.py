@@ -36,8 +36,8 @@ def switch_given_value(ctx):
             if use.spec is None or not use.spec.is_switch:
                 continue
             word = use.values[0] if use.explicit and use.values else (use.extra[0] if use.extra else None)
-            if word is None:
-                continue
+            if word is None or not (word.known or use.explicit):
+                continue  # an unread word after a switch ("$@") may be more flags, not a value
             text = word.text if word.known else "<unknown>"
             fix = None
             if word.known and text.lower() in ("true", "1", "yes", "on"):
