@@ -234,6 +234,17 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
         if resolve_gpu(gpu_name) is None and gpu_memory is None:
             _refuse(f"unknown GPU {gpu_name!r}: give one of the catalog (A100-80GB, H100, RTX4090, ...) or "
                     f"--gpu-memory")
+    from rlhf_lint.model import in_range
+
+    counts = {"--gpus": gpus, "--gpus-per-node": gpus_per_node, "--micro-batch": micro_batch, "--seq-len": seq_len,
+              "--lora-rank": lora_rank, "--max-tokens-per-gpu": max_tokens_per_gpu, "--ring-attn-size": ring_attn_size,
+              "--sequence-parallel-size": sequence_parallel_size, "--expert-parallel-size": expert_parallel_size,
+              "--prompt-len": prompt_len, "--completion-len": completion_len}
+    for name, value in counts.items():
+        if value is not None and not in_range(value):  # the estimate would drop it as unknown, silently
+            _refuse(f"{name} {value}: out of range for any launch")
+    if beta is not None and (beta != beta or not in_range(beta)):
+        _refuse(f"--beta {beta}: not a finite number")
     if quantization not in (None, "none") and not lora_rank:
         _refuse("--quantization needs --lora-rank (a quantised base is frozen; only adapters train)")
     if model is not None and model[:1].isdigit():
@@ -250,6 +261,10 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
     except ConfigError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
+    for name, size in (("--gpu-memory", overrides.gpu_memory), ("--host-memory", overrides.host_memory),
+                       ("--container-memory", overrides.container_memory)):
+        if size is not None and size <= 0:
+            _refuse(f"{name}: a memory size must be positive")
     results = []
     if model:
         if paths:
