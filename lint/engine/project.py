@@ -187,6 +187,8 @@ class Project:
             return source.parse_error is not None
         if source is not None and fact == "over bounds":
             return bool(source.skipped)
+        if source is not None and fact == "unparsed constructs":  # words the shell reader could not parse
+            return bool(getattr(source.tree, "unparsed", None))
         if fact == "pins":
             return self.declares_pins()
         if fact == "pin files":  # a file that may pin, even when nothing in it resolves to a version (``-e .``)
