@@ -12,6 +12,7 @@ from rlhf_lint.engine.config import Config
 from rlhf_lint.frameworks.jobs import Job, builders_for
 from rlhf_lint.model import DEBUG, InternalError, ParseError, Setting, Span
 from rlhf_lint.readers.kinds import may_declare_pins
+from rlhf_lint.readers.numbers import overlong_number, overlong_run
 from rlhf_lint.readers.source import Source
 from rlhf_lint.startup import import_module
 
@@ -35,24 +36,11 @@ def _resolve_callable(spec: str) -> Callable:
     return getattr(import_module(module), name)
 
 
-# Python refuses to turn more digits than this into an int (CVE-2020-10735); so do json.load, argparse and every
-# rule that reads a number. Such a number cannot be meant, and is a parse error at its position.
-MAX_INT_DIGITS = 4300
-
-
-def _overlong_number(text: str) -> ParseError | None:
-    if len(text) <= MAX_INT_DIGITS:
-        return None
-    import re
-
-    # only at the start of a run of digits (the look-behind fails at once inside one): linear, and one C call
-    # rather than a match object for every number of the file
-    m = re.search(r"(?<![0-9])[0-9]{%d}" % (MAX_INT_DIGITS + 1), text)
-    if m is None:
-        return None
-    digits = re.compile(r"[0-9]*").match(text, m.end()).end() - m.start()
-    return ParseError(f"a number of {digits} digits: Python refuses integers over {MAX_INT_DIGITS} digits, so the "
-                      "program reading this file fails too", m.start(), m.start() + 1)
+# Kinds whose numbers are words or strings that the program reading them converts (argparse, packaging), and whose
+# readers do not see number tokens: a run of digits over Python's limit anywhere is reported before any parser or
+# rule converts it. The JSON, YAML and Python readers find such numbers among their own tokens (a string of digits
+# is no number there).
+DIGITS_ANYWHERE = frozenset({"shell", "requirements", "pyproject_toml", "setup_cfg", "dockerfile"})
 
 
 # Bytes a reader takes per file kind (YAML and Python configs: rlhf_lint.readers.yaml / .python). The largest real
@@ -79,9 +67,9 @@ def parse_source(source: Source) -> None:
     if limit is not None and over_parse_bound(source, limit):
         source.tree, source.parse_error = None, None
         return
-    overlong = _overlong_number(source.text)
+    overlong = overlong_run(source.text) if source.kind in DIGITS_ANYWHERE else None
     if overlong is not None:
-        source.tree, source.parse_error = None, overlong
+        source.tree, source.parse_error = None, overlong_number(*overlong)
         return
     try:
         source.tree = _resolve_callable(spec)(source)
@@ -187,6 +175,8 @@ class Project:
             return source.parse_error is not None
         if source is not None and fact == "over bounds":
             return bool(source.skipped)
+        if source is not None and fact == "unparsed constructs":  # words the shell reader could not parse
+            return bool(getattr(source.tree, "unparsed", None))
         if fact == "pins":
             return self.declares_pins()
         if fact == "pin files":  # a file that may pin, even when nothing in it resolves to a version (``-e .``)

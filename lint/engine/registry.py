@@ -38,7 +38,7 @@ RULES_PAGE_URL = "https://github.com/rlhf-lint/rlhf-lint/blob/main/docs/rules.md
 
 # what a rule may declare it needs (@rule(when=...)), per scope; Project.has answers them
 FACTS = {
-    "file": ("parse error", "over bounds"),
+    "file": ("parse error", "over bounds", "unparsed constructs"),
     "job": ("gpu", "host memory"),
     "project": ("pins", "unreadable files", "pin files", "versions"),
 }

@@ -50,6 +50,7 @@ RULES = (
     ('F002', 'file-too-large', 2, (), 'project', (), False, True, 'rlhf_lint.rules.files.f002_file_too_large', 'unreadable files'),
     ('F003', 'parse-error', 3, ('dockerfile', 'ds_config', 'json', 'pyproject_toml', 'python', 'requirements', 'setup_cfg', 'shell', 'unparsed', 'yaml'), 'file', (), False, True, 'rlhf_lint.rules.files.f003_parse_error', 'parse error'),
     ('F004', 'input-over-bounds', 2, ('dockerfile', 'ds_config', 'json', 'pyproject_toml', 'python', 'requirements', 'setup_cfg', 'shell', 'unparsed', 'yaml'), 'file', (), False, True, 'rlhf_lint.rules.files.f004_input_over_bounds', 'over bounds'),
+    ('F005', 'unparsed-construct', 1, ('shell',), 'file', (), False, True, 'rlhf_lint.rules.files.f005_unparsed_construct', 'unparsed constructs'),
     ('F010', 'internal-error', 3, (), 'project', (), False, True, 'rlhf_lint.rules.files.f010_internal_error', ''),
     ('F100', 'unused-suppression', 2, (), 'project', (), False, True, 'rlhf_lint.rules.files.f100_unused_suppression', ''),
     ('M001', 'gpu-out-of-memory', 3, (), 'job', (), True, True, 'rlhf_lint.rules.memory.m001_gpu_out_of_memory', 'gpu'),

@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
 
 from rlhf_lint.startup.records import field, record
 from rlhf_lint.model import ParseError, Span
+from rlhf_lint.readers.numbers import overlong_message
 from rlhf_lint.startup.lazyre import lazy_compile
 
 MAX_DEPTH = 200
@@ -192,7 +193,7 @@ class _Parser:
             try:
                 value: Any = float(raw) if any(c in raw for c in ".eE") else int(raw)
             except ValueError:  # over Python's 4300-digit limit: json.load (DeepSpeed's reader) refuses it too
-                raise JSONError(f"number too long ({len(raw)} characters)", m.start()) from None
+                raise JSONError(overlong_message(len(raw.lstrip("-"))), m.start()) from None
             return JValue(Span(m.start(), m.end()), value)
         # Python's json module, which DeepSpeed, transformers and accelerate load configs with, accepts these too
         for word, val in (("true", True), ("false", False), ("null", None), ("NaN", math.nan),

@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
 
 from rlhf_lint.model import ParseError, Span
 from rlhf_lint.readers.kinds import looks_like_hf_script, looks_like_orz
+from rlhf_lint.readers.numbers import MAX_INT_DIGITS, overlong_number, overlong_run
 from rlhf_lint.readers.source import Source
 
 
@@ -28,11 +29,37 @@ def _python_gate(source: Source):
     try:
         return ast.parse(source.text, filename=source.path)
     except SyntaxError as exc:
+        overlong = _overlong_literal(source, exc.lineno) if "integer string conversion" in exc.msg else None
+        if overlong is not None:
+            raise overlong from None
         offset = source.offset(exc.lineno or 1, exc.offset or 1)
         raise ParseError(f"invalid Python: {exc.msg}", offset) from None
     except (RecursionError, MemoryError, ValueError) as exc:
         raise ParseError(f"invalid Python: too deeply nested or too complex to parse ({type(exc).__name__})",
                          0) from None
+
+
+def _overlong_literal(source: Source, line: int | None) -> ParseError | None:
+    """CPython refuses an integer literal over MAX_INT_DIGITS digits and names only its line: the error is at the
+    first such NUMBER token of that line (digits in a string are none). Tokenizing up to it takes ~0.5 s a MB, and
+    only a file CPython refused pays it."""
+    import io
+    import tokenize
+
+    if not line:
+        return None
+    span = source.line_span(line)
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source.text).readline):
+            if tok.start[0] > line:
+                break
+            digits = tok.string.replace("_", "")
+            if tok.type == tokenize.NUMBER and len(digits) > MAX_INT_DIGITS and digits.isdigit():
+                return overlong_number(span.start + tok.start[1], len(digits))
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    found = overlong_run(source.text, span.start, span.end)  # tokenize gave up first: the first run on the line
+    return overlong_number(*found) if found else None
 
 
 def parse_python_source(source: Source):

@@ -260,6 +260,7 @@ class ShellScript:
     hardware_span: Span | None = None
     sourced: list[str] = field(default_factory=list)  # references of `source X` / `. X`
     syntax_error: tuple[str, int, int] | None = None
+    unparsed: list[Span] = field(default_factory=list)  # words tree-sitter-bash misread: their values are unknown
     doc: Any = None  # the top-level _Doc (tree-sitter tree), for rules that read nodes
     _with_project: Any = None
 
@@ -762,6 +763,9 @@ class _Evaluator:
         return frags
 
     def _default_words(self, doc: _Doc, node, rest, quoted: bool, origin: str) -> list:
+        if any(c.has_error for c in rest):
+            # a default tree-sitter misread (_syntax_errors): its pieces are no words of it, and split they are garbage
+            return [_Frag(UNKNOWN, doc.span(node), doc.path, quoted)]
         frags: list = []
         for child in rest:
             frags.extend(self._expand(doc, child, quoted))
@@ -1061,13 +1065,133 @@ def _unquote_with_map(doc: _Doc, node) -> tuple[str, list[int]] | None:
 # ---------------------------------------------------------------------------------------------------------------
 # syntax errors
 # ---------------------------------------------------------------------------------------------------------------
-def _first_error(doc: _Doc) -> tuple[str, int, int] | None:
+# Words that tree-sitter-bash 0.25 misreads in places bash accepts: a ${X...} expansion, which bash reads to its
+# matching `}` and expands only when it runs (arithmetic as in `${N:-$(((a + b) * 2))}`, brackets as in
+# `${L:-['npu','cpu']}`), and an unquoted heredoc body, which bash expands only when it runs. An error tree-sitter
+# recovers from inside such a word, whose end it still finds, is a gap of rlhf-lint's parser, not of the file:
+# that word's value is unknown and the rest of the file is read. What bash does parse inside a ${...} when it reads
+# it, a command substitution, stays a syntax error.
+MAX_WORD_NESTING = 8  # ${...} in ${...}: real scripts nest two or three
+_PARSED_INSIDE = lazy_compile(r"\$\((?!\()|[<>]\(|`")  # $(...) but not $((...)), <(...), >(...), `...`
+
+
+def _syntax_errors(doc: _Doc) -> tuple[tuple[str, int, int] | None, list[tuple[int, int]]]:
+    """(the first syntax error, as (message, start, end), or None; the character spans of the words tree-sitter
+    could not parse but recovered from inside, up to that error)."""
     root = doc.tree.root_node
     if not root.has_error:
-        return None
-    node = _error_node(doc, root)
-    if node is None:
-        return None
+        return None, []
+    unparsed: list[tuple[int, int]] = []
+    # a root that is itself an ERROR: tree-sitter found no script structure at all, and nothing in it is trusted
+    stack = list(reversed(_inner(doc, root, (False if root.type == "ERROR" else None, False, 0))))
+    while stack:  # in document order
+        node, state = stack.pop()
+        word = state[0]
+        if node.is_missing or node.type == "ERROR":
+            if _misread(doc, node, state):
+                span = (doc.char(word.start_byte), doc.char(word.end_byte))
+                if not unparsed or unparsed[-1] != span:
+                    unparsed.append(span)
+                continue
+            if _tolerated(doc, node):
+                continue
+            if node.type == "ERROR":
+                node = _error_node(doc, node, state) or node
+            return _describe_error(doc, node), unparsed
+        stack.extend(reversed(_inner(doc, node, state)))
+    return None, unparsed
+
+
+def _inner(doc: _Doc, node, state: tuple) -> list[tuple]:
+    """The children of ``node`` that hold an error, each with its state: (the innermost word around it that bash
+    reads whole, or None, or False inside a ${...} bash would not close there; whether it is in a heredoc body; how
+    many ${...} enclose it)."""
+    word, body, nest = state
+    t = node.type
+    if t == "expansion" and word is not False:
+        nest += 1
+        # deeper nesting is no launch code: not followed (each ${...} on the way is scanned, so it stays linear)
+        closed = nest <= MAX_WORD_NESTING and _closed(doc, node)
+        word = node if closed else (word if body else False)
+    elif t in ("command_substitution", "process_substitution") and not body \
+            and not doc.text_of(node).startswith("$(("):
+        word = None  # bash parses the command inside when it reads the ${...}
+    return [(c, (c if t == "heredoc_body" and word is not False else word,  # the piece of a body that holds it
+                 body or t == "heredoc_body", nest))
+            for c in node.children if c.has_error or c.is_missing]
+
+
+def _tolerated(doc: _Doc, node) -> bool:
+    """Errors bash lets pass: a heredoc without its end (bash warns and reads it up to the end of the file), a
+    dangling `\\` at the end of the file (bash continues into nothing and runs the command)."""
+    if node.is_missing:
+        return node.type == "heredoc_end"
+    return doc.text_of(node).strip() in ("", "\\")
+
+
+def _misread(doc: _Doc, node, state: tuple) -> bool:
+    """Whether an ERROR or MISSING node lies in a word bash reads whole without parsing it there."""
+    word, body, _ = state
+    return bool(word) and (body or not _PARSED_INSIDE.search(doc.text_of(node)))
+
+
+def _closed(doc: _Doc, node) -> bool:
+    """Whether a ${...} ends with its own `}` (not one tree-sitter supplied), the one bash matches to its `${`."""
+    last = node.children[-1] if node.child_count else None
+    return last is not None and last.type == "}" and not last.is_missing and _matched_at_end(doc.text_of(node))
+
+
+_OPENERS = {"{": "}", "(": ")", "[": "]"}
+
+
+def _matched_at_end(text: str) -> bool:
+    """Whether bash, reading ``text`` from its opening `${`, finds the matching `}` at its last character. Followed
+    as bash's parse_matched_pair does: escapes, quotes, backquotes and nested `${`, `$(`, `$[`, `<(`, `>(` (a plain
+    `{` does not nest, a `(` does inside `$(`). An error tree-sitter recovered from that opened one of these would
+    make bash read past the `}`: that is a syntax error of the file, not a word rlhf-lint misread."""
+    closers: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        top = closers[-1] if closers else ""
+        if ch == "\\":
+            i += 2
+            continue
+        if (ch == "$" and i + 1 < n and text[i + 1] in _OPENERS) or (ch in "<>" and text.startswith("(", i + 1)):
+            closers.append(_OPENERS[text[i + 1]])
+            i += 2
+            continue
+        if ch == top:
+            closers.pop()
+            if not closers:
+                return i == n - 1
+        elif ch == "`":
+            i = _quote_end(text, i, "`")
+        elif top == '"':
+            pass
+        elif ch == "'":
+            i = _quote_end(text, i, "'")
+        elif ch == '"':
+            closers.append('"')
+        elif ch in "([" and top == _OPENERS[ch]:
+            closers.append(top)
+        if i < 0:
+            return False
+        i += 1
+    return False
+
+
+def _quote_end(text: str, i: int, quote: str) -> int:
+    """The offset of the quote closing the one at ``i`` (backquotes honour escapes), or -1."""
+    j = i + 1
+    while True:
+        j = text.find(quote, j)
+        if j < 0 or quote == "'" or text[j - 1] != "\\":
+            return j
+        j += 1
+
+
+def _describe_error(doc: _Doc, node) -> tuple[str, int, int]:
     start = doc.char(node.start_byte)
     if node.is_missing:
         return (f"syntax error: missing {node.type!r}", start, start)
@@ -1077,21 +1201,17 @@ def _first_error(doc: _Doc) -> tuple[str, int, int] | None:
     return (f"syntax error near {first!r}" if first else "syntax error", start, max(start + 1, end))
 
 
-def _error_node(doc: _Doc, node):
-    """The first, innermost ERROR or MISSING node (the innermost one points at the offending token)."""
-    for child in node.children:
-        if child.is_missing:
-            if child.type == "heredoc_end":
-                continue  # bash warns and reads the heredoc up to the end of the file
-            return child
-        if child.type == "ERROR":
-            if doc.text_of(child).strip() in ("", "\\"):
-                continue  # a dangling `\` at the end of the file: bash continues into nothing and runs the command
-            return _error_node(doc, child) or child
-        if child.has_error:
-            found = _error_node(doc, child)
-            if found is not None:
-                return found
+def _error_node(doc: _Doc, node, state: tuple):
+    """The first, innermost ERROR or MISSING node in ``node`` that is not in a misread word (the innermost one
+    points at the offending token)."""
+    for child, inner in _inner(doc, node, state):
+        if child.is_missing or child.type == "ERROR":
+            if _misread(doc, child, inner) or _tolerated(doc, child):
+                continue
+            return child if child.is_missing else _error_node(doc, child, inner) or child
+        found = _error_node(doc, child, inner)
+        if found is not None:
+            return found
     return None
 
 
@@ -1120,7 +1240,8 @@ def read_script(source: Source, resolve: Callable[[str, str], Source | None] | N
     script = ShellScript(path=source.path)
     doc = _Doc(source.text, source.path, source=source)
     script.doc = doc
-    script.syntax_error = _first_error(doc)
+    script.syntax_error, unparsed = _syntax_errors(doc)
+    script.unparsed = [Span(start, end) for start, end in unparsed]
     evaluator = _Evaluator(script, source, resolve)
     evaluator.run(doc, doc.tree.root_node)
     script.variables = evaluator.env

@@ -5,6 +5,7 @@ import os
 import re
 
 from rlhf_lint.model import ParseError, Span
+from rlhf_lint.readers.numbers import MAX_INT_DIGITS, overlong_number, overlong_run
 from rlhf_lint.readers.source import Source
 from rlhf_lint.startup.lazyre import lazy_compile
 
@@ -61,7 +62,41 @@ def parse_yaml_source(source: Source) -> list:
             source.skipped.append((node_span(doc), f"aliases and merge keys expand this YAML to {size:,} nodes, over "
                                                    f"the {MAX_NODES:,} rlhf-lint reads: the file was not checked"))
             return None
+    if overlong_run(source.text) is not None:  # one search of the text; only then are the scalars looked at
+        overlong = overlong_int(docs, source.text)
+        if overlong is not None:
+            raise overlong
     return docs
+
+
+def overlong_int(docs: list, text: str):
+    """A ParseError at the first scalar PyYAML reads as an integer (a plain one, or tagged !!int) that Python refuses
+    to convert, or None. A quoted string of digits is no integer; each node is visited once, aliases too."""
+    import yaml
+
+    loader = yaml.SafeLoader("")
+    seen: set[int] = set()
+    stack = list(reversed(docs))
+    try:
+        while stack:
+            node = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if isinstance(node, yaml.MappingNode):
+                stack.extend(reversed([c for pair in node.value for c in pair]))
+            elif isinstance(node, yaml.SequenceNode):
+                stack.extend(reversed(node.value))
+            elif node.tag == "tag:yaml.org,2002:int" and len(node.value) > MAX_INT_DIGITS:
+                try:
+                    loader.construct_yaml_int(node)  # what yaml.safe_load does with it
+                except ValueError:
+                    start, end = node.start_mark.index, node.end_mark.index
+                    at = text.find(node.value, start, end)  # past a tag or an anchor; an integer is written verbatim
+                    return overlong_number(at if at >= 0 else start, sum(c.isdigit() for c in node.value))
+    finally:
+        loader.dispose()
+    return None
 
 
 _BRACKET = lazy_compile(r"[\[\]{}]")

@@ -88,7 +88,7 @@ def test_bad_config_values_raise():
 
 # -- selection ---------------------------------------------------------------------------------------------------
 def test_selection_by_code_prefix_name_and_all():
-    assert [r.code for r in REGISTRY.match("F00")] == ["F001", "F002", "F003", "F004"]
+    assert [r.code for r in REGISTRY.match("F00")] == ["F001", "F002", "F003", "F004", "F005"]
     assert [r.code for r in REGISTRY.match("parse-error")] == ["F003"]
     assert len(REGISTRY.match("ALL")) == len(REGISTRY.all())
     rules = selected_rules(Config(ignore=["F1"]), Options(extend_select=["F003"]))

@@ -109,3 +109,39 @@ def test_numbers_over_pythons_digit_limit_are_a_parse_error_at_their_position(tm
     assert len(f003) == 1 and "5000 digits" in f003[0].message
     assert (f003[0].start.line, f003[0].start.column) == (text.count("\n", 0, text.index(number)) + 1,
                                                           text.index(number) - text.rfind("\n", 0, text.index(number)))
+
+
+@pytest.mark.parametrize("name, text", [
+    # a dataset JSON (LLaMA-Factory's glaive_toolcall_en_demo.json) with a 5,649-digit string: json.load reads it
+    ("data.json", '[{"content": "SetStringValue(\\"UserEapInfo\\", \\"' + "01" * 2824 + '0\\")"}]\n'),
+    ("ds_config.json", '{"train_batch_size": 8 // ' + "1" * 5000 + "\n}\n"),  # DeepSpeed's hjson comment
+    ("ppo_trainer.yaml", "trainer:\n  run_id: '" + "7" * 5000 + "'  # " + "7" * 5000 + "\n  nnodes: 1\n"),
+    ("exp.py", 'from orz.ppo import X\nclass PPOExpConfig:\n    tag: str = "' + "7" * 5000 + '"\n'),
+])
+def test_digits_in_strings_and_comments_are_no_overlong_number(tmp_path, name, text):
+    (tmp_path / name).write_text(text)
+    result = check_clean_run(tmp_path)
+    assert not [d for d in result.diagnostics if d.code == "F003"], result.diagnostics
+
+
+def test_overlong_numbers_are_found_only_in_files_rlhf_lint_reads(tmp_path):
+    # a module rlhf-lint never parses (it is not an ORZ config, setup.py or a training script) converts nothing
+    (tmp_path / "helper.py").write_text("x = " + "7" * 5000 + "\n")
+    assert not check_clean_run(tmp_path).diagnostics
+
+
+@pytest.mark.parametrize("text", [
+    "trainer:\n  nnodes: !!int '7777'\n",  # tagged: PyYAML converts the quoted digits
+    "trainer:\n  nnodes: &n 7777\n  n_gpus_per_node: *n\n",  # after an anchor
+    "trainer:\n  nnodes: [1, 2, 7777]\n",
+    "from orz.ppo import X\nx = '''\n1111'''; y = 7777\n",  # CPython names the line: the number, not the string
+])
+def test_overlong_numbers_are_reported_at_their_digits(tmp_path, text):
+    text = text.replace("7777", "7" * 5000).replace("1111", "1" * 5000)
+    name = "exp.py" if text.startswith("from") else "ppo_trainer.yaml"
+    (tmp_path / name).write_text(text)
+    f003 = [d for d in check_clean_run(tmp_path).diagnostics if d.code == "F003"]
+    at = text.index("7" * 5000)
+    assert [(d.start.line, d.start.column) for d in f003] == [
+        (text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at))]
+    assert "5000 digits" in f003[0].message

@@ -241,6 +241,68 @@ def test_syntax_error_becomes_parse_error_and_tolerated_forms_do_not():
     assert ok.parse_error is None
 
 
+# Words tree-sitter-bash misreads although bash reads them (`bash -n` accepts each): (script, the word reported)
+MISREAD = [
+    ("x=${x:-$(((max_prompt_length + max_response_length) * 2))}\n",
+     "${x:-$(((max_prompt_length + max_response_length) * 2))}"),
+    ("CONTENTS=${CONTENTS:-['npu','cpu']}\n", "${CONTENTS:-['npu','cpu']}"),
+    ('echo "${x:-$(((a+1)*2))}" ok\n', "${x:-$(((a+1)*2))}"),
+    ("python t.py --x=${A:-['a','b']} --y 1\n", "${A:-['a','b']}"),
+    ("case $x in\n  *) n=${n:-$(((a+b)*2))} ;;\nesac\n", "${n:-$(((a+b)*2))}"),
+    ("cat <<EOF\n${x:-['a','b']}\nEOF\n", "${x:-['a','b']}"),
+    ("cat <<EOF\n$(((a+b)*2))\nEOF\n", "$(((a+b)"),  # the piece of the heredoc body tree-sitter cut off
+]
+# Syntax errors bash reports (`bash -n` fails on each), also in or next to a ${...}: (script, the token reported)
+REJECTED = [
+    ("OPENRLHF_PATH=<ROOT>\n", "<"),
+    ('echo "unterminated\n', '"unterminated'),
+    ("echo ${x:-$(&&&)}\n", "$(&&&"),  # bash parses a command substitution in a ${...} when it reads it
+    ("echo ${x:-${y}\n", "${x:-${y}"),  # the inner ${ takes the }
+    ("echo \"${x:-'}\"\n", "\"${x:-'}\""),  # a quote opened in the default runs past the }
+    ("x=${x:-$(((a + b) * 2))}\nOPENRLHF_PATH=<ROOT>\n", "<"),  # a misread word before it does not take its place
+]
+
+
+@pytest.mark.parametrize("text,word", MISREAD)
+def test_a_word_tree_sitter_misreads_is_unparsed_not_a_syntax_error(text, word):
+    src = script(text)
+    assert src.parse_error is None
+    assert [src.span_text(span) for span in src.tree.unparsed] == [word]
+
+
+@pytest.mark.parametrize("text,token", REJECTED)
+def test_syntax_errors_bash_reports_stay_parse_errors_at_their_token(text, token):
+    err = script(text).parse_error
+    assert err is not None and text[err.offset : err.end] == token
+
+
+def test_the_word_tables_agree_with_bash():
+    import shutil
+    import subprocess
+
+    if shutil.which("bash") is None:
+        pytest.skip("no bash")
+    for text, _ in MISREAD + REJECTED:  # `bash -n` reads the script and runs nothing
+        rc = subprocess.run(["bash", "-n"], input=text.encode(), capture_output=True).returncode
+        assert (rc == 0) == ((text, _) in MISREAD), text
+
+
+def test_a_misread_word_is_one_unknown_value_and_the_rest_is_read():
+    src = script("x=1\necho ${y:-$(((a + b) * 2))} ${x:-$(((a + b) * 2))} end\n"
+                 "C=${C:-['npu','cpu']}\ndeepspeed train.py --contents $C --zero_stage 3\n")
+    assert src.parse_error is None
+    # the default's pieces `)`, `*`, `2))` are no words of it; a set variable still gives its value
+    assert argv(src) == ["echo", UNKNOWN, "1", "end"]
+    cmd = one_command(src)
+    assert cmd.last("--contents").value.text is UNKNOWN and cmd.last("--zero_stage").value.text == "3"
+
+
+def test_misread_words_in_deep_nesting_are_not_followed():
+    # each ${...} around an error is scanned once: 10,000 of them stay linear and are a syntax error as before
+    text = "x=" + "${x:-" * 10_000 + "$(((a+b)*2))" + "}" * 10_000 + "\n"
+    assert script(text).parse_error is not None
+
+
 def test_non_ascii_offsets_are_characters():
     src = script("# é ü\nA=ü\npython -m m --x $A --y 'ö'\n")
     cmd = one_command(src)
