@@ -1270,14 +1270,17 @@ def script_of(source: Source, project=None) -> ShellScript | None:
     if project is None or not script.sourced:
         return script
     if script._with_project is None:
-        root = os.path.realpath(getattr(project.config, "root", os.getcwd()))
+        # a configuration file marks the repository; without one, the root would be the working directory, and a
+        # tree linted from elsewhere would lose its sourced files (project.resolve only finds checked files)
+        config = project.config
+        root = os.path.realpath(config.root) if getattr(config, "path", None) else None
 
         def resolve(from_path: str, reference: str) -> Source | None:
             found = project.resolve(from_path, reference)
             if found is None or found.kind != "shell":
                 return None
             real = os.path.realpath(found.path)
-            if not (real == root or real.startswith(root.rstrip(os.sep) + os.sep)):
+            if root is not None and not (real == root or real.startswith(root.rstrip(os.sep) + os.sep)):
                 return None  # never read outside the repository
             return found
 

@@ -3,7 +3,7 @@ import textwrap
 
 import pytest
 
-from rlhf_lint.engine.config import Config
+from rlhf_lint.engine.config import Config, load_config
 from rlhf_lint.frameworks.launchers import build_shell_jobs
 from rlhf_lint.model import UNKNOWN
 from rlhf_lint.engine.project import Project, parse_source
@@ -354,6 +354,30 @@ def test_sourced_file_inside_project_defines_variables(tmp_path):
     assert src.tree._with_project is not None
     src.tree._with_project = None
     assert commands_of(src, lone)[0].last("--pretrain").value.text is UNKNOWN
+
+
+def test_a_sourced_file_is_read_whatever_the_working_directory(tmp_path, monkeypatch):
+    # without a configuration file the root was the working directory: a tree linted from elsewhere lost its
+    # sourced files (OpenRLHF's train_nonrl_slurm.sh sources train_dpo_llama.sh for its command)
+    repo, elsewhere = tmp_path / "repo", tmp_path / "elsewhere"
+    repo.mkdir()
+    elsewhere.mkdir()
+    (repo / "common.sh").write_text("export MODEL=org/model\n")
+    main = repo / "run.sh"
+    main.write_text("source ./common.sh\npython -m pkg.t --pretrain $MODEL\n")
+    sources = [Source.from_bytes(str(p), p.read_bytes(), kind="shell") for p in (main, repo / "common.sh")]
+    for s in sources:
+        parse_source(s)
+    monkeypatch.chdir(elsewhere)
+    project = Project(sources, load_config(None))  # no configuration file: its root is the working directory
+    assert commands_of(sources[0], project)[0].last("--pretrain").value.text == "org/model"
+    # with a configuration file the repository it marks is the bound: a checked file outside it is not read
+    (elsewhere / "rlhf-lint.toml").write_text("")
+    sources = [Source.from_bytes(str(p), p.read_bytes(), kind="shell") for p in (main, repo / "common.sh")]
+    for s in sources:
+        parse_source(s)
+    bounded = Project(sources, load_config(str(elsewhere / "rlhf-lint.toml")))
+    assert commands_of(sources[0], bounded)[0].last("--pretrain").value.text is UNKNOWN
 
 
 def test_words_after_flag_equals_value_are_positionals():
