@@ -115,13 +115,14 @@ class ModelArch:
             n += self.mlp_params(self.shared_expert_intermediate_size) + h
         return n
 
+    def _ffn_total(self) -> int:
+        """The FFN parameters of every layer: MoE layers and the dense ones beside them."""
+        return self.moe_layer_count * self.moe_ffn_params() + \
+            self.dense_layer_count * self.mlp_params(self.intermediate_size)
+
     def ffn_params(self) -> int:
         """The FFN parameters of one layer, averaged over the layers (dense and MoE layers differ)."""
-        if not self.num_experts:
-            return self.mlp_params(self.intermediate_size)
-        total = (self.moe_layer_count * self.moe_ffn_params()
-                 + self.dense_layer_count * self.mlp_params(self.intermediate_size))
-        return total // self.num_layers
+        return self._ffn_total() // self.num_layers
 
     def expert_params(self) -> int:
         """Routed experts' parameters over every layer (what expert parallelism splits)."""
@@ -135,10 +136,7 @@ class ModelArch:
 
     def decoder_params(self) -> int:
         norm = self.hidden_size * (2 if self.biases else 1)
-        ffn = (self.moe_layer_count * self.moe_ffn_params()
-               + self.dense_layer_count * self.mlp_params(self.intermediate_size)) if self.num_experts else \
-            self.num_layers * self.mlp_params(self.intermediate_size)
-        return self.num_layers * (self.attention_params() + self.norms_per_layer * norm) + ffn
+        return self.num_layers * (self.attention_params() + self.norms_per_layer * norm) + self._ffn_total()
 
     def embedding_params(self) -> int:
         return self.vocab_size * self.hidden_size
