@@ -12,7 +12,8 @@ def verl_token_budget_below_sequence(ctx):
 
     ## What it does
     With `use_dynamic_bsz`, compares the actor's `ppo_max_token_len_per_gpu` (and the critic's, when a critic is
-    trained) with `max_prompt_length + max_response_length`; verl's guidance is at least twice that.
+    trained) with `max_prompt_length + max_response_length`; verl's guidance is at least twice that. The workers
+    pack up to the budget times the role's `ulysses_sequence_parallel_size` tokens, which is what is compared.
 
     ## Why it matters
     verl packs sequences up to the budget and asserts "max_token_len must be greater than the sequence length"
@@ -28,6 +29,8 @@ def verl_token_budget_below_sequence(ctx):
     ## References
     https://github.com/verl-project/verl/blob/main/verl/utils/seqlen_balancing.py
     https://github.com/verl-project/verl/blob/main/docs/perf/perf_tuning.rst
+    https://github.com/verl-project/verl/blob/v0.7.0/verl/workers/actor/dp_actor.py (max_token_len =
+    ppo_max_token_len_per_gpu * ulysses_sequence_parallel_size)
     """
     cfg = _cfg(ctx)
     if cfg is None:
@@ -36,12 +39,18 @@ def verl_token_budget_below_sequence(ctx):
     if lens is None:
         return
     seq = sum(lens)
-    keys = [(f"{ACTOR}.use_dynamic_bsz", f"{ACTOR}.ppo_max_token_len_per_gpu")]
+    sp = "ulysses_sequence_parallel_size"
+    keys = [(f"{ACTOR}.use_dynamic_bsz", f"{ACTOR}.ppo_max_token_len_per_gpu", f"{ACTOR}.{sp}")]
     if cfg.get("algorithm.adv_estimator") == "gae":
-        keys.append(("critic.use_dynamic_bsz", "critic.ppo_max_token_len_per_gpu"))
-    for flag, key in keys:
+        keys.append(("critic.use_dynamic_bsz", "critic.ppo_max_token_len_per_gpu", f"critic.{sp}"))
+    for flag, key, sp_key in keys:
         budget = cfg.known_int(key)
-        if cfg.get(flag) is True and budget is not None and budget < seq:
-            yield _finding(ctx, cfg, key, f"{key.split('.')[-2]}.ppo_max_token_len_per_gpu = {budget} is below "
-                                          f"max_prompt_length + max_response_length = {seq}: one sample does not "
-                                          f"fit (verl recommends at least {2 * seq})")
+        ranks = cfg.known_int(sp_key) if cfg.exists(sp_key) or cfg.where(sp_key) is not None else 1
+        if cfg.get(flag) is not True or budget is None or ranks is None:
+            continue  # an unreadable Ulysses size may multiply the budget
+        # the workers pack up to budget x Ulysses size tokens: the SP group splits each packed row
+        if budget * max(1, ranks) < seq:
+            times = f" x {sp} {ranks} = {budget * ranks}" if ranks > 1 else ""
+            yield _finding(ctx, cfg, key, f"{key.split('.')[-2]}.ppo_max_token_len_per_gpu = {budget}{times} is "
+                                          f"below max_prompt_length + max_response_length = {seq}: one sample does "
+                                          f"not fit (verl recommends at least {2 * seq})")
