@@ -77,6 +77,8 @@ VOCABULARY = (
     # -- DeepSpeed and accelerate ---------------------------------------------------------------------------------
     ("zero.stage", int, "ZeRO stage, 0..3 (FSDP full sharding counts as 3)"),
     ("deepspeed.config_path", str, "the ds_config file the launch names (its Setting's span is the path token)"),
+    ("deepspeed.config_unread", str, "a ds_config the launch names that was not read (not among the files checked, "
+                                     "or its path unknown): its ZeRO stage and offload are open"),
     ("deepspeed.enable_sleep", bool, "DeepSpeed engines offload their states between uses"),
     ("deepspeed.overlap_comm", bool, "ZeRO overlap_comm (its buckets stay allocated); absent: on at stage 3"),
     ("deepspeed.sync_loaded", bool, "the policy's states are loaded while it sends its weights (ORZ: yes; "

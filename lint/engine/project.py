@@ -247,10 +247,19 @@ class Project:
         """A launch that names a ds_config runs with what that file says (ZeRO stage, precision, offload, batch):
         its settings join the job's, where the launch itself does not set the key."""
         for setting in job.settings.all("deepspeed.config_path"):
-            if not isinstance(setting.value, str) or setting.path is None:
+            if setting.path is None:
                 continue
-            target = self.resolve(setting.path, setting.value)
-            if target is None or target.tree is None or target.path == job.path:
+            target = self.resolve(setting.path, setting.value) if isinstance(setting.value, str) else None
+            if target is None and setting.value is not None:
+                # not among the checked files (pre-commit passes only what changed), or a path the linter cannot
+                # read: its ZeRO stage and offload stay open rather than defaulting to none
+                shown = setting.value if isinstance(setting.value, str) else "(its path is not known)"
+                job.settings.add(Setting("deepspeed.config_unread", shown, setting.path, setting.span,
+                                         "the DeepSpeed config the launch names was not read"))
+                job.assumptions.append(f"the DeepSpeed config {shown} is not among the files checked, so its ZeRO "
+                                       f"stage and offload are not read: pass it too (or a folder holding both)")
+                continue
+            if target.tree is None or target.path == job.path:
                 continue
             from rlhf_lint.frameworks.deepspeed import settings_from_ds_config
             from rlhf_lint.readers.json import JSONDocument

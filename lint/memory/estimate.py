@@ -1352,22 +1352,39 @@ def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, g
 # -- the estimate ------------------------------------------------------------------------------------------------
 def estimate(job, hardware, read_config: Callable[[str], str | None] | None = None,
              versions: dict | None = None) -> Estimate:
-    """GPU and host memory of a job's roles. A loaded dtype the launch leaves open (precision.loaded_dtype_open) is
-    estimated both ways: the nominal figures at fp32, the low end of each GPU group's band at 16 bits, so a verdict
-    that rests on the dtype is a warning, never an error."""
+    """GPU and host memory of a job's roles. What the launch leaves open (a loaded dtype, an unread DeepSpeed
+    config: ``_open_readings``) is estimated both ways: the nominal figures as read, the low end of each GPU group's
+    band under the reading that needs least, so a verdict that rests on it is a warning, never an error."""
     est = _estimate(job, hardware, read_config, versions)
-    low = job.settings.value("precision.loaded_dtype_open")
-    if low and est.groups:
-        changes = {"precision.master_dtype": low}
-        if str(job.settings.value("precision.param_dtype") or "").lower() in ("fp32", "float32"):
-            changes["precision.param_dtype"] = low
-        floors = {tuple(g.names): g.low_peak for g in _estimate(with_settings(job, changes), hardware, read_config,
-                                                                 versions).groups}
-        for g in est.groups:
-            floor = floors.get(tuple(g.names))
-            if floor is not None and floor < g.low_peak:
-                g.low_floor = floor
+    if est.groups:
+        for changes in _open_readings(job):
+            floors = {tuple(g.names): g.low_peak for g in _estimate(with_settings(job, changes), hardware,
+                                                                     read_config, versions).groups}
+            for g in est.groups:
+                floor = floors.get(tuple(g.names))
+                if floor is not None and floor < g.low_peak:
+                    g.low_floor = floor if g.low_floor is None else min(g.low_floor, floor)
     return est
+
+
+def _open_readings(job) -> list[dict]:
+    """The settings under which a launch that leaves something open needs least: a loaded dtype it does not name
+    (the 16-bit reading), a DeepSpeed config it names but the linter did not read (ZeRO-3 with parameters and
+    optimizer on the CPU, for what the launch itself does not set). Each gives the low end of the bands."""
+    readings = []
+    settings = job.settings
+    low = settings.value("precision.loaded_dtype_open")
+    if low:
+        changes = {"precision.master_dtype": low}
+        if str(settings.value("precision.param_dtype") or "").lower() in ("fp32", "float32"):
+            changes["precision.param_dtype"] = low
+        readings.append(changes)
+    if settings.value("deepspeed.config_unread") is not None:
+        least = {"zero.stage": 3, "offload.optimizer": "cpu", "offload.param": "cpu"}
+        changes = {k: v for k, v in least.items() if settings.get(k) is None}
+        if changes:
+            readings.append(changes)
+    return readings
 
 
 def _estimate(job, hardware, read_config: Callable[[str], str | None] | None = None,

@@ -99,7 +99,9 @@ def gpu_out_of_memory(ctx):
     unit at a time), not as ZeRO. Fires only when the overflow happens whatever the sequence lengths; one that
     needs padding-free micro batches or token budgets filled to their bound is M009's warning.
     No verdict (here and in M004-M007) for a training backend whose sharding the estimate does not model: verl's
-    Megatron backend (tensor/pipeline parallelism, distributed optimizer).
+    Megatron backend (tensor/pipeline parallelism, distributed optimizer). A DeepSpeed config the launch names but
+    that is not among the files checked leaves its ZeRO stage and offload open: the band's low end is the ZeRO-3
+    reading with CPU offload, so the verdict is at most a warning that says to lint the config with the launch.
 
     ## Why it matters
     An OOM after model loading costs the whole start-up (often tens of minutes on many nodes); an OOM after the
@@ -140,6 +142,10 @@ def gpu_out_of_memory(ctx):
         else:  # the step of sharded fp32 states, say: no micro batch, checkpointing or offload lowers it
             advice = (f"; none of the changes tried (checkpointing, ZeRO-3, offload, micro batch, vLLM) lowers the "
                       f"{_phase(group.peak_phase)}: more GPUs to shard over, or fewer trained parameters")
+        unread = ctx.job.settings.value("deepspeed.config_unread")
+        if unread is not None:  # its ZeRO stage may be the change suggested: say what to do instead
+            advice = (f"; the DeepSpeed config {unread} was not read, so its ZeRO stage and offload are open (the "
+                      f"band's low end assumes ZeRO-3 with CPU offload): lint it with the launch")
         gpu = est.gpu.name if est.gpu is not None else "the GPU"
         band = f"{_gib(group.low_peak)} to {_gib(max(group.high_peak, group.peak))}"
         guessed_ddp = _replicas_guessed(ctx, group)

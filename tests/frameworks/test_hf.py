@@ -124,12 +124,15 @@ def test_a_recipe_or_accelerate_config_not_checked_is_named_in_the_assumptions(t
     (job,) = _jobs(tmp_path, {"run.sh": run})
     unread = [a for a in job.assumptions if "is not among the files checked" in a]
     assert any("recipe.yaml" in a for a in unread) and any("fsdp.yaml" in a for a in unread)
+    assert any("ds.json" in a for a in unread) and job.value("deepspeed.config_unread") == "ds.json"
     (tmp_path / "recipe.yaml").write_text("model_name_or_path: Qwen/Qwen2.5-7B\nbf16: true\noutput_dir: out\n")
     (tmp_path / "fsdp.yaml").write_text("distributed_type: FSDP\nmixed_precision: bf16\nnum_processes: 8\n")
     jobs = _jobs(tmp_path, {"run.sh": run, "recipe.yaml": (tmp_path / "recipe.yaml").read_text(),
-                            "fsdp.yaml": (tmp_path / "fsdp.yaml").read_text()})
+                            "fsdp.yaml": (tmp_path / "fsdp.yaml").read_text(),
+                            "ds.json": '{"zero_optimization": {"stage": 3}}\n'})
     launch = next(j for j in jobs if j.path.endswith("run.sh"))
     assert not [a for a in launch.assumptions if "is not among the files checked" in a]
+    assert launch.value("deepspeed.config_unread") is None and launch.value("zero.stage") == 3
 
 
 def test_llamafactory_pure_bf16_keeps_lora_adapters_half(tmp_path):
