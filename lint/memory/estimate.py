@@ -151,6 +151,7 @@ class RoleEstimate:
     trained_params: int = 0  # parameters with gradients and optimizer states (LoRA: the adapters)
     host_states: int = 0  # bytes per rank of states kept in host RAM instead of the GPU (FSDP CPUOffload)
     state_bytes_per_param: float = 0  # optimizer-side bytes per trained parameter (master copy + states)
+    gpus_assumed: bool = False  # its GPU count is the hardware profile's: no launch gives the world size
 
     @property
     def total(self) -> int:
@@ -322,6 +323,7 @@ class _Inputs:
         self.settings = settings
         self.assumptions = assumptions
         self.vllm_in_process = False  # TRL vllm_mode colocate: the engine is part of the training process
+        self.gpus_from_profile: set[str] = set()  # roles whose GPU count no launch gives (the hardware profile's)
 
     def get(self, key: str, default=None, note: str | None = None):
         value = self.settings.value(key, UNKNOWN)
@@ -493,6 +495,7 @@ def _gpus_of(inp: _Inputs, role: str, hardware) -> tuple[int, int]:
     per_node = hardware.gpus_per_node or K.default_gpus_per_node
     nodes = hardware.nodes or 1
     inp.assumptions.append(f"{role} uses {nodes} x {per_node} GPUs: the launch does not say (hardware profile)")
+    inp.gpus_from_profile.add(role)
     return nodes, per_node
 
 
@@ -1520,6 +1523,8 @@ def _estimate(job, hardware, read_config: Callable[[str], str | None] | None = N
             build = _trainable_role if role in TRAINABLE else _inference_role
         roles.append(build(role, arch, params, n, inp, ctx))
 
+    for r in roles:
+        r.gpus_assumed = r.role in inp.gpus_from_profile
     _verl_old_vllm(roles, inp, ctx, gpu_memory, versions, job)
     groups = _groups(roles, inp, gpu_memory, kind)
     nodes = _host(roles, role_nodes, groups, inp, ctx, hardware, versions or {}, assumptions)

@@ -134,6 +134,24 @@ def _replicas_guessed(ctx, group) -> bool:
             and any(r.gpus > 1 for r in group.roles))
 
 
+SHARDED_STATES = ("weights", "gradients", "optimizer_states")
+
+
+def _world_size_guessed(ctx, group) -> int | None:
+    """The GPU count the hardware profile gave a trained role whose states ZeRO or FSDP shard, when no launch gives
+    the world size and the overflow lies in those states: more GPUs would shard them further, so it is not certain
+    (the rest of the peak phase alone still fitting the GPU). None otherwise."""
+    guessed = [r for r in group.roles if r.gpus_assumed and r.trainable]
+    stage = ctx.job.value("zero.stage")
+    fsdp = str(ctx.job.value("train.strategy", "") or "").lower() in ("fsdp", "fsdp2")
+    if not guessed or group.gpu_memory is None or not (fsdp or (isinstance(stage, int) and stage >= 1)):
+        return None
+    names = {r.role for r in guessed}
+    rest = sum(t.bytes for role, t in group.phases[group.peak_phase]
+               if not (role in names and t.name in SHARDED_STATES))
+    return guessed[0].gpus if rest <= group.gpu_memory else None
+
+
 def _no_verdict(est) -> bool:
     return not est.hardware_known or est.unmodelled is not None
 

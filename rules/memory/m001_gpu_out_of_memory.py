@@ -5,7 +5,7 @@ from rlhf_lint.model import Applicability, Finding, Severity
 from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.memory._common import (
     PHASE_NOTES, _m001_reports, _assumed, _best_utilization, _breakdown, _checkpointing_off, _estimate, _gib, _need,
-    _no_verdict, _replicas_guessed,
+    _no_verdict, _replicas_guessed, _world_size_guessed,
     _what_if,
 )
 
@@ -78,6 +78,10 @@ def _fix(ctx, change):
     return setting_fix(ctx.project, ctx.job, changes, label, safe)
 
 
+REPLICAS_GUESSED = (" if every GPU holds a full replica (DDP: no DeepSpeed config seen; FSDP from a launcher config "
+                    "would shard it)")
+
+
 @rule("M001", "gpu-out-of-memory", Severity.ERROR, scope="job", when="gpu", fixable=True)
 def gpu_out_of_memory(ctx):
     """The estimated peak GPU memory of a role (with the roles sharing its GPUs) exceeds the GPU.
@@ -102,6 +106,8 @@ def gpu_out_of_memory(ctx):
     Megatron backend (tensor/pipeline parallelism, distributed optimizer). A DeepSpeed config the launch names but
     that is not among the files checked leaves its ZeRO stage and offload open: the band's low end is the ZeRO-3
     reading with CPU offload, so the verdict is at most a warning that says to lint the config with the launch.
+    Likewise when no launch gives the world size (a recipe or script run by a README command) and the overflow lies
+    in states ZeRO or FSDP shard: the hardware profile's GPU count is a guess, and more GPUs would shard further.
 
     ## Why it matters
     An OOM after model loading costs the whole start-up (often tens of minutes on many nodes); an OOM after the
@@ -149,18 +155,24 @@ def gpu_out_of_memory(ctx):
         gpu = est.gpu.name if est.gpu is not None else "the GPU"
         band = f"{_gib(group.low_peak)} to {_gib(max(group.high_peak, group.peak))}"
         guessed_ddp = _replicas_guessed(ctx, group)
-        if group.certain_overflow and not guessed_ddp:
+        guessed_world = _world_size_guessed(ctx, group) if group.certain_overflow else None
+        if group.certain_overflow and guessed_world and not guessed_ddp:
+            head = (f"{_need(group.names)} {_gib(group.peak)} per GPU (band {band}) in the {_phase(group.peak_phase)} "
+                    f"on {guessed_world} GPUs (the hardware profile's: no launch gives the world size, and more GPUs "
+                    f"shard the states further), {gpu} has {_gib(group.gpu_memory)}")
+            severity = Severity.WARNING
+        elif group.certain_overflow and not guessed_ddp:
             head = (f"{_need(group.names)} {_gib(group.peak)} per GPU (band {band}) in the {_phase(group.peak_phase)}, "
                     f"{gpu} has {_gib(group.gpu_memory)}")
             severity = None
         elif group.certain_overflow:
-            head = (f"{_need(group.names)} {_gib(group.peak)} per GPU (band {band}) in the {_phase(group.peak_phase)} if "
-                    f"every GPU holds a full replica (DDP: no DeepSpeed config seen; FSDP from a launcher config "
-                    f"would shard it), {gpu} has {_gib(group.gpu_memory)}")
+            head = (f"{_need(group.names)} {_gib(group.peak)} per GPU (band {band}) in the {_phase(group.peak_phase)}"
+                    f"{REPLICAS_GUESSED}, {gpu} has {_gib(group.gpu_memory)}")
             severity = Severity.WARNING
         else:
-            head = (f"tight: {_need(group.names)} {_gib(group.peak)} per GPU (band {band}) in the {_phase(group.peak_phase)}, "
-                    f"{gpu} has {_gib(group.gpu_memory)}: the band straddles the GPU")
+            head = (f"tight: {_need(group.names)} {_gib(group.peak)} per GPU (band {band}) in the "
+                    f"{_phase(group.peak_phase)}{REPLICAS_GUESSED if guessed_ddp else ''}, {gpu} has "
+                    f"{_gib(group.gpu_memory)}: the band straddles the GPU")
             severity = Severity.WARNING
         yield Finding(ctx.job.span, f"{head}: {_breakdown(group)}{advice}{_assumed(est)}",
                       fix=_fix(ctx, fitting[0] if fitting else None), severity=severity)
