@@ -41,6 +41,11 @@ def _read(path: str) -> str | None:
         return None
 
 
+def checkout_text(root: str, relative: str) -> str | None:
+    """The text of one file of a checkout (``relative`` with '/'), None when absent, unreadable or too large."""
+    return _read(os.path.join(root, *relative.split("/")))
+
+
 # -- OpenRLHF: argparse flags per CLI -----------------------------------------------------------------------------
 def openrlhf_cli_files(root: str) -> list[str]:
     folder = os.path.join(root, "openrlhf", "cli")

@@ -90,6 +90,17 @@ def model_engine_choices(release: str) -> tuple[str, ...]:
     return tuple(sorted({c for row in rows for c in row.get("model_engines", ())}))
 
 
+def _checkout_engines(project) -> tuple[str, ...]:
+    """The model_engine choices of the verl checkout the project reads (the files of config/model_engine/)."""
+    root, _ = _fork_source(project)
+    folder = os.path.join(root or "", "verl", "trainer", "config", "model_engine")
+    try:
+        names = os.listdir(folder) if root else []
+    except OSError:
+        return ()
+    return tuple(sorted(n[: -len(".yaml")] for n in names if n.endswith(".yaml")))
+
+
 # model_engine choices whose config rlhf-lint reads: dp composes ppo_trainer, megatron ppo_megatron_trainer
 ENGINE_CONFIGS = {"dp": "ppo_trainer", "megatron": "ppo_megatron_trainer"}
 
@@ -310,12 +321,14 @@ class VerlConfig:
     target: Any = None  # edge.Target: the release configured or pinned (None: unknown)
     past_edge: bool = False  # the target is newer than every release the key table covers
     fork: str | None = None  # the checkout named by verl-source, whose keys were read instead of the table
+    fork_origin: str = "set by verl-source"  # or vendored in the repository
+    fork_root: str | None = None  # that checkout's folder (its code is read, never run)
 
     @property
     def about_version(self) -> str:
         """``verl 0.4.1, pinned in requirements.txt:3`` / ``verl version unknown``."""
         if self.fork is not None:
-            return f"verl checkout {self.fork}, set by verl-source"
+            return f"verl checkout {self.fork}, {self.fork_origin}"
         return self.target.phrase if self.target is not None else "verl version unknown"
 
     def where(self, key: str):
@@ -499,8 +512,9 @@ def settings_from(cfg: VerlConfig) -> Settings:
             written.append(setting_for(cfg, row["setting"], key, _CONVERT[row["convert"]]))
         elif cfg.exists(key):
             settings.add(setting_for(cfg, row["setting"], key, _CONVERT[row["convert"]]))
-        elif "before" in row and cfg.exact and not cfg.partial and cfg.fork is None:
-            # a release older than the key: it behaves as the key's "before" value (padded micro batches in 0.1)
+        elif "before" in row and cfg.exact and not cfg.partial:
+            # a release (or checkout) older than the key: it behaves as the key's "before" value (padded micro
+            # batches in 0.1)
             settings.add(Setting(row["setting"], row["before"], origin=f"verl {cfg.release} has no {key}"))
     for setting in written:
         settings.add(setting)
@@ -538,6 +552,14 @@ def settings_from(cfg: VerlConfig) -> Settings:
 
         settings.add(Setting("verl.inference_cpu_offload", Version(cfg.release) >= Version(forced["since"]),
                              origin=f"verl {cfg.release}: the reference and reward models' CPUOffload"))
+    elif strategy in ("fsdp", "fsdp2") and cfg.fork_root is not None:
+        # a checkout's version file may lag its code (rllm's says 0.1): its workers' code says what it does
+        from rlhf_lint.frameworks.forks import checkout_text
+
+        code = checkout_text(cfg.fork_root, forced["code_file"])
+        if code is not None:
+            settings.add(Setting("verl.inference_cpu_offload", forced["code_marker"] in code,
+                                 origin=f"verl {cfg.about_version}: {forced['code_file']}"))
     if strategy in ("fsdp", "fsdp2"):
         settings.add(Setting("zero.stage", 3, origin="FSDP full sharding (ZeRO-3 equivalent)"))
         # fsdp_workers.py loads every model with attn_implementation flash_attention_2 unless overridden
@@ -586,23 +608,52 @@ def make_job(cfg: VerlConfig, name: str, path: str, span: Span | None) -> VerlJo
                    assumptions=assumptions, verl=cfg)
 
 
-def _fork_source(project) -> str | None:
+def _fork_source(project) -> tuple[str | None, str]:
+    """(checkout, how it was chosen): verl-source, else a verl package vendored in the repository."""
     sources = getattr(getattr(project, "config", None), "sources", None) or {}
-    return sources.get("verl")
+    if sources.get("verl"):
+        return sources["verl"], "set by verl-source"
+    vendored = _vendored_verl(project)
+    return vendored, "vendored in the repository"
+
+
+_MAIN_PPO = os.path.join("verl", "trainer", "main_ppo.py")
+
+
+def _vendored_verl(project) -> str | None:
+    """The root of a verl package the repository carries (TinyZero, rllm, PRIME...: `verl/trainer/main_ppo.py` and
+    its config among the checked files, in exactly one place): `python3 -m verl.trainer.main_ppo` run there imports
+    it, not a release. Found once per project."""
+    if project is None or not hasattr(project, "sources"):
+        return None
+    cached = getattr(project, "_vendored_verl", False)
+    if cached is not False:
+        return cached
+    from rlhf_lint.frameworks.forks import verl_config_files
+
+    roots = set()
+    for path in project.sources:
+        if path == _MAIN_PPO or path.endswith(os.sep + _MAIN_PPO):
+            root = path[: -len(_MAIN_PPO)].rstrip(os.sep) or "."
+            if verl_config_files(root, "ppo_trainer"):
+                roots.add(os.path.realpath(root))
+    found = roots.pop() if len(roots) == 1 else None
+    project._vendored_verl = found
+    return found
 
 
 def new_config(project, config_name: str = "ppo_trainer") -> VerlConfig:
     from rlhf_lint.frameworks.edge import is_past, newest_known, target_version
 
-    source = _fork_source(project)
-    if source is not None:  # a checkout named by verl-source: its own keys, read statically
+    source, how = _fork_source(project)
+    if source is not None:  # a checkout named by verl-source or vendored: its own keys, read statically
         from rlhf_lint.frameworks.forks import verl_keys
 
         keys = verl_keys(source, config_name)
         if keys is not None:
             shown = os.path.relpath(source, project.config.root)
             return VerlConfig(release=f"checkout {shown}", defaults=keys, exact=True, config_name=config_name,
-                              fork=shown)
+                              fork=shown, fork_origin=how, fork_root=source)
     target = target_version(project, "verl") if project is not None else None  # configuration > pin
     version = target.version if target is not None else None
     release, keys, exact = schema_keys(version, config_name)
@@ -624,7 +675,7 @@ def interpret(command, source, project) -> list[Job]:
     overrides = [o for o in read if o is not None]
     unknown_word = any(o is None and not isinstance(w.text, str) for w, o in zip(words, read))
     base = new_config(project, "ppo_trainer")
-    engines = model_engine_choices(base.release) if base.fork is None else ()
+    engines = model_engine_choices(base.release) if base.fork is None else _checkout_engines(project)
     engine = next((o.value for o in reversed(overrides) if o.key == "model_engine" and o.op != "~"), None)
     if name == "ppo_trainer" and cpath is None and engines and engine in ENGINE_CONFIGS and engine in engines:
         name = ENGINE_CONFIGS[engine]  # `model_engine=megatron` composes what ppo_megatron_trainer.yaml does
@@ -661,6 +712,10 @@ def build_verl_yaml_jobs(source: Source, project) -> list[Job]:
     docs = source.tree if isinstance(source.tree, list) else []
     if not docs or not looks_like_verl_yaml(docs[0]):
         return []
+    vendored = _vendored_verl(project)
+    if vendored is not None and os.path.realpath(source.path).startswith(
+            os.path.join(vendored, "verl", "trainer", "config") + os.sep):
+        return []  # the defaults of the verl package the repository carries, not an experiment of its own
     cfg = new_config(project)
     cfg.yaml = flatten_yaml(docs[0], source.path)
     cfg.yaml_path = source.path

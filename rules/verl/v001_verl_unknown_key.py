@@ -71,7 +71,7 @@ def verl_unknown_key(ctx):
                         "release rlhf-lint knows")
             severity = Severity.WARNING
         elif cfg.fork is not None:
-            message = message[:-1] + ", set by verl-source): Hydra refuses it"
+            message = message[:-1] + f", {cfg.fork_origin}): Hydra refuses it"
         else:
             message = message[:-1] + (f", {cfg.target.origin})" if cfg.target.version == cfg.release
                                        else f"; {cfg.about_version})") + ": Hydra refuses it"
@@ -98,7 +98,7 @@ def verl_unknown_key(ctx):
 
 def _model_engine_choice(cfg):
     """``model_engine=x`` where the targeted release (from 0.7.1 on) has no config ``model_engine/x.yaml``."""
-    if not cfg.exact or cfg.fork is not None or not cfg.model_engines:
+    if not cfg.exact or not cfg.model_engines:
         return
     for o in cfg.overrides:
         if o.key == "model_engine" and o.op != "~" and isinstance(o.value, str) and o.value not in cfg.model_engines:

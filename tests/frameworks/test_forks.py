@@ -6,7 +6,8 @@ import os
 import pytest
 
 from lintutil import run
-from rlhf_lint.engine.config import ConfigError, config_from_mapping
+from rlhf_lint.engine.config import Config, ConfigError, config_from_mapping
+from rlhf_lint.engine.runner import build_project
 from rlhf_lint.frameworks import forks
 
 # a fork's CLI: a real flag of OpenRLHF plus two flags of its own; a call with non-literal arguments is skipped
@@ -119,6 +120,48 @@ def test_verl_fork_keys(tmp_path):
     assert [(line, sev) for line, sev, _ in found] == [(4, "error")]
     assert "verl checkout third_party/verl" in found[0][2] or "checkout third_party/verl" in found[0][2]
     assert "did you mean `actor_rollout_ref.rollout.fork_sampler`?" in found[0][2]
+
+
+def _vendored_verl(root, fsdp_workers: str):
+    package = root / "verl"
+    (package / "trainer" / "config").mkdir(parents=True)
+    (package / "workers").mkdir()
+    (package / "trainer" / "config" / "ppo_trainer.yaml").write_text(
+        VERL_GENERATED.replace("actor_rollout_ref:\n", "actor_rollout_ref:\n  actor:\n    strategy: fsdp\n"))
+    (package / "trainer" / "main_ppo.py").write_text("# the trainer's entry point\n")
+    (package / "workers" / "fsdp_workers.py").write_text(fsdp_workers)
+
+
+def test_a_verl_package_in_the_repository_is_read_as_its_checkout(tmp_path):
+    # TinyZero, rllm, PRIME carry a modified verl: `python3 -m verl.trainer.main_ppo` run there imports it, so its
+    # keys decide (fork_sampler exists only there) and a misspelt one is an error, without any configuration
+    _vendored_verl(tmp_path, "cpu_offload = None if role == 'actor' else CPUOffload(offload_params=True)\n")
+    (tmp_path / "run.sh").write_text(VERL_SCRIPT)
+    result = run([tmp_path], ["V001"], Config(root=str(tmp_path)))
+    found = [(d.start.line, d.severity.name.lower(), d.message) for d in result.diagnostics]
+    assert [(line, sev) for line, sev, _ in found] == [(4, "error")]
+    assert "vendored in the repository" in found[0][2]
+    project, _ = build_project([str(tmp_path)], Config(root=str(tmp_path)))
+    (job,) = [j for j in project.jobs if j.framework == "verl"]  # the package's own defaults are no job
+    # its workers' code, not its version file (rllm's says 0.1), says the reference is offloaded to the CPU
+    assert job.value("verl.inference_cpu_offload") is True
+
+
+def test_a_vendored_verl_without_the_forced_offload_keeps_the_reference_on_the_gpu(tmp_path):
+    _vendored_verl(tmp_path, "cpu_offload=CPUOffload(offload_params=self.config.model.fsdp_config.param_offload)\n")
+    (tmp_path / "run.sh").write_text(VERL_SCRIPT)
+    project, _ = build_project([str(tmp_path)], Config(root=str(tmp_path)))
+    (job,) = [j for j in project.jobs if j.framework == "verl"]
+    assert job.value("verl.inference_cpu_offload") is False
+
+
+def test_two_vendored_verl_copies_are_ambiguous_and_read_as_releases(tmp_path):
+    for name in ("a", "b"):
+        _vendored_verl(tmp_path / name, "\n")
+    (tmp_path / "run.sh").write_text(VERL_SCRIPT)
+    project, _ = build_project([str(tmp_path)], Config(root=str(tmp_path)))
+    jobs = [j for j in project.jobs if j.path.endswith("run.sh")]
+    assert len(jobs) == 1 and jobs[0].verl.fork is None
 
 
 def test_verl_hydra_defaults_list_is_composed(tmp_path):
