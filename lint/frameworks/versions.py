@@ -10,9 +10,10 @@ import os
 import re
 from collections import defaultdict
 
+from rlhf_lint.startup.lazyre import lazy_compile
 from rlhf_lint.startup.records import field, record, replace
 from rlhf_lint.model import Related, Setting, Span
-from rlhf_lint.readers.pins import Pin, canonical, pin_documents
+from rlhf_lint.readers.pins import UV_GROUP, Pin, canonical, pin_documents
 
 # The machine a training job runs on, for evaluating environment markers of requirements.
 DEFAULT_MARKER_ENV = {
@@ -159,14 +160,14 @@ def _contains(specifier, version: str, text: str | None = None) -> bool:
     return answer
 
 
-def marker_applies(marker) -> bool:
+def marker_applies(marker, extra: str = "") -> bool:
     if marker is None:
         return True
     try:
         from packaging.markers import Marker
 
         m = marker if not isinstance(marker, str) else Marker(marker)
-        return m.evaluate(DEFAULT_MARKER_ENV)
+        return m.evaluate(dict(DEFAULT_MARKER_ENV, extra=extra) if extra else DEFAULT_MARKER_ENV)
     except Exception:  # an unevaluable marker: assume it applies rather than hide a pin
         return True
 
@@ -234,9 +235,13 @@ def install_sets(project) -> list[InstallSet]:
     return _cached(project, "installed", lambda: _build_environments(project))
 
 
+_EXTRA_SET = lazy_compile(r"^(.*)\[([^\]]+)\]$")  # the install set of an extra: "pyproject.toml[vllm]"
+
+
 def _build_install_sets(project) -> list[InstallSet]:
     docs = pin_documents(project)
     sets: dict[str, InstallSet] = {}
+    uv: dict[str, list[Pin]] = {}
 
     def open_set(group: str, path: str, kind: str, env: str, start: int) -> InstallSet:
         s = sets.get(group)
@@ -247,6 +252,9 @@ def _build_install_sets(project) -> list[InstallSet]:
     for path, doc in docs.items():
         kind = project.sources[path].kind
         for pin in doc.pins:
+            if pin.group == path + UV_GROUP:
+                uv.setdefault(path, []).append(pin)
+                continue
             open_set(pin.group, path, kind, pin.env, pin.span.start).pins.append(pin)
         by_group: dict[str, list] = {}
         for include in doc.includes:
@@ -255,9 +263,12 @@ def _build_install_sets(project) -> list[InstallSet]:
             s = open_set(group, path, kind, includes[0].env, includes[0].span.start)
             s.pins.extend(_included_pins(project, docs, path, includes, {os.path.realpath(path)}))
     for set_id, s in list(sets.items()):
-        m = re.match(r"^(.*)\[[^\]]+\]$", set_id)
+        m = _EXTRA_SET.match(set_id)
         if m and m.group(1) in sets:  # an extra installs on top of the base dependencies
             s.pins[:0] = sets[m.group(1)].pins
+    for s in sets.values():
+        if s.path in uv and s.id != f"{s.path}:build":  # uv applies them to the whole project's resolution
+            s.pins.extend(uv[s.path])
     return [s for s in sets.values() if s.pins]
 
 
@@ -336,17 +347,23 @@ def _constraints(install_set: InstallSet) -> dict[str, list[Constraint]]:
     from packaging.specifiers import SpecifierSet
 
     out: dict[str, list[Constraint]] = defaultdict(list)
+    # a uv override replaces every other requirement on its package, its marker deciding whether it applies at all
+    # (an `extra == 'x'` marker: in the install set of that extra)
+    overridden = frozenset(pin.name for pin in install_set.pins if pin.override)
+    extra = _EXTRA_SET.match(install_set.id)
     for pin in install_set.pins:
-        if not marker_applies(pin.marker):
+        if pin.override and not marker_applies(pin.marker, extra.group(2) if extra else ""):
+            continue
+        if not pin.override and (not marker_applies(pin.marker) or pin.name in overridden):
             continue
         out[pin.name].append(Constraint(pin.name, SpecifierSet(pin.specifier), pin.display(), pin, (), pin.version))
         if pin.version:
-            _implied(out, pin.name, pin.version, pin.extras, pin, (), 0)
+            _implied(out, pin.name, pin.version, pin.extras, pin, (), 0, overridden)
     return out
 
 
 def _implied(out, name: str, version: str, extras, root: Pin, chain: tuple, depth: int,
-             requirers: tuple = ()) -> None:
+             overridden: frozenset[str] = frozenset(), requirers: tuple = ()) -> None:
     from packaging.requirements import InvalidRequirement, Requirement
 
     if depth > 3:
@@ -362,6 +379,8 @@ def _implied(out, name: str, version: str, extras, root: Pin, chain: tuple, dept
         if not marker_applies(req.marker):
             continue
         dep = canonical(req.name)
+        if dep in overridden:
+            continue
         shown = f"{dep}{req.specifier}" if str(req.specifier) else dep
         step = (f"{name} {version}{f' [{row.extra}]' if row.extra else ''}", dep, shown)
         from rlhf_lint.readers.pins import _exact_version
@@ -370,7 +389,7 @@ def _implied(out, name: str, version: str, extras, root: Pin, chain: tuple, dept
         c = Constraint(dep, req.specifier, shown, root, chain + (step,), exact, requirers)
         out[dep].append(c)
         if exact:
-            _implied(out, dep, exact, tuple(req.extras), root, chain + (step,), depth + 1, requirers)
+            _implied(out, dep, exact, tuple(req.extras), root, chain + (step,), depth + 1, overridden, requirers)
 
 
 def exact_version(cons: dict[str, list[Constraint]], name: str) -> Constraint | None:

@@ -46,6 +46,7 @@ class Pin:
     url: str | None = None
     source_build: bool = False  # installed with --no-build-isolation / --no-binary: compiling is intended
     env: str = ""  # the environment later pip commands install over, in order (a Dockerfile stage); "" for none
+    override: bool = False  # uv override-dependencies: replaces every requirement on this package
 
     @property
     def exact(self) -> bool:
@@ -231,6 +232,10 @@ def _safe_pin(text: str, start: int, path: str, group: str, constraint: bool = F
 
 
 # -- pyproject.toml -------------------------------------------------------------------------------------------------
+# uv's project-wide resolution settings, each to whether it overrides (replaces every other requirement on the
+# package) or constrains (adds to them): https://docs.astral.sh/uv/reference/settings/#override-dependencies
+UV_SETTINGS = {"tool.uv.override-dependencies": True, "tool.uv.constraint-dependencies": False}
+UV_GROUP = ":tool.uv"  # the group suffix of those pins: they join every install set of the file but its build
 _TABLE = lazy_compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
 _ARRAY_KEY = lazy_compile(r"^\s*(\"[^\"]+\"|'[^']+'|[A-Za-z0-9_.-]+)\s*=\s*\[")
 
@@ -269,10 +274,16 @@ def parse_pyproject_source(source: Source) -> PinDocument:
             group = f"{source.path}:{key}"
         elif table == "build-system" and key == "requires":
             group = f"{source.path}:build"
+        uv = f"{table}.{key}" if table else key
+        if uv in UV_SETTINGS:
+            group = f"{source.path}{UV_GROUP}"
         if group is None:
             continue
         for value, offset in _toml_array_strings(text, line_start + k.end() - 1):
             pin = _safe_pin(value, offset, source.path, group)
+            if pin is not None and uv in UV_SETTINGS:
+                # neither installs anything by itself: they bind what the project's requirements install
+                pin = replace(pin, constraint=True, override=UV_SETTINGS[uv])
             if pin is not None:
                 doc.pins.append(pin)
     return doc

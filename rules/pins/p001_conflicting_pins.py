@@ -19,7 +19,8 @@ def conflicting_pins(ctx):
     transformers 5.3.0 and a vLLM that needs transformers<5) is reported as uninstallable.
     The `pip install` commands of one Dockerfile stage install one after another: a later pin of a package simply
     replaces the earlier one, and a later pin that breaks a requirement of a package an earlier command installed
-    is a warning.
+    is a warning. uv's `[tool.uv] override-dependencies` replace every other requirement on their package and
+    `constraint-dependencies` join them.
 
     ## Why it matters
     pip refuses an install whose requirements contradict each other (`ResolutionImpossible`). A later, separate
@@ -39,6 +40,7 @@ def conflicting_pins(ctx):
     ## References
     https://pypi.org/project/vllm/0.7.2/
     https://pip.pypa.io/en/stable/topics/dependency-resolution/
+    https://docs.astral.sh/uv/reference/settings/#override-dependencies
     https://github.com/OpenRLHF/OpenRLHF/blob/v0.9.5/requirements.txt
     https://github.com/Open-Reasoner-Zero/Open-Reasoner-Zero/blob/main/docker/Dockerfile
     """

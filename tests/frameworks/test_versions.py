@@ -1,4 +1,5 @@
-"""Install sets (lint/frameworks/versions.py): what one install resolves and what a Dockerfile stage ends up with."""
+"""Install sets (lint/frameworks/versions.py): what one install resolves, what a Dockerfile stage ends up with, and
+uv's override and constraint settings."""
 from __future__ import annotations
 
 from rlhf_lint.engine.config import Config
@@ -58,3 +59,28 @@ def test_stages_and_scripts_do_not_layer():
                 ("setup.sh", "shell", "pip install vllm==0.7.2\npip install torch==2.6.0\n"))
     assert breaks(p) == []
     assert len(install_sets(p)) == 4
+
+
+def test_uv_override_replaces_every_requirement_on_its_package():
+    p = project(("pyproject.toml", "pyproject_toml",
+                 '[project]\nname = "x"\ndependencies = ["vllm==0.26.0", "flashinfer-python==0.6.12", "torch"]\n'
+                 '[project.optional-dependencies]\nserve = ["ray"]\n'
+                 '[tool.uv]\noverride-dependencies = ["flashinfer-python==0.6.13", "torch; sys_platform == \'never\'",'
+                 ' "ray==2.40.0; extra == \'serve\'"]\n'))
+    base, serve = install_sets(p)
+    cons = constraints(base)
+    assert [c.text for c in cons["flashinfer-python"]] == ["flashinfer-python==0.6.13"]
+    assert "torch" not in cons  # its override never applies: nothing requires torch any more
+    assert "ray" not in cons and [c.text for c in constraints(serve)["ray"]] == ["ray==2.40.0"]
+
+
+def test_uv_constraints_add_to_every_set_but_the_build():
+    p = project(("pyproject.toml", "pyproject_toml",
+                 '[build-system]\nrequires = ["setuptools"]\n[project]\nname = "x"\ndependencies = ["vllm==0.7.2"]\n'
+                 '[dependency-groups]\ndev = ["pytest"]\n'
+                 '[tool.uv]\nconstraint-dependencies = ["torch==2.6.0"]\n'))
+    by_id = {s.id: [pin.text for pin in s.pins] for s in install_sets(p)}
+    assert by_id == {"pyproject.toml:build": ["setuptools"], "pyproject.toml": ["vllm==0.7.2", "torch==2.6.0"],
+                     "pyproject.toml:dev": ["pytest", "torch==2.6.0"]}
+    cons = constraints(next(s for s in install_sets(p) if s.id == "pyproject.toml"))
+    assert sorted(c.text for c in cons["torch"]) == ["torch==2.5.1", "torch==2.6.0"]  # additive: they conflict

@@ -70,6 +70,19 @@ def test_pyproject_arrays():
     assert s.text[vllm.version_span.start:vllm.version_span.end] == "0.6.3"
 
 
+def test_pyproject_uv_overrides_and_constraints():
+    text = ('[project]\nname = "x"\ndependencies = ["vllm==0.26.0"]\n'
+            '[tool.uv]\noverride-dependencies = [\n  "flashinfer-python==0.6.13; sys_platform == \'linux\'",\n]\n'
+            'constraint-dependencies = ["torch==2.11.0"]\n[tool.uv.sources]\ndependencies = ["not-a-pin==1"]\n')
+    s = src("pyproject.toml", text, "pyproject_toml")
+    assert [(p.name, p.group, p.constraint, p.override) for p in s.tree.pins] == [
+        ("vllm", "pyproject.toml", False, False),
+        ("flashinfer-python", "pyproject.toml:tool.uv", True, True),
+        ("torch", "pyproject.toml:tool.uv", True, False)]
+    flashinfer = s.tree.pins[1]
+    assert s.text[flashinfer.version_span.start:flashinfer.version_span.end] == "0.6.13"
+
+
 def test_pyproject_invalid_toml():
     s = Source.from_text("pyproject.toml", "[project]\nname = \n", kind="pyproject_toml")
     with pytest.raises(ParseError) as err:
