@@ -10,9 +10,10 @@ import os
 import re
 from collections import defaultdict
 
+from rlhf_lint.startup.lazyre import lazy_compile
 from rlhf_lint.startup.records import field, record, replace
 from rlhf_lint.model import Related, Setting, Span
-from rlhf_lint.readers.pins import Pin, canonical, pin_documents
+from rlhf_lint.readers.pins import UV_GROUP, Pin, canonical, pin_documents
 
 # The machine a training job runs on, for evaluating environment markers of requirements.
 DEFAULT_MARKER_ENV = {
@@ -159,14 +160,14 @@ def _contains(specifier, version: str, text: str | None = None) -> bool:
     return answer
 
 
-def marker_applies(marker) -> bool:
+def marker_applies(marker, extra: str = "") -> bool:
     if marker is None:
         return True
     try:
         from packaging.markers import Marker
 
         m = marker if not isinstance(marker, str) else Marker(marker)
-        return m.evaluate(DEFAULT_MARKER_ENV)
+        return m.evaluate(dict(DEFAULT_MARKER_ENV, extra=extra) if extra else DEFAULT_MARKER_ENV)
     except Exception:  # an unevaluable marker: assume it applies rather than hide a pin
         return True
 
@@ -178,6 +179,12 @@ class InstallSet:
     path: str
     kind: str
     pins: list[Pin] = field(default_factory=list)
+    env: str = ""  # the environment this set installs into after the sets before it (Pin.env)
+    start: int = 0  # where it is written: the order of an environment's sets
+
+    def declares(self, pin: Pin) -> bool:
+        """Whether ``pin`` is written in this set itself, not in a file it includes."""
+        return self.id in (pin.group, pin.env)
 
 
 @record(frozen=True)
@@ -191,6 +198,7 @@ class Constraint:
     root: Pin
     chain: tuple[tuple[str, str, str], ...] = ()  # (who requires, package, requirement as shown) per step
     exact: str | None = None
+    requirers: tuple[tuple[str, str], ...] = ()  # (package, version) of each step's requirer, the root first
 
     @property
     def direct(self) -> bool:
@@ -215,30 +223,106 @@ def _cached(project, key: str, build):
     return cache[key]
 
 
-def install_sets(project) -> list[InstallSet]:
+def resolutions(project) -> list[InstallSet]:
+    """The pins each install resolves at once: one requirements file with its includes, one pyproject extra, one
+    pip command with the files its -r/-c name."""
     return _cached(project, "sets", lambda: _build_install_sets(project))
+
+
+def install_sets(project) -> list[InstallSet]:
+    """The pins installed side by side: a resolution, or for an environment that several pip commands install into
+    one after another (a Dockerfile stage) the pins no later command replaced."""
+    return _cached(project, "installed", lambda: _build_environments(project))
+
+
+_EXTRA_SET = lazy_compile(r"^(.*)\[([^\]]+)\]$")  # the install set of an extra: "pyproject.toml[vllm]"
 
 
 def _build_install_sets(project) -> list[InstallSet]:
     docs = pin_documents(project)
     sets: dict[str, InstallSet] = {}
+    uv: dict[str, list[Pin]] = {}
+
+    def open_set(group: str, path: str, kind: str, env: str, start: int) -> InstallSet:
+        s = sets.get(group)
+        if s is None:
+            s = sets[group] = InstallSet(group, path, kind, env=env, start=start)
+        return s
+
     for path, doc in docs.items():
         kind = project.sources[path].kind
         for pin in doc.pins:
-            sets.setdefault(pin.group, InstallSet(pin.group, path, kind)).pins.append(pin)
-        if doc.includes:
-            s = sets.setdefault(path, InstallSet(path, path, kind))
-            s.pins.extend(_included_pins(project, docs, path, {os.path.realpath(path)}))
+            if pin.group == path + UV_GROUP:
+                uv.setdefault(path, []).append(pin)
+                continue
+            open_set(pin.group, path, kind, pin.env, pin.span.start).pins.append(pin)
+        by_group: dict[str, list] = {}
+        for include in doc.includes:
+            by_group.setdefault(include.group or path, []).append(include)
+        for group, includes in by_group.items():
+            s = open_set(group, path, kind, includes[0].env, includes[0].span.start)
+            s.pins.extend(_included_pins(project, docs, path, includes, {os.path.realpath(path)}))
     for set_id, s in list(sets.items()):
-        m = re.match(r"^(.*)\[[^\]]+\]$", set_id)
+        m = _EXTRA_SET.match(set_id)
         if m and m.group(1) in sets:  # an extra installs on top of the base dependencies
             s.pins[:0] = sets[m.group(1)].pins
+    for s in sets.values():
+        if s.path in uv and s.id != f"{s.path}:build":  # uv applies them to the whole project's resolution
+            s.pins.extend(uv[s.path])
     return [s for s in sets.values() if s.pins]
 
 
-def _included_pins(project, docs, path: str, seen: set[str]) -> list[Pin]:
+def _build_environments(project) -> list[InstallSet]:
+    out: list[InstallSet] = []
+    steps: dict[str, list[InstallSet]] = {}
+    for s in resolutions(project):
+        if not s.env:
+            out.append(s)
+            continue
+        if s.env not in steps:
+            steps[s.env] = []
+            out.append(InstallSet(s.env, s.path, s.kind, env=s.env, start=s.start))
+        steps[s.env].append(s)
+    for env in out:
+        if env.id not in steps:
+            continue
+        ordered = environment_steps(steps[env.id])
+        for k, step in enumerate(ordered):  # a pin stays unless a later command installs its package again
+            env.pins.extend(p for p in step.pins if not any(_replaces(installs(later).get(p.name, ()), p)
+                                                            for later in ordered[k + 1:]))
+    return out
+
+
+def _replaces(found, pin: Pin) -> bool:
+    """Whether a later command with these constraints on ``pin``'s package replaces what ``pin`` installed: pip
+    reinstalls only a version the new requirements exclude ("Requirement already satisfied" otherwise)."""
+    if pin.version is not None:
+        return any(not _contains(c.specifier, pin.version) for c in found)
+    return any(c.direct and c.exact for c in found)  # the version ``pin`` left is unknown: a later exact one decides
+
+
+def environment_steps(sets: list[InstallSet]) -> list[InstallSet]:
+    return sorted(sets, key=lambda s: s.start)
+
+
+def installs(install_set: InstallSet) -> dict[str, list[Constraint]]:
+    """constraints() less those of constraints files, which restrict versions but install nothing."""
+    cached = install_set.__dict__.get("_installs")
+    if cached is None:
+        cached = install_set.__dict__["_installs"] = {
+            name: [c for c in items if not c.root.constraint] for name, items in constraints(install_set).items()}
+    return cached
+
+
+def _moves(found, version: str) -> bool:
+    """Whether a command with these constraints on a package installed at ``version`` restates or replaces it: it
+    names the package, or requires another version. Either way the package's requirements are this command's."""
+    return any(c.direct or not _contains(c.specifier, version) for c in found)
+
+
+def _included_pins(project, docs, path: str, includes, seen: set[str]) -> list[Pin]:
     out: list[Pin] = []
-    for include in docs[path].includes:
+    for include in includes:
         target = project.resolve(path, include.target)
         if target is None or target.kind != "requirements":
             continue
@@ -246,7 +330,7 @@ def _included_pins(project, docs, path: str, seen: set[str]) -> list[Pin]:
         if real in seen:
             continue
         seen.add(real)
-        pins = docs[target.path].pins + _included_pins(project, docs, target.path, seen)
+        pins = docs[target.path].pins + _included_pins(project, docs, target.path, docs[target.path].includes, seen)
         out.extend(replace(p, constraint=True) if include.option == "-c" else p for p in pins)
     return out
 
@@ -263,20 +347,28 @@ def _constraints(install_set: InstallSet) -> dict[str, list[Constraint]]:
     from packaging.specifiers import SpecifierSet
 
     out: dict[str, list[Constraint]] = defaultdict(list)
+    # a uv override replaces every other requirement on its package, its marker deciding whether it applies at all
+    # (an `extra == 'x'` marker: in the install set of that extra)
+    overridden = frozenset(pin.name for pin in install_set.pins if pin.override)
+    extra = _EXTRA_SET.match(install_set.id)
     for pin in install_set.pins:
-        if not marker_applies(pin.marker):
+        if pin.override and not marker_applies(pin.marker, extra.group(2) if extra else ""):
+            continue
+        if not pin.override and (not marker_applies(pin.marker) or pin.name in overridden):
             continue
         out[pin.name].append(Constraint(pin.name, SpecifierSet(pin.specifier), pin.display(), pin, (), pin.version))
         if pin.version:
-            _implied(out, pin.name, pin.version, pin.extras, pin, (), 0)
+            _implied(out, pin.name, pin.version, pin.extras, pin, (), 0, overridden)
     return out
 
 
-def _implied(out, name: str, version: str, extras, root: Pin, chain: tuple, depth: int) -> None:
+def _implied(out, name: str, version: str, extras, root: Pin, chain: tuple, depth: int,
+             overridden: frozenset[str] = frozenset(), requirers: tuple = ()) -> None:
     from packaging.requirements import InvalidRequirement, Requirement
 
     if depth > 3:
         return
+    requirers = requirers + ((name, version),)
     for row in requires_table().get(name, []):
         if not _contains(row.versions, version, row.versions_text) or (row.extra and row.extra not in extras):
             continue
@@ -287,15 +379,17 @@ def _implied(out, name: str, version: str, extras, root: Pin, chain: tuple, dept
         if not marker_applies(req.marker):
             continue
         dep = canonical(req.name)
+        if dep in overridden:
+            continue
         shown = f"{dep}{req.specifier}" if str(req.specifier) else dep
         step = (f"{name} {version}{f' [{row.extra}]' if row.extra else ''}", dep, shown)
         from rlhf_lint.readers.pins import _exact_version
 
         exact = _exact_version(req.specifier)
-        c = Constraint(dep, req.specifier, shown, root, chain + (step,), exact)
+        c = Constraint(dep, req.specifier, shown, root, chain + (step,), exact, requirers)
         out[dep].append(c)
         if exact:
-            _implied(out, dep, exact, tuple(req.extras), root, chain + (step,), depth + 1)
+            _implied(out, dep, exact, tuple(req.extras), root, chain + (step,), depth + 1, overridden, requirers)
 
 
 def exact_version(cons: dict[str, list[Constraint]], name: str) -> Constraint | None:
@@ -462,7 +556,7 @@ def _order(c: Constraint) -> tuple:
 
 
 def _find_conflicts(project):
-    for s in install_sets(project):
+    for s in resolutions(project):
         cons = constraints(s)
         found: list[Conflict] = []
         for name, items in cons.items():
@@ -486,6 +580,45 @@ def _find_conflicts(project):
                 continue  # the same two pins disagree about this package along another path: once is enough
             reported.add(key)
             yield c
+
+
+@record(frozen=True)
+class Break:
+    """A later pip command of an environment moving a package out of what an earlier-installed package requires:
+    pip installs it anyway (it does not re-resolve what is installed) and prints a resolver warning."""
+
+    package: str
+    earlier: Constraint  # the requirement of the earlier-installed package
+    later: Constraint  # what the later command installs
+    install_set: InstallSet  # the later command
+
+
+def breaks(project) -> list[Break]:
+    return _cached(project, "breaks", lambda: list(_find_breaks(project)))
+
+
+def _find_breaks(project):
+    steps: dict[str, list[InstallSet]] = {}
+    for s in resolutions(project):
+        if s.env:
+            steps.setdefault(s.env, []).append(s)
+    for sets in steps.values():
+        live: list[Constraint] = []  # requirements of what earlier commands installed
+        for s in environment_steps(sets):
+            cons = installs(s)
+            kept = []
+            for e in live:
+                if any(_moves(cons.get(name, ()), version) for name, version in e.requirers):
+                    continue  # what required it is installed again: its requirements now come from this command
+                later = cons.get(e.name)
+                if later:
+                    masks = satisfying([e.specifier] + [c.specifier for c in later], e.name)
+                    broken = next((c for c, mask in zip(later, masks[1:]) if not mask & masks[0]), None)
+                    if broken is not None:
+                        yield Break(e.name, e, broken, s)
+                        continue  # once: it stays broken
+                kept.append(e)
+            live = kept + [c for items in cons.values() for c in items if not c.direct]
 
 
 @record(frozen=True)

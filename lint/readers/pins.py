@@ -5,8 +5,9 @@ install requirements, conda environment.yml pip sections, and ``pip install`` co
 scripts. Nothing is executed: setup.py is read through CPython's ast, TOML and YAML by scanning their text.
 
 A Pin keeps the span of the requirement as written and, for an exact pin (``==X``), the span of the version token,
-which is what a fix rewrites. Pins that are installed together form an install set (``Pin.group``): one requirements
-file with its includes, one pyproject extra, one Dockerfile stage, one ``pip install`` command of a script.
+which is what a fix rewrites. Pins that are resolved together form an install set (``Pin.group``): one requirements
+file with its includes, one pyproject extra, one ``pip install`` command with the files its ``-r``/``-c`` name. The
+commands of one Dockerfile stage install one after another into one environment (``Pin.env``).
 """
 from __future__ import annotations
 
@@ -44,6 +45,8 @@ class Pin:
     constraint: bool = False  # from a constraints file (-c): restricts, installs nothing
     url: str | None = None
     source_build: bool = False  # installed with --no-build-isolation / --no-binary: compiling is intended
+    env: str = ""  # the environment later pip commands install over, in order (a Dockerfile stage); "" for none
+    override: bool = False  # uv override-dependencies: replaces every requirement on this package
 
     @property
     def exact(self) -> bool:
@@ -59,6 +62,8 @@ class Include:
     option: str  # "-r" or "-c"
     target: str
     span: Span
+    group: str = ""  # the install set the included pins join ("" = the including file's own)
+    env: str = ""  # that set's environment (Pin.env)
 
 
 @record
@@ -227,6 +232,10 @@ def _safe_pin(text: str, start: int, path: str, group: str, constraint: bool = F
 
 
 # -- pyproject.toml -------------------------------------------------------------------------------------------------
+# uv's project-wide resolution settings, each to whether it overrides (replaces every other requirement on the
+# package) or constrains (adds to them): https://docs.astral.sh/uv/reference/settings/#override-dependencies
+UV_SETTINGS = {"tool.uv.override-dependencies": True, "tool.uv.constraint-dependencies": False}
+UV_GROUP = ":tool.uv"  # the group suffix of those pins: they join every install set of the file but its build
 _TABLE = lazy_compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
 _ARRAY_KEY = lazy_compile(r"^\s*(\"[^\"]+\"|'[^']+'|[A-Za-z0-9_.-]+)\s*=\s*\[")
 
@@ -265,10 +274,16 @@ def parse_pyproject_source(source: Source) -> PinDocument:
             group = f"{source.path}:{key}"
         elif table == "build-system" and key == "requires":
             group = f"{source.path}:build"
+        uv = f"{table}.{key}" if table else key
+        if uv in UV_SETTINGS:
+            group = f"{source.path}{UV_GROUP}"
         if group is None:
             continue
         for value, offset in _toml_array_strings(text, line_start + k.end() - 1):
             pin = _safe_pin(value, offset, source.path, group)
+            if pin is not None and uv in UV_SETTINGS:
+                # neither installs anything by itself: they bind what the project's requirements install
+                pin = replace(pin, constraint=True, override=UV_SETTINGS[uv])
             if pin is not None:
                 doc.pins.append(pin)
     return doc
@@ -539,35 +554,52 @@ def _words(text: str, pos: int):
         yield (None if unknown else "".join(value)), (value_start if value_start is not None else start)
 
 
-def pip_install_pins(source: Source, group_of=None) -> list[Pin]:
-    """Pins named on ``pip install`` command lines. ``group_of(offset)`` names the install set of a command
-    (default: one set per command)."""
+_INCLUDE_OPTIONS = {"-r": "-r", "--requirement": "-r", "-c": "-c", "--constraint": "-c"}
+
+
+def pip_install_pins(source: Source, env_of=None) -> PinDocument:
+    """Pins named on ``pip install`` command lines, each command its own install set with the requirements files its
+    ``-r``/``-c`` name (pip resolves one invocation at once). ``env_of(offset)`` names the environment the commands
+    install into one after another (default: none)."""
     text = source.text
-    pins: list[Pin] = []
+    doc = PinDocument()
     for m in _PIP_INSTALL.finditer(text):
         line_start = text.rfind("\n", 0, m.start()) + 1
         if re.search(r"(?:^|\s)#", text[line_start : m.start()]):
             continue  # inside a comment
-        group = group_of(m.start()) if group_of else f"{source.path}@{m.start()}"
-        skip_value = False
+        group = f"{source.path}@{m.start()}"
+        env = env_of(m.start()) if env_of else ""
+        skip_value = include = None
         words = list(_words(text, m.end()))
         source_build = any(w in ("--no-build-isolation", "--no-binary") or (w or "").startswith("--no-binary=")
                            for w, _ in words)
         for value, start in words:
-            if skip_value:
-                skip_value = False
+            if include is not None and value is not None:
+                doc.includes.append(Include(include, value, Span(start, start + len(value)), group, env))
+            if skip_value or include:
+                skip_value = include = None
                 continue
             if value is None:
                 continue
             if value.startswith("-"):
-                skip_value = "=" not in value and value in VALUE_OPTIONS
+                option, _, attached = value.partition("=")
+                if value[:2] in ("-r", "-c") and len(value) > 2 and not attached:
+                    option, attached = value[:2], value[2:]  # -rrequirements.txt
+                if option in _INCLUDE_OPTIONS and attached:
+                    vstart = start + len(value) - len(attached)
+                    doc.includes.append(Include(_INCLUDE_OPTIONS[option], attached,
+                                                Span(vstart, vstart + len(attached)), group, env))
+                elif option in _INCLUDE_OPTIONS:
+                    include = _INCLUDE_OPTIONS[option]
+                else:
+                    skip_value = "=" not in value and value in VALUE_OPTIONS
                 continue
             if value in (".", "..") or value.startswith((".[", "./", "/")) and not value.endswith(".whl"):
                 continue
             pin = _safe_pin(value, start, source.path, group)
             if pin is not None:
-                pins.append(replace(pin, source_build=True) if source_build else pin)
-    return pins
+                doc.pins.append(replace(pin, source_build=source_build, env=env) if source_build or env else pin)
+    return doc
 
 
 def parse_dockerfile_source(source: Source) -> PinDocument:
@@ -577,7 +609,7 @@ def parse_dockerfile_source(source: Source) -> PinDocument:
         index = sum(1 for s in stages if s <= offset)
         return f"{source.path}#stage{index}"
 
-    return PinDocument(pins=pip_install_pins(source, stage_of))
+    return pip_install_pins(source, stage_of)
 
 
 # -- any source -----------------------------------------------------------------------------------------------------
@@ -610,7 +642,7 @@ def pins_of(source: Source) -> PinDocument:
                                                                     source.name, re.IGNORECASE):
             return PinDocument(pins=environment_yml_pins(source))
         if source.kind == "shell":
-            return PinDocument(pins=pip_install_pins(source))
+            return pip_install_pins(source)
     except (RecursionError, ValueError):
         return PinDocument()
     return PinDocument()

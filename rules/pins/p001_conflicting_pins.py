@@ -11,16 +11,21 @@ def conflicting_pins(ctx):
     """Pinned versions that cannot be installed together.
 
     ## What it does
-    Gathers the pins installed together (one requirements file with its `-r`/`-c` includes, one pyproject extra,
-    one Dockerfile stage, one `pip install` command) and adds what each pinned framework release itself requires
-    (vLLM's exact torch, torchvision and transformers range; OpenRLHF's, verl's and TRL's pins). A package whose
-    constraints admit no common version is reported on the pin as written, with the other end as related.
-    A framework release whose own pins contradict each other (`openrlhf[vllm]==0.9.5`: transformers 5.3.0 and a
-    vLLM that needs transformers<5) is reported as uninstallable.
+    Gathers the pins one install resolves at once (one requirements file with its `-r`/`-c` includes, one
+    pyproject extra, one `pip install` command with the files its `-r`/`-c` name) and adds what each pinned
+    framework release itself requires (vLLM's exact torch, torchvision and transformers range; OpenRLHF's, verl's
+    and TRL's pins). A package whose constraints admit no common version is reported on the pin as written, with
+    the other end as related. A framework release whose own pins contradict each other (`openrlhf[vllm]==0.9.5`:
+    transformers 5.3.0 and a vLLM that needs transformers<5) is reported as uninstallable.
+    The `pip install` commands of one Dockerfile stage install one after another: a later pin of a package simply
+    replaces the earlier one, and a later pin that breaks a requirement of a package an earlier command installed
+    is a warning. uv's `[tool.uv] override-dependencies` replace every other requirement on their package and
+    `constraint-dependencies` join them.
 
     ## Why it matters
-    pip either refuses the whole install (`ResolutionImpossible`) or, across separate commands, silently replaces
-    the earlier pin, so the versions that run are not the ones written down.
+    pip refuses an install whose requirements contradict each other (`ResolutionImpossible`). A later, separate
+    `pip install` does not re-resolve what is already installed: it installs its pins anyway with only a resolver
+    warning, and the earlier package runs with a dependency it does not support.
 
     ## Example
     ```
@@ -34,12 +39,23 @@ def conflicting_pins(ctx):
 
     ## References
     https://pypi.org/project/vllm/0.7.2/
+    https://pip.pypa.io/en/stable/topics/dependency-resolution/
+    https://docs.astral.sh/uv/reference/settings/#override-dependencies
     https://github.com/OpenRLHF/OpenRLHF/blob/v0.9.5/requirements.txt
     https://github.com/Open-Reasoner-Zero/Open-Reasoner-Zero/blob/main/docker/Dockerfile
     """
-    from rlhf_lint.frameworks.versions import conflicts
+    from rlhf_lint.frameworks.versions import breaks, conflicts
 
     project = ctx.project
+    for b in breaks(project):
+        earlier, later = b.earlier, b.later
+        where = _where(project, earlier.root.path, earlier.root.span)
+        what = later.text if later.direct else f"{later.text}, which {later.root.display()} brings ({later.why()}),"
+        yield Finding(later.root.span, f"{what} breaks a requirement of {earlier.root.display()}, which an earlier "
+                                       f"pip command installed ({where}): {earlier.why()}. pip installs it anyway, "
+                                       f"with a resolver warning", related=(Related(earlier.root.path,
+                                                                                    earlier.root.span, earlier.why()),),
+                      severity=Severity.WARNING, path=later.root.path)
     for conflict in conflicts(project):
         a, b = conflict.first, conflict.second
         name = conflict.package

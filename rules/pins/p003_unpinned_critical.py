@@ -40,7 +40,7 @@ def unpinned_critical(ctx):
         if not is_training_repository(project, cons):
             continue
         for pin in s.pins:
-            if pin.name not in CRITICAL_PACKAGES or pin.group != s.id or pin.specifier or pin.url or pin.constraint:
+            if pin.name not in CRITICAL_PACKAGES or not s.declares(pin) or pin.specifier or pin.url or pin.constraint:
                 continue
             if any(str(c.specifier) for c in cons.get(pin.name, [])):
                 continue

@@ -70,6 +70,19 @@ def test_pyproject_arrays():
     assert s.text[vllm.version_span.start:vllm.version_span.end] == "0.6.3"
 
 
+def test_pyproject_uv_overrides_and_constraints():
+    text = ('[project]\nname = "x"\ndependencies = ["vllm==0.26.0"]\n'
+            '[tool.uv]\noverride-dependencies = [\n  "flashinfer-python==0.6.13; sys_platform == \'linux\'",\n]\n'
+            'constraint-dependencies = ["torch==2.11.0"]\n[tool.uv.sources]\ndependencies = ["not-a-pin==1"]\n')
+    s = src("pyproject.toml", text, "pyproject_toml")
+    assert [(p.name, p.group, p.constraint, p.override) for p in s.tree.pins] == [
+        ("vllm", "pyproject.toml", False, False),
+        ("flashinfer-python", "pyproject.toml:tool.uv", True, True),
+        ("torch", "pyproject.toml:tool.uv", True, False)]
+    flashinfer = s.tree.pins[1]
+    assert s.text[flashinfer.version_span.start:flashinfer.version_span.end] == "0.6.13"
+
+
 def test_pyproject_invalid_toml():
     s = Source.from_text("pyproject.toml", "[project]\nname = \n", kind="pyproject_toml")
     with pytest.raises(ParseError) as err:
@@ -136,11 +149,28 @@ def test_dockerfile_pip_commands():
             "# RUN pip install commented==1\n"
             "FROM runtime\nRUN python3 -m pip install --no-deps deepspeed==${DS_VERSION} ray[default]==2.40.0\n")
     s = src("Dockerfile", text, "dockerfile")
-    assert [(p.name, p.version, p.group) for p in s.tree.pins] == [
-        ("torch", "2.5.1", "Dockerfile#stage1"), ("vllm", "0.6.5", "Dockerfile#stage1"),
-        ("ray", "2.40.0", "Dockerfile#stage2")]
+    # each pip command resolves on its own; a stage is the environment its commands install into in turn
+    assert [(p.name, p.version, p.group, p.env) for p in s.tree.pins] == [
+        ("torch", "2.5.1", "Dockerfile@23", "Dockerfile#stage1"), ("vllm", "0.6.5", "Dockerfile@23", "Dockerfile#stage1"),
+        ("ray", "2.40.0", "Dockerfile@171", "Dockerfile#stage2")]
     vllm = s.tree.pins[1]
     assert s.text[vllm.span.start:vllm.span.end] == "vllm==0.6.5"
+    assert text[23:34] == "pip install" and text[171:193] == "python3 -m pip install"
+
+
+def test_pip_command_includes_belong_to_their_command():
+    text = ("FROM x\nRUN pip install -r requirements.txt torch==2.5.1 && pip install -c c.txt --requirement=b.txt "
+            "-rd.txt \\\n    --constraint \"$C\" && pip install vllm==0.6.5\n")
+    s = src("Dockerfile", text, "dockerfile")
+    assert [(i.option, i.target, text[i.span.start:i.span.end], i.group, i.env) for i in s.tree.includes] == [
+        ("-r", "requirements.txt", "requirements.txt", "Dockerfile@11", "Dockerfile#stage1"),
+        ("-c", "c.txt", "c.txt", "Dockerfile@59", "Dockerfile#stage1"),
+        ("-r", "b.txt", "b.txt", "Dockerfile@59", "Dockerfile#stage1"),
+        ("-r", "d.txt", "d.txt", "Dockerfile@59", "Dockerfile#stage1")]
+    assert [(p.name, p.group) for p in s.tree.pins] == [("torch", "Dockerfile@11"), ("vllm", "Dockerfile@135")]
+    script = src("setup.sh", "pip install -r requirements.txt\n", "shell")
+    assert [(i.target, i.group, i.env) for i in pins_of(script).includes] == [
+        ("requirements.txt", "setup.sh@0", "")]
 
 
 def test_shell_script_pip_lines():

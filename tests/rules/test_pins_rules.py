@@ -101,3 +101,34 @@ def test_flash_attn_built_from_source_or_for_its_torch_is_quiet(tmp_path):
     (diag,) = result.diagnostics
     assert diag.start.line == 6
     assert diag.message.startswith("this flash-attn wheel (2.8.3+cu12torch2.8cxx11abifalse) was built for torch 2.8;")
+
+
+def test_separate_pip_commands_warn_and_one_command_errs(tmp_path):
+    _, result, found = run_case("P001_docker_layers_bad", tmp_path)
+    assert [(line, severity) for _, _, line, _, severity in found] == [
+        (4, "warning"), (7, "error"), (11, "warning"), (15, "warning")]
+    warning = result.diagnostics[0]
+    assert warning.fix is None and warning.message.endswith("pip installs it anyway, with a resolver warning")
+    assert [(os.path.basename(r.path), r.message) for r in warning.related] == [
+        ("Dockerfile", "vllm 0.9.2 requires ray!=2.44.*,>=2.43.0")]
+
+
+def test_flash_attn_wheel_is_judged_against_the_torch_an_earlier_command_installed(tmp_path):
+    work = tmp_path / "img"
+    work.mkdir()
+    (work / "Dockerfile").write_text("FROM x\nRUN pip install torch==2.6.0\nRUN pip install flash-attn==2.7.0.post2\n"
+                                     "FROM y\nRUN pip install torch==2.6.0\nRUN pip install torch==2.5.1\n"
+                                     "RUN pip install flash-attn==2.7.0.post2\n")
+    result = lint([str(work)], Config(root=str(work)), Options(select=["P004"]))
+    (diag,) = result.diagnostics  # the second stage replaced its torch 2.6.0 with 2.5.1, which has wheels
+    assert diag.start.line == 3 and "torch 2.6.0 (pinned at Dockerfile:2)" in diag.message
+
+
+def test_requirements_file_of_a_pip_command_is_reported_once(tmp_path):
+    work = tmp_path / "repo"
+    work.mkdir()
+    (work / "requirements.txt").write_text("vllm==0.7.2\ntorch==2.6.0\n")
+    (work / "setup.sh").write_text("pip install -r requirements.txt\n")
+    result = lint([str(work)], Config(root=str(work)), Options(select=["P001"]))
+    (diag,) = result.diagnostics
+    assert os.path.basename(diag.path) == "requirements.txt" and diag.start.line == 2
