@@ -79,6 +79,8 @@ VOCABULARY = (
     ("deepspeed.config_path", str, "the ds_config file the launch names (its Setting's span is the path token)"),
     ("deepspeed.config_unread", str, "a ds_config the launch names that was not read (not among the files checked, "
                                      "or its path unknown): its ZeRO stage and offload are open"),
+    ("accelerate.config_unread", str, "an accelerate config the launch names that was not read: whether it shards "
+                                      "(DeepSpeed, FSDP) and offloads is open"),
     ("deepspeed.enable_sleep", bool, "DeepSpeed engines offload their states between uses"),
     ("deepspeed.overlap_comm", bool, "ZeRO overlap_comm (its buckets stay allocated); absent: on at stage 3"),
     ("deepspeed.sync_loaded", bool, "the policy's states are loaded while it sends its weights (ORZ: yes; "

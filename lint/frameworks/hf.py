@@ -608,7 +608,7 @@ def _sharding(settings: Settings, path: str) -> None:
     """No ds_config and no accelerate DeepSpeed plugin: DDP or FSDP, decided by a launcher or config the linter
     does not see; the memory estimate (ZeRO and FSDP only) then gives no verdict rather than a wrong one."""
     if settings.get("deepspeed.config_path") is None and settings.get("zero.stage") is None \
-            and settings.get("train.strategy") is None:
+            and settings.get("train.strategy") is None and settings.get("accelerate.config_unread") is None:
         settings.add(Setting("train.strategy", "ddp", path, None,
                              "no DeepSpeed config: DDP, or FSDP from a launcher config the linter does not see"))
 
@@ -632,6 +632,8 @@ def _accelerate_plugin(job: Job, project) -> None:
     target = project.resolve(acc.path, acc.value)
     if target is None:
         job.assumptions.append(_not_checked(acc.value, "the accelerate config"))
+        job.settings.add(Setting("accelerate.config_unread", acc.value, acc.path, acc.span,
+                                 "the accelerate config the launch names was not read"))
     cfg = read(target) if target is not None and target.kind == "yaml" and target.tree is not None else None
     if cfg is None:
         return

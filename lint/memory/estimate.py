@@ -1372,8 +1372,9 @@ def estimate(job, hardware, read_config: Callable[[str], str | None] | None = No
 
 def _open_readings(job) -> list[dict]:
     """The settings under which a launch that leaves something open needs least: a loaded dtype it does not name
-    (the 16-bit reading), a DeepSpeed config it names but the linter did not read (ZeRO-3 with parameters and
-    optimizer on the CPU, for what the launch itself does not set). Each gives the low end of the bands."""
+    (the 16-bit reading), a DeepSpeed or accelerate config it names but the linter did not read (ZeRO-3 with
+    parameters and optimizer on the CPU, for what the launch itself does not set). Each gives the low end of the
+    bands."""
     readings = []
     settings = job.settings
     low = settings.value("precision.loaded_dtype_open")
@@ -1382,7 +1383,7 @@ def _open_readings(job) -> list[dict]:
         if str(settings.value("precision.param_dtype") or "").lower() in ("fp32", "float32"):
             changes["precision.param_dtype"] = low
         readings.append(changes)
-    if settings.value("deepspeed.config_unread") is not None:
+    if any(settings.value(k) is not None for k in ("deepspeed.config_unread", "accelerate.config_unread")):
         least = {"zero.stage": 3, "offload.optimizer": "cpu", "offload.param": "cpu"}
         changes = {k: v for k, v in least.items() if settings.get(k) is None}
         if changes:

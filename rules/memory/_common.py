@@ -134,6 +134,16 @@ def _replicas_guessed(ctx, group) -> bool:
             and any(r.gpus > 1 for r in group.roles))
 
 
+def _unread_config(ctx) -> str | None:
+    """``the DeepSpeed config X`` / ``the accelerate config X`` a launch names that was not read: its sharding and
+    offload are open."""
+    for key, what in (("deepspeed.config_unread", "DeepSpeed"), ("accelerate.config_unread", "accelerate")):
+        name = ctx.job.settings.value(key)
+        if name is not None:
+            return f"the {what} config {name}"
+    return None
+
+
 SHARDED_STATES = ("weights", "gradients", "optimizer_states")
 
 

@@ -5,7 +5,7 @@ from rlhf_lint.model import Applicability, Finding, Severity
 from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.memory._common import (
     PHASE_NOTES, _m001_reports, _assumed, _best_utilization, _breakdown, _checkpointing_off, _estimate, _gib, _need,
-    _no_verdict, _replicas_guessed, _world_size_guessed,
+    _no_verdict, _replicas_guessed, _unread_config, _world_size_guessed,
     _what_if,
 )
 
@@ -103,9 +103,10 @@ def gpu_out_of_memory(ctx):
     unit at a time), not as ZeRO. Fires only when the overflow happens whatever the sequence lengths; one that
     needs padding-free micro batches or token budgets filled to their bound is M009's warning.
     No verdict (here and in M004-M007) for a training backend whose sharding the estimate does not model: verl's
-    Megatron backend (tensor/pipeline parallelism, distributed optimizer). A DeepSpeed config the launch names but
-    that is not among the files checked leaves its ZeRO stage and offload open: the band's low end is the ZeRO-3
-    reading with CPU offload, so the verdict is at most a warning that says to lint the config with the launch.
+    Megatron backend (tensor/pipeline parallelism, distributed optimizer). A DeepSpeed or accelerate config the
+    launch names but that is not among the files checked leaves its sharding and offload open: the band's low end
+    is the ZeRO-3 reading with CPU offload, so the verdict is at most a warning that says to lint the config with
+    the launch.
     Likewise when no launch gives the world size (a recipe or script run by a README command) and the overflow lies
     in states ZeRO or FSDP shard: the hardware profile's GPU count is a guess, and more GPUs would shard further.
 
@@ -148,10 +149,10 @@ def gpu_out_of_memory(ctx):
         else:  # the step of sharded fp32 states, say: no micro batch, checkpointing or offload lowers it
             advice = (f"; none of the changes tried (checkpointing, ZeRO-3, offload, micro batch, vLLM) lowers the "
                       f"{_phase(group.peak_phase)}: more GPUs to shard over, or fewer trained parameters")
-        unread = ctx.job.settings.value("deepspeed.config_unread")
+        unread = _unread_config(ctx)
         if unread is not None:  # its ZeRO stage may be the change suggested: say what to do instead
-            advice = (f"; the DeepSpeed config {unread} was not read, so its ZeRO stage and offload are open (the "
-                      f"band's low end assumes ZeRO-3 with CPU offload): lint it with the launch")
+            advice = (f"; {unread} was not read, so its sharding and offload are open (the band's low end assumes "
+                      f"ZeRO-3 with CPU offload): lint it with the launch")
         gpu = est.gpu.name if est.gpu is not None else "the GPU"
         band = f"{_gib(group.low_peak)} to {_gib(max(group.high_peak, group.peak))}"
         guessed_ddp = _replicas_guessed(ctx, group)

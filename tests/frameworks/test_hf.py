@@ -225,3 +225,17 @@ def test_llamafactory_megatron_and_ktransformers_recipes_get_no_memory_verdict(t
         assert not est.groups and any(f"'{strategy}' is not modelled" in a for a in est.assumptions)
     (job,) = _jobs(tmp_path / "off", {"lf.yaml": base + "use_kt: false\n"})
     assert job.value("train.strategy") == "ddp"  # no DeepSpeed config: the replicated default
+
+
+def test_an_unread_accelerate_config_leaves_the_sharding_open(tmp_path):
+    # `accelerate launch --config_file zero3.yaml` linted without zero3.yaml: not DDP, which would call a sharded
+    # 32B fine-tune an overflow of replicas; the band's low end is the sharded, offloaded reading
+    from rlhf_lint.engine.config import Hardware
+    from rlhf_lint.memory.estimate import estimate
+
+    run = "accelerate launch --config_file zero3.yaml sft.py --config recipe.yaml\n"
+    recipe = "model_name_or_path: Qwen/Qwen2.5-32B\nper_device_train_batch_size: 1\nbf16: true\noutput_dir: out\n"
+    (job,) = _jobs(tmp_path, {"run.sh": run, "recipe.yaml": recipe})
+    assert job.value("accelerate.config_unread") == "zero3.yaml" and job.value("train.strategy") is None
+    (group,) = estimate(job, Hardware(gpu="A100-80GB", gpus_per_node=8)).groups
+    assert group.peak > group.gpu_memory > group.low_peak  # a warning ("tight"), never an error
