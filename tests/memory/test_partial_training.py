@@ -159,3 +159,12 @@ def test_badam_ratio_mode():
     T = int(0.05 * (P - 2 * EMBED))  # BlockOptimizerRatio leaves the embedding and the LM head frozen
     assert r.term("weights") == 2 * P and r.term("optimizer_states") == 4 * T
     assert r.term("gradients") == (2 + 16) * T + 2 * EMBED
+
+
+def test_freeze_under_accelerate_fsdp_shards_the_trained_layers_states_only():
+    # an HF Trainer job under accelerate's FSDP: the frozen layers have no gradients or Adam states (as with LoRA),
+    # rather than verl's fp32 actor with states for every parameter
+    _, r = policy(job(train__freeze_layers=2, train__strategy="fsdp", topology__policy__gpus_per_node=8))
+    T = 2 * LAYER
+    assert r.term("weights") == 2 * P // 8
+    assert r.term("optimizer_states") == 12 * T // 8 and r.term("gradients") == 4 * T // 8
