@@ -167,6 +167,25 @@ VOCABULARY = (
     ("model.<role>.active_params", int, "parameters active per token (MoE: shared parts plus the routed experts "
                                         "used); absent: all of them"),
     ("train.expert_parallel_size", int, "GPUs the experts of one MoE layer are spread over"),
+    # -- partial training and memory-saving optimizers (LLaMA-Factory's freeze tuning, GaLore, APOLLO, BAdam): what
+    # trains and what the optimizer keeps (schemas/hf/training_args.json llamafactory_methods)
+    ("train.freeze_layers", int, "freeze tuning: decoder layers that train, the last N (negative: the first -N); "
+                                 "the rest is frozen; absent: no freeze tuning"),
+    ("train.freeze_modules", tuple, "freeze tuning: the modules of those layers that train (all: every one)"),
+    ("train.freeze_extra_modules", tuple, "freeze tuning: modules outside the layers that also train (embed_tokens, "
+                                          "lm_head, norm)"),
+    ("train.projected_optimizer", str, "galore | apollo: Adam moments of rank-r projections of the targeted "
+                                       "matrices' gradients instead of full-size ones"),
+    ("train.projection_rank", int, "rank r of the gradient projections"),
+    ("train.projection_targets", tuple, "module names whose matrices are projected (all: every linear layer of the "
+                                        "decoder)"),
+    ("train.projection_type", str, "std | reverse_std | right | left | full: which side of a matrix is projected"),
+    ("train.projection_method", str, "svd | random: how the projection is made (svd: an SVD of the gradient)"),
+    ("train.optimizer_layerwise", bool, "each parameter is updated by its own optimizer in the backward, its "
+                                        "gradient freed right after (per-layer GaLore / APOLLO)"),
+    ("train.block_optimizer", str, "layer | ratio: BAdam trains one block (decoder layer) at a time, or a share of "
+                                   "each matrix's entries"),
+    ("train.block_update_ratio", float, "BAdam ratio mode: the share of each matrix's entries updated"),
     # -- memory inputs read from the ds_config (issue 15): sizes in elements, absent or "auto": DeepSpeed's default
     ("deepspeed.reduce_bucket_size", int, "zero_optimization.reduce_bucket_size (elements)"),
     ("deepspeed.allgather_bucket_size", int, "zero_optimization.allgather_bucket_size (elements, ZeRO-1/2)"),

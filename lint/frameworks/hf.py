@@ -223,26 +223,67 @@ def _finetuning(settings: Settings, framework: str, fields_given: dict) -> None:
         elif kind == "lora" and rank is None:
             settings.add(Setting("train.lora_rank", 8, ft[1] if ft else None, ft[2] if ft else None,
                                  "LLaMA-Factory default lora_rank 8"))
+        _methods(settings, fields_given)
+
+
+def _methods(settings: Settings, given: dict) -> None:
+    """LLaMA-Factory's freeze tuning, GaLore, APOLLO and BAdam as settings: for each method that is on, what it sets
+    and its fields as given or at LLaMA-Factory's defaults (schemas/hf/training_args.json llamafactory_methods)."""
+    for method in table()["llamafactory_methods"]["methods"].values():
+        switches = [given.get(name) for name in method["when"]]
+        if not all(s is not None and s[0] == want for s, want in zip(switches, method["when"].values())):
+            continue
+        _value, path, span = switches[0]
+        for row in method.get("set", ()):
+            settings.add(Setting(row["key"], row["value"], path, span, row["why"]))
+        for name, row in method["fields"].items():
+            if name in given:
+                value, fpath, fspan = given[name]
+                settings.add(Setting(row["key"], value, fpath, fspan, name))
+            else:
+                default = row["default"]
+                settings.add(Setting(row["key"], tuple(default) if isinstance(default, list) else default, path, span,
+                                     f"LLaMA-Factory default {name} {default}"))
+
+
+@functools.lru_cache(maxsize=1)
+def _extra_kinds() -> dict:
+    """name -> type of the fields that are no setting themselves but decide others: TRL's use_peft, LLaMA-Factory's
+    finetuning_type and its methods' switches and fields."""
+    kinds = {"use_peft": "bool", "finetuning_type": "str"}
+    for method in table()["llamafactory_methods"]["methods"].values():
+        kinds.update({name: "bool" if type(want) is bool else "str" for name, want in method["when"].items()})
+        kinds.update({name: row["type"] for name, row in method["fields"].items()})
+    return kinds
 
 
 def _extra_fields(entries: dict | None, command: "Command | None", path: str) -> dict:
-    """use_peft / finetuning_type (not settings themselves): name -> (value, path, span)."""
+    """The fields of _extra_kinds the recipe, the flags and key=value overrides give (flags and overrides win, as in
+    LLaMA-Factory's read_args): name -> (value, path, span)."""
     from rlhf_lint.readers.yaml import node_span
 
+    kinds = _extra_kinds()
     out = {}
-    for name in ("use_peft", "finetuning_type"):
-        kind = "bool" if name == "use_peft" else "str"
-        if entries and name in entries:
-            value, _k, node = entries[name]
-            out[name] = (coerce(value, kind), path, node_span(node))
-        if command is not None:
-            for arg in command.args:
-                if _flag_name(arg.flag) == name:
-                    word = arg.value
-                    if kind == "bool" and (word is None or not word.known or word.text.lower() not in TRUE | FALSE):
-                        out[name] = (True, command.path, arg.flag_span)
-                    elif word is not None:
-                        out[name] = (coerce(word.text if word.known else UNKNOWN, kind), word.path, word.span)
+    for name, (value, _k, node) in (entries or {}).items():
+        if name in kinds:
+            out[name] = (coerce(value, kinds[name]), path, node_span(node))
+    if command is None:
+        return out
+    for arg in command.args:
+        name = _flag_name(arg.flag)
+        kind = kinds.get(name)
+        if kind is None:
+            continue
+        word = arg.value
+        if kind == "bool" and (word is None or not word.known or word.text.lower() not in TRUE | FALSE):
+            out[name] = (True, command.path, arg.flag_span)
+        elif word is not None:
+            out[name] = (coerce(word.text if word.known else UNKNOWN, kind), word.path, word.span)
+    for word in command.positionals:  # llamafactory-cli train x.yaml key=value (OmegaConf overrides)
+        if word.known and "=" in word.text and not word.text.startswith("="):
+            name, _, value = word.text.partition("=")
+            if name in kinds:
+                out[name] = (coerce(value, kinds[name]), word.path, word.span)
     return out
 
 
@@ -372,6 +413,9 @@ def _master_dtype(settings: Settings, framework: str) -> str | None:
     fp32 when mixed precision is on (huggingface/accelerate@16cb6eb accelerator.py prepare_model, utils/fsdp_utils.py
     "FSDP upcast of low precision parameters"): neither changes. The assumption made, if any."""
     strategy = settings.value("train.strategy")
+    if framework == "llamafactory":
+        _llamafactory_master(settings, strategy)
+        return None
     if framework not in ("trl", "hf") or strategy not in ("ddp", "fsdp", "fsdp2") \
             or settings.get("precision.master_dtype") is not None:
         return None
@@ -392,6 +436,20 @@ def _master_dtype(settings: Settings, framework: str) -> str | None:
         return (f"torch_dtype auto ({loaded.origin or 'as given'}): the checkpoint's stored dtype, not recorded "
                 f"here; fp32 weights and AdamW states in the figures, 16 bits at the low end of the band")
     return "torch_dtype unset: transformers 4 loads fp32, the fp32 weights are the master"
+
+
+def _llamafactory_master(settings: Settings, strategy) -> None:
+    """LLaMA-Factory upcasts the trainable parameters to fp32 (the estimate's default master) unless pure_bf16 or
+    BAdam (precision.half_trainable; model/adapter.py init_adapter). Without DeepSpeed or FSDP torch's optimizer then
+    updates the 16-bit parameters themselves: no master copy, gradients and moments in the compute dtype. DeepSpeed
+    keeps its own fp32 partition whatever the module's dtype (stage_1_and_2.py single_partition_of_fp32_groups), and
+    LLaMA-Factory refuses pure_bf16 under ZeRO-3 (hparams/parser.py), so only DDP changes."""
+    half = settings.get("precision.half_trainable")
+    if strategy != "ddp" or half is None or half.value is not True or settings.get("precision.master_dtype"):
+        return
+    dtype = settings.value("precision.param_dtype") or "bf16"
+    settings.add(Setting("precision.master_dtype", dtype, half.path, half.span,
+                         f"{half.origin or 'pure_bf16'}: no fp32 upcast, the optimizer updates the {dtype} weights"))
 
 
 def _type_from_name(name: str) -> str | None:
@@ -566,9 +624,9 @@ def enrich(command: "Command", settings: Settings, assumptions: list, project, f
         _release_defaults(settings, assumptions, project, kind)
     if kind in ("trl", "hf"):
         _default_loaded_dtype(settings, project, kind, facts is not None and facts.loads_model)
+    _derive(settings, kind, command.path)
     _finetuning(settings, kind, {**_extra_fields(entries, command, recipe_path or command.path),
                                  **_script_fields(facts, script.path if script is not None else command.path)})
-    _derive(settings, kind, command.path)
     if config_word is not None and entries is None:
         certain = False  # a recipe the project does not hold: its values are unknown
     settings.add(Setting("hf.certain", certain, command.path, None))
@@ -805,8 +863,8 @@ def build_recipe_jobs(source: "Source", project) -> list[Job]:
         _grpo_liger(settings, entries, None)
         _release_defaults(settings, assumptions, project, kind)
         _default_loaded_dtype(settings, project, kind, False)
-    _finetuning(settings, kind, _extra_fields(entries, None, source.path))
     _derive(settings, kind, source.path)
+    _finetuning(settings, kind, _extra_fields(entries, None, source.path))
     settings.add(Setting("hf.certain", kind != "hf", source.path, None))
     settings.add(Setting("framework", kind, source.path, None))
     _sharding(settings, source.path)
@@ -839,8 +897,8 @@ def build_script_jobs(source: "Source", project) -> list[Job]:
     assumptions = ["the script's world size is not given by any launch of the project"] + facts.notes
     _release_defaults(settings, assumptions, project, kind)
     _default_loaded_dtype(settings, project, kind, facts.loads_model)
-    _finetuning(settings, kind, _script_fields(facts, source.path))
     _derive(settings, kind, source.path)
+    _finetuning(settings, kind, _script_fields(facts, source.path))
     settings.add(Setting("hf.certain", False, source.path, None))
     settings.add(Setting("framework", kind, source.path, None))
     _sharding(settings, source.path)

@@ -741,6 +741,153 @@ def _adapter_dtype(inp: _Inputs, ctx: dict, quantized: bool) -> tuple[int, str, 
     return f32, "fp32", why, entry["source"]
 
 
+SRC_FREEZE = "https://github.com/hiyouga/LLaMA-Factory/blob/ff6d4d12/src/llamafactory/model/adapter.py"
+SRC_GALORE = "https://arxiv.org/abs/2403.03507"  # GaLore: Adam moments of rank-r projected gradients
+SRC_APOLLO = "https://arxiv.org/abs/2412.05270"
+SRC_BADAM = "https://arxiv.org/abs/2404.02827"  # BAdam: Adam on one block at a time
+
+
+def _partial(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, k: float, a: int, master: int,
+             opt_bytes: float) -> dict | None:
+    """Freeze tuning, GaLore / APOLLO and BAdam (rlhf_lint.memory.tuning): what trains and what the optimizer keeps,
+    as _model_states' inputs (trained, k, a, what, source, weights and their formula; grads, states: bytes that are no
+    k x trained; unsure: bytes that may also be held; extra: more terms; adam_states: bytes per trained parameter
+    whose second moment a foreach AdamW copies). None when every parameter trains with full states."""
+    if inp.get("train.freeze_layers") is not None:
+        return _freeze_part(r, arch, inp, ctx, k, a, master)
+    if inp.get("train.projected_optimizer") in ("galore", "apollo"):
+        name = inp.get("train.projected_optimizer")
+        if not ctx["plain"]:
+            # hparams/parser.py: "GaLore and APOLLO are incompatible with DeepSpeed yet"; FSDP's flat shards are
+            # no matrices to project
+            why = "LLaMA-Factory refuses it" if ctx.get("strategy") == "deepspeed" else "not modelled"
+            inp.assumptions.append(f"{r.role}: {name} under {ctx.get('strategy')}: {why}; the figures count "
+                                   f"full-size AdamW states")
+            return None
+        return _projected_part(r, arch, inp, ctx, k, master)
+    if inp.get("train.block_optimizer") in ("layer", "ratio"):
+        return _block_part(r, arch, inp, ctx, opt_bytes)
+    return None
+
+
+def _freeze_part(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, k: float, a: int, master: int) -> dict:
+    from rlhf_lint.memory import tuning
+
+    layers = inp.get("train.freeze_layers")
+    modules, extra = inp.get("train.freeze_modules"), inp.get("train.freeze_extra_modules")
+    if type(layers) is int:
+        t = tuning.freeze(arch, layers, modules, extra)
+        which = f"the {'last' if layers > 0 else 'first'} {abs(layers)} layers"
+    else:  # a count the launch does not give: the extra modules surely, any number of layers maybe
+        t = tuning.freeze(arch, 0, modules, extra)
+        every = tuning.freeze(arch, arch.num_layers, modules, extra)
+        t = tuning.Trained(t.params, every.params + every.unsure - t.params, "freeze_trainable_layers not known")
+        which = "an unknown number of layers"
+    if t.note:
+        inp.assumptions.append(f"{r.role}: {t.note}")
+    w, P, T = ctx["w"], r.params, min(t.params, r.params)
+    up = master if ctx["plain"] and master > w else w  # no DeepSpeed: LLaMA-Factory upcasts what trains
+    out = {"trained": T, "k": k, "a": a, "source": SRC_FREEZE,
+           "what": f"{'' if ctx['plain'] else 'fp32 master + '}optimizer states of {which}",
+           "weights": w * (P - T) + up * T,
+           "weights_formula": f"{w} B x {_count(P - T)} frozen + {up} B x {_count(T)} trained ({which})",
+           "extra": []}
+    if t.unsure:
+        out["unsure"] = {"weights": (up - w) * t.unsure, "grads": a * t.unsure, "states": int(k * t.unsure),
+                         "why": f"freeze tuning: {_count(t.unsure)} parameters may also train ({t.note})"}
+    return out
+
+
+def _projected_part(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, k: float, master: int) -> dict:
+    """GaLore / APOLLO without DeepSpeed: the weights and gradients of every parameter in the trained dtype; Adam
+    moments of rank-r projections for the targeted matrices (r x the projected side each) and full-size ones for
+    the rest; the stored projectors. Layer-wise, each parameter steps in its own gradient hook: one gradient at a
+    time, and the step's copies land inside the backward."""
+    from rlhf_lint.memory import tuning
+
+    name = inp.get("train.projected_optimizer")
+    rank = inp.get("train.projection_rank")
+    proj_type = str(inp.get("train.projection_type") or "std")
+    targets = inp.get("train.projection_targets")
+    layerwise = inp.get("train.optimizer_layerwise") is True
+    known = type(rank) is int and rank > 0
+    p = tuning.projected(arch, rank if known else 1, targets, proj_type)
+    if p.note:
+        inp.assumptions.append(f"{r.role}: {p.note}")
+    P = r.params
+    states = int(k * p.moments_of) + master * p.projector
+    unsure = int(k * p.unsure_moments)
+    why = [p.note] if p.unsure_moments else []
+    if not known:  # any rank: rank 1 at the low end, full-size projections in the figures
+        full = tuning.projected(arch, 10**12, targets, proj_type)
+        unsure += int(k * (full.moments_of - p.moments_of)) + master * (full.projector - p.projector)
+        why.append("the projection rank is not known")
+    svd = str(inp.get("train.projection_method") or ("svd" if name == "galore" else "random")) == "svd"
+    f32 = dtype_bytes("fp32", 4)
+    if svd and master >= f32:
+        # fp32 parameters: the projector is a slice of the SVD factor (Vh[:r] / U[:, :r], no cast), which keeps the
+        # whole factor alive (galore_torch galore_projector.py get_orthogonal_matrix)
+        unsure += master * p.retained
+        why.append("fp32 parameters: each projector may keep its whole SVD factor")
+    src = SRC_GALORE if name == "galore" else SRC_APOLLO
+    out = {"trained": P, "k": k, "a": master, "source": src, "weights": master * P,
+           "weights_formula": f"{master} B x {_count(P)} params", "extra": [], "adam_states": 0,
+           "what": f"{name} rank {rank if known else '?'}",
+           "states": states,
+           "states_formula": f"{name}: {k:g} B x ({_count(p.moments_of - p.unprojected)} projected + "
+                             f"{_count(p.unprojected)} full-size moment elements) + {master} B x "
+                             f"{_count(p.projector)} projector elements"}
+    if layerwise:
+        out["grads"] = master * p.largest
+        out["grads_formula"] = (f"layer-wise {name}: one {master} B gradient of at most {_count(p.largest)} elements "
+                                f"at a time (stepped and freed in its hook)")
+    if unsure:
+        out["unsure"] = {"weights": 0, "grads": 0, "states": unsure, "why": "; ".join(why)}
+    # the step runs parameter by parameter: an SVD of the largest projected matrix when the projector is made or
+    # renewed, and two full-size tensors of one parameter (exp_avg / denom, or the projected-back update and its
+    # scaled copy)
+    copies = K.projected_step_copies
+    step = max(f32 * p.svd_workspace if svd else 0, copies * master * p.largest)
+    formula = (f"{name}'s step, one parameter at a time: max(SVD workspace {f32} B x {_count(p.svd_workspace)}, "
+               f"{copies} x {master} B x {_count(p.largest)})" if svd else
+               f"{name}'s step, one parameter at a time: {copies} x {master} B x {_count(p.largest)}")
+    out["extra"].append(Term("optimizer_step", step, formula + (" inside the backward (layer-wise)" if layerwise
+                                                                else ""), src, () if layerwise else (STEP,)))
+    return out
+
+
+def _block_part(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, opt_bytes: float) -> dict:
+    """BAdam: Adam on one block at a time. Layer mode: a block is one decoder layer (BlockOptimizer's default block
+    list; embeddings and LM head never train); without DeepSpeed it keeps an fp32 copy of the block, its fp32
+    gradient at the step and fp32 Adam moments; under ZeRO-3 DeepSpeed partitions the block's fp32 states. Ratio mode
+    (one GPU only): a share of every matrix's entries, sparse gradients and moments in the parameters' dtype."""
+    from rlhf_lint.memory import tuning
+
+    w, P, f32 = ctx["w"], r.params, dtype_bytes("fp32", 4)
+    mode = inp.get("train.block_optimizer")
+    if mode == "layer":
+        B = tuning.largest_layer(arch)
+        out = {"trained": B, "k": (f32 if w < f32 else 0) + opt_bytes, "a": w if ctx["plain"] else ctx["a"],
+               "source": SRC_BADAM, "what": "BAdam: fp32 copy + Adam states of one decoder layer",
+               "weights": w * P, "weights_formula": f"{w} B x {_count(P)} params (BAdam trains one layer at a time)",
+               "extra": [], "adam_states": opt_bytes}
+        if ctx["plain"] and w < f32:
+            # _grad_to_hp: the block's fp32 gradients, each 16-bit one freed as it is converted
+            out["extra"].append(Term("optimizer_step", (f32 - w) * B, f"BAdam's fp32 gradients of the block "
+                                     f"({f32} - {w}) B x {_count(B)}", SRC_BADAM, (STEP,)))
+        return out
+    ratio = inp.get("train.block_update_ratio")
+    ratio = ratio if isinstance(ratio, (int, float)) and not isinstance(ratio, bool) and 0 < ratio <= 1 else 1.0
+    T = int(ratio * (P - arch.embedding_params() - (0 if arch.tie_embeddings else arch.embedding_params())))
+    index = K.sparse_index_bytes
+    largest = tuning.largest_tensor(arch)
+    return {"trained": T, "k": 2 * w, "a": w, "source": SRC_BADAM, "what": f"BAdam ratio {ratio:g}: sparse Adam",
+            "weights": w * P, "weights_formula": f"{w} B x {_count(P)} params", "extra": [], "adam_states": 0,
+            "grads": (w + index) * T + w * largest,
+            "grads_formula": f"sparse gradients ({w} + {index} B index) x {_count(T)} + one dense {w} B gradient "
+                             f"of {_count(largest)} before its hook sparsifies it"}
+
+
 def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, shards: int | None = None) -> None:
     """Weights, gradients and optimizer states of a trained role under DeepSpeed ZeRO (or plain data parallelism,
     ``train.strategy`` ddp: ZeRO-0 without DeepSpeed's buffers); ``shards``: the GPUs ZeRO-3's layout divides by when
@@ -784,7 +931,6 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, sha
         T = lora_params(arch, rank, inp.get("train.lora_targets"))
         if not inp.get("train.lora_targets"):
             inp.assumptions.append("LoRA adapters on every linear projection assumed (no target modules given)")
-    r.trained_params = T
     quantized = quant in ("4bit", "nf4", "fp4", "int4", "8bit", "int8")
     ad = w  # bytes of an adapter parameter
     if rank > 0 and ctx["plain"]:
@@ -793,6 +939,11 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, sha
         a = ad
         k = opt_bytes * ad / f32 if opt in MOMENT_OPTIMIZERS else opt_bytes
         what = f"{opt} states of {ad_name} adapters; {ad_why}"
+    # freeze tuning, GaLore / APOLLO, BAdam: fewer trained parameters or smaller states (rlhf_lint.memory.tuning)
+    part = _partial(r, arch, inp, ctx, k, a, master, opt_bytes) if rank == 0 else None
+    if part is not None:
+        T, k, a, what, src = part["trained"], part["k"], part["a"], part["what"], part["source"]
+    r.trained_params = T
     # weights: the (frozen) base in its dtype or quantised, plus adapters
     linear = arch.num_layers * (arch.attention_params() + arch.ffn_params())
     linear = min(linear, P)
@@ -808,41 +959,60 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, sha
         wf = (f"8-bit base: {qb} B x {_count(linear)} linear + {w} B x {_count(P - linear)} other + adapters "
               f"{ad} B x {_count(T)}")
         wsrc = SRC_QLORA
+    elif part is not None:
+        base, wf, wsrc = part["weights"], part["weights_formula"], part["source"]
     else:
         base = (w if rank > 0 else master if ctx["plain"] and master > w else w) * P
         wf = f"{base // P} B x {_count(P)} params" + (f" (frozen) + adapters {ad} B x {_count(T)}" if rank > 0 else "")
         wsrc = SRC_LORA if rank > 0 else SRC_ZERO
     total_w = base + (ad * T if rank > 0 else 0)
-    if stage == 3:
-        r.terms.append(Term("weights", 0 if off_param else total_w // n, "offloaded to CPU (offload_param)" if off_param
-                            else f"{sharding}: ({wf}) / {n} GPUs", wsrc))
-    else:
-        r.terms.append(Term("weights", total_w, f"{wf}, replicated ({'DDP' if ctx['plain'] else f'ZeRO-{stage}'})",
-                            wsrc))
-    # gradients, in the accumulation dtype, of the trained parameters only
     adt = ctx["a_name"] if not ctx["plain"] else f"{a}-byte"
     ts = _count(T) + (" adapter" if rank > 0 else "")
-    if off_opt and stage >= 1:
-        r.terms.append(Term("gradients", 0, f"partitioned {adt} gradients live in host RAM (offload_optimizer)",
+    G, gs = (part["grads"], part["grads_formula"]) if part is not None and "grads" in part else (a * T, "")
+    S, ss = (part["states"], part["states_formula"]) if part is not None and "states" in part else (int(k * T), "")
+
+    def emit(total_w: int, G: int, S: int) -> list[Term]:
+        """Weights, gradients (in the accumulation dtype, of the trained parameters only) and optimizer states, laid
+        out by the ZeRO stage."""
+        if stage == 3:
+            out = [Term("weights", 0 if off_param else total_w // n, "offloaded to CPU (offload_param)" if off_param
+                        else f"{sharding}: ({wf}) / {n} GPUs", wsrc)]
+        else:
+            out = [Term("weights", total_w, f"{wf}, replicated ({'DDP' if ctx['plain'] else f'ZeRO-{stage}'})", wsrc)]
+        if off_opt and stage >= 1:
+            out.append(Term("gradients", 0, f"partitioned {adt} gradients live in host RAM (offload_optimizer)",
                             SRC_DS_STAGE3 if stage == 3 else SRC_DS_STAGE12))
-    elif stage == 0:
-        r.terms.append(Term("gradients", a * T, f"{a} B ({adt}) x {ts}", SRC_TORCH_ADAMW if ctx["plain"] else SRC_ZERO))
-    elif stage == 1:
-        r.terms.append(Term("gradients", a * T, f"ZeRO-1 full {adt} grads {a} B x {ts} (fp32 partition: at the step)",
+        elif stage == 0:
+            out.append(Term("gradients", G, gs or f"{a} B ({adt}) x {ts}",
+                            SRC_TORCH_ADAMW if ctx["plain"] else SRC_ZERO))
+        elif stage == 1:
+            out.append(Term("gradients", G, f"ZeRO-1 full {adt} grads {a} B x {ts} (fp32 partition: at the step)",
                             SRC_DS_STAGE12))
-    elif stage == 2:
-        r.terms.append(Term("gradients", a * T // n, f"ZeRO-2 {a} B ({adt}) x {ts} / {n} (fp32 copy: at the step)",
+        elif stage == 2:
+            out.append(Term("gradients", G // n, f"ZeRO-2 {a} B ({adt}) x {ts} / {n} (fp32 copy: at the step)",
                             SRC_DS_STAGE12))
-    else:
-        r.terms.append(Term("gradients", a * T // n, f"{sharding} {a} B ({adt}) x {ts} / {n}", SRC_DS_STAGE3))
-    # optimizer states
-    if off_opt and stage >= 1:
-        r.terms.append(Term("optimizer_states", 0, f"{what} in host RAM (offload_optimizer={off_opt})", SRC_CPU_ADAM))
-    elif stage == 0:
-        r.terms.append(Term("optimizer_states", int(k * T), f"{k:g} B ({what}) x {ts}", src))
-    else:
-        r.terms.append(Term("optimizer_states", int(k * T) // n, f"{k:g} B ({what}) x {ts} / {n}", src))
+        else:
+            out.append(Term("gradients", G // n, f"{sharding} {a} B ({adt}) x {ts} / {n}", SRC_DS_STAGE3))
+        if off_opt and stage >= 1:
+            out.append(Term("optimizer_states", 0, f"{what} in host RAM (offload_optimizer={off_opt})", SRC_CPU_ADAM))
+        elif stage == 0:
+            out.append(Term("optimizer_states", S, ss or f"{k:g} B ({what}) x {ts}", src))
+        else:
+            out.append(Term("optimizer_states", S // n, f"{k:g} B ({what}) x {ts} / {n}", src))
+        return out
+
+    terms = emit(total_w, G, S)
+    r.terms += terms
     r.state_bytes_per_param = k
+    if part is not None:
+        more = part.get("unsure")
+        if more:
+            # what may also train (a module name the layout does not know): in the figures, 0 at the band's low end
+            wider = emit(total_w + more["weights"], G + more["grads"], S + more["states"])
+            r.terms += [Term(t.name, u.bytes - t.bytes, f"{more['why']}: {gib(u.bytes - t.bytes)} more", t.source,
+                             unsure=True) for t, u in zip(terms, wider) if u.bytes > t.bytes]
+        r.terms += part["extra"]
+        r.state_bytes_per_param = part.get("adam_states", k)
 
 
 def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Inputs, ctx: dict) -> RoleEstimate:
@@ -1110,7 +1280,8 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
     off_opt = str(_per_role(inp, role, "offload.optimizer", "none")) == "cpu"
     lora = _int_of(inp.get("train.lora_rank"), 0) > 0 and role in ("actor", "policy")
     quantized = str(inp.get("train.quantization", "none") or "none").lower() not in ("none", "")
-    if ctx.get("accelerate_fsdp") and (lora or quantized):
+    frozen = inp.get("train.freeze_layers") is not None  # freeze tuning: like LoRA, most of the model is frozen
+    if ctx.get("accelerate_fsdp") and (lora or quantized or frozen):
         # FULL_SHARD holds what ZeRO-3 holds: the frozen base in its loaded dtype (or 4/8-bit), the adapters with
         # their gradients and optimizer states, every one sharded (rather than verl's fp32 actor)
         _model_states(r, arch, inp, dict(ctx, stage=3, offload_param=None, offload_optimizer=None), shards)

@@ -239,3 +239,51 @@ def test_an_unread_accelerate_config_leaves_the_sharding_open(tmp_path):
     assert job.value("accelerate.config_unread") == "zero3.yaml" and job.value("train.strategy") is None
     (group,) = estimate(job, Hardware(gpu="A100-80GB", gpus_per_node=8)).groups
     assert group.peak > group.gpu_memory > group.low_peak  # a warning ("tight"), never an error
+
+
+def test_llamafactory_methods_are_read_with_their_defaults(tmp_path):
+    base = "model_name_or_path: meta-llama/Meta-Llama-3-8B\nstage: sft\nper_device_train_batch_size: 1\n"
+    jobs = _jobs(tmp_path, {
+        "run.sh": "llamafactory-cli train apollo.yaml use_apollo=true apollo_rank=4\n",
+        "freeze.yaml": base + "finetuning_type: freeze\n",
+        "galore.yaml": base + "finetuning_type: full\nuse_galore: true\ngalore_rank: 64\napollo_rank: 8\n",
+        "apollo.yaml": base + "finetuning_type: full\napollo_layerwise: true\n",
+        "badam.yaml": base + "finetuning_type: full\nuse_badam: true\n",
+        "off.yaml": base + "finetuning_type: full\ngalore_rank: 64\nfreeze_trainable_layers: 4\n",
+    })
+    by_name = {j.path.rsplit("/", 1)[1]: j for j in jobs}
+    freeze = by_name["freeze.yaml"]
+    assert freeze.value("train.lora_rank") == 0 and freeze.value("train.freeze_layers") == 2
+    assert freeze.value("train.freeze_modules") == ("all",) and freeze.value("train.freeze_extra_modules") == ()
+    assert "default freeze_trainable_layers 2" in freeze.settings.get("train.freeze_layers").origin
+    galore = by_name["galore.yaml"]
+    assert galore.value("train.projected_optimizer") == "galore" and galore.value("train.projection_rank") == 64
+    assert galore.value("train.projection_method") == "svd" and galore.value("train.optimizer_layerwise") is False
+    apollo = by_name["run.sh"]  # the key=value overrides switch APOLLO on
+    assert apollo.value("train.projected_optimizer") == "apollo" and apollo.value("train.projection_rank") == 4
+    assert apollo.value("train.projection_method") == "random" and apollo.value("train.optimizer_layerwise") is True
+    badam = by_name["badam.yaml"]
+    assert badam.value("train.block_optimizer") == "layer" and badam.value("precision.half_trainable") is True
+    assert badam.value("precision.master_dtype") == "bf16"  # no upcast, no DeepSpeed: the bf16 weights are updated
+    off = by_name["off.yaml"]  # the fields of a method that is off say nothing
+    assert off.value("train.projection_rank") is None and off.value("train.freeze_layers") is None
+
+
+def test_llamafactory_pure_bf16_full_tuning_keeps_weights_gradients_and_moments_in_bf16(tmp_path):
+    from rlhf_lint.engine.config import Hardware
+    from rlhf_lint.memory.estimate import estimate
+
+    recipe = ("model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\nfinetuning_type: full\npure_bf16: true\n"
+              "per_device_train_batch_size: 1\n")
+    jobs = _jobs(tmp_path, {"ddp.yaml": recipe, "ds.yaml": recipe + "deepspeed: ds.json\n",
+                            "ds.json": '{"zero_optimization": {"stage": 2}}\n'})
+    by_name = {j.path.rsplit("/", 1)[1]: j for j in jobs}
+    ddp, ds = by_name["ddp.yaml"], by_name["ds.yaml"]
+    assert ddp.value("precision.param_dtype") == "bf16" and ddp.value("precision.master_dtype") == "bf16"
+    assert ds.value("precision.master_dtype") is None  # DeepSpeed keeps its own fp32 partition
+    hw = Hardware(gpu="A100-80GB")
+    r = estimate(ddp, hw).role("policy")
+    P = r.params
+    assert (r.term("weights"), r.term("gradients"), r.term("optimizer_states")) == (2 * P, 2 * P, 4 * P)
+    zero2 = estimate(ds, hw).role("policy")
+    assert zero2.term("optimizer_states") == 12 * P // zero2.gpus  # fp32 master + Adam states, partitioned
