@@ -14,7 +14,8 @@ def heredoc_quoted_value(ctx):
     ## What it does
     Reports arguments of a command built from a heredoc variable (`deepspeed --module $training_commands`) that
     contain quote characters. Bash expands `$training_commands` unquoted: the text is split on blanks and the
-    quotes are not removed.
+    quotes are not removed. An empty pair (`--input_template ""`) is a warning: such a heredoc cannot pass an empty
+    value at all, and whether two quote characters act as empty depends on the program.
 
     ## Why it matters
     `--input_template "User: {}"` arrives as two arguments, `"User:` and `{}"`: argparse stops with
@@ -58,6 +59,13 @@ def heredoc_quoted_value(ctx):
                     fix = Fix("remove the quotes", (Edit.replace(word.span, inner),), Applicability.SAFE)
                 message = f"`{arg.flag}` receives {shown} with the quote characters: quotes are not removed when " \
                           f"a heredoc variable is expanded"
+                if word.text in ('""', "''"):
+                    # an empty value cannot be passed through such a heredoc at all (without the quotes the flag
+                    # takes the next word); whether two quote characters act as empty is the program's business
+                    # (OpenRLHF's train_sft drops a template without {}): a warning
+                    yield Finding(span, message + ", not an empty value, which such a heredoc cannot pass: check "
+                                  "that the program treats it as empty", severity=Severity.WARNING)
+                    continue
             else:
                 message = f"`{arg.flag}` receives {len(quoted)} separate arguments {shown}: the heredoc variable is " \
                           f"split on blanks and its quotes are kept"
