@@ -1468,6 +1468,12 @@ def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, g
     else:
         default_util = K.vllm_gpu_memory_utilization
         util = inp.number("vllm.gpu_memory_utilization", default_util, f"vLLM's default ({default_util}) assumed")
+    # written but unreadable (a variable set in a branch, a command's output): the figure is an assumption, so the
+    # band's low end leaves the reservation out and no verdict rests on it
+    util_unknown = inp.settings.value("vllm.gpu_memory_utilization") is UNKNOWN
+    if util_unknown:
+        inp.assumptions.append(f"vllm: gpu_memory_utilization is written but cannot be read; {util:g} assumed, "
+                               f"and the band's low end leaves the reservation out")
     weights = w * params // tp
     max_len = ctx["seq"]
     if colocated_seqs is not None:
@@ -1491,7 +1497,8 @@ def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, g
         r.terms.append(Term("vllm_reservation", weights + kv,
                             f"weights {gib(weights)} + KV cache: gpu_memory_utilization {util} x the "
                             f"{gib(max(0, free_at_init - weights - profile))} free after the other models and the "
-                            f"profile run (verl's vLLM < 0.7 takes a fraction of the free memory)", SRC_VERL_OLD_VLLM))
+                            f"profile run (verl's vLLM < 0.7 takes a fraction of the free memory)", SRC_VERL_OLD_VLLM,
+                            unsure=util_unknown))
     else:
         reservation = int(util * gpu_memory)
         # vLLM's profile run measures the memory outside torch (CUDA context, NCCL) and takes it out of the KV
@@ -1499,8 +1506,9 @@ def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, g
         r.terms.append(Term("vllm_reservation", reservation - K.cuda_context,
                             f"gpu_memory_utilization {util} x {gib(gpu_memory)} (fraction of the whole GPU), less "
                             f"the CUDA context counted below"
-                            + ("; TRL colocate: inside the training process" if colocated_seqs is not None else ""),
-                            SRC_TRL_COLOCATE if colocated_seqs is not None else SRC_VLLM_UTIL))
+                            + ("; TRL colocate: inside the training process" if colocated_seqs is not None else "")
+                            + ("; the launch's value cannot be read: assumed" if util_unknown else ""),
+                            SRC_TRL_COLOCATE if colocated_seqs is not None else SRC_VLLM_UTIL, unsure=util_unknown))
     if not inp.flag("vllm.enforce_eager"):
         r.terms.append(Term("cuda_graphs", K.vllm_cuda_graphs, "CUDA graph capture, outside the reservation (assumed)",
                             SRC_VLLM_UTIL))
@@ -1514,7 +1522,7 @@ def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, g
         "kv_bytes_at_most": None if reservation is None else reservation - weights,
         "tokens": None if kv_bytes is None else max(0, kv_bytes) // per_token,
         "one_sequence": max_len, "tokens_needed": max_seqs * max_len, "max_num_seqs": max_seqs,
-        "engines": engines, "tensor_parallel": tp, "gpu_memory_utilization": util,
+        "engines": engines, "tensor_parallel": tp, "gpu_memory_utilization": util, "utilization_unknown": util_unknown,
         "formula": f"KV = reservation - weights {gib(weights)} (2 B x {_count(params)} / TP {tp}) - profile peak "
                    f"{gib(profile)}; per token {arch.kv_formula(w, per_rank=True)} = {per_token} B",
         "source": SRC_VLLM_KV,

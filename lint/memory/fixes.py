@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 
-from rlhf_lint.model import Applicability, Edit, Fix, Setting
+from rlhf_lint.model import UNKNOWN, Applicability, Edit, Fix, Setting
 
 # framework -> "module:function" adding a setting the launch does not mention
 SETTING_WRITERS: dict[str, str] = {
@@ -48,6 +48,8 @@ def setting_fix(project, job, changes: dict, message: str,
     edits: list[Edit] = []
     for key, value in changes.items():
         setting = job.settings.get(key)
+        if setting is not None and setting.value is UNKNOWN:
+            return None  # written but unreadable (`${util}` set in a branch): the text there is no value to replace
         if _written(setting, job) and not isinstance(value, bool):
             edits.append(_replace(source.text, setting, value))
             continue

@@ -77,8 +77,11 @@ def vllm_gpu_memory_utilization(ctx):
     # an error only when even the low end of the phase's band overflows; a band straddling the GPU is a warning
     # and only when the states beside it are known to be where the estimate puts them (not replicas guessed)
     guessed = _replicas_guessed(ctx, group)
-    severity = None if group.band_total(phase, 0) > group.gpu_memory and not guessed else Severity.WARNING
-    message = (f"vLLM reserves {util:g} x {_gib(group.gpu_memory)} = {_gib(util * group.gpu_memory)} per GPU "
+    unread = bool(vllm.kv.get("utilization_unknown"))  # written but unreadable: the utilisation is assumed
+    severity = None if group.band_total(phase, 0) > group.gpu_memory and not guessed and not unread \
+        else Severity.WARNING
+    message = (f"vLLM reserves {util:g}{' (assumed: the launch sets it, but not readably)' if unread else ''} x "
+               f"{_gib(group.gpu_memory)} = {_gib(util * group.gpu_memory)} per GPU "
                f"while {', '.join(holders) or 'the other roles'} hold {_gib(others)} on the same GPUs"
                f"{' if every GPU holds a full replica (DDP: no DeepSpeed or FSDP config seen)' if guessed else ''} "
                f"({phase} phase total {_gib(group.phase_total(phase))}{_phase_note(phase)})")

@@ -12,8 +12,9 @@ def verl_chunked_prefill_token_budget(ctx):
 
     ## What it does
     With `rollout.enable_chunked_prefill` true, compares `rollout.max_num_batched_tokens` with `rollout.max_model_len`
-    (or prompt + response length when unset). verl releases up to 0.6 raise on this; with no `verl-version`
-    configured it is reported as a warning.
+    (or prompt + response length when unset). verl releases up to 0.6 raise on this in the synchronous rollout
+    (`vLLMRollout`); the async one (`rollout.mode=async`) passes the budget to vLLM, which accepts it. With no
+    `verl-version` configured it is reported as a warning.
 
     ## Why it matters
     verl's vLLM rollout raises "Enable chunked prefill, max_num_batched_tokens is smaller than max_model_len" once
@@ -28,12 +29,16 @@ def verl_chunked_prefill_token_budget(ctx):
     ## References
     https://github.com/verl-project/verl/pull/259
     https://github.com/verl-project/verl/blob/v0.6.1/verl/workers/rollout/vllm_rollout/vllm_rollout_spmd.py
+    (the check at L197 in vLLMRollout; vLLMAsyncRollout at L515 has none)
     """
     cfg = _cfg(ctx)
     if cfg is None or cfg.get(f"{ROLLOUT}.enable_chunked_prefill") is not True:
         return
     if cfg.get(f"{ROLLOUT}.name") not in ("vllm", None, UNKNOWN):
         return
+    mode = cfg.get(f"{ROLLOUT}.mode")
+    if mode == "async":
+        return  # the check is vLLMRollout's (sync) only; vLLMAsyncRollout hands the budget to vLLM, which accepts it
     from packaging.version import InvalidVersion, Version
 
     severity = None
@@ -46,6 +51,8 @@ def verl_chunked_prefill_token_budget(ctx):
             return
     else:
         severity = Severity.WARNING
+    if mode is UNKNOWN:
+        severity = Severity.WARNING  # the mode may be async
     budget = cfg.known_int(f"{ROLLOUT}.max_num_batched_tokens")
     max_len = cfg.known_int(f"{ROLLOUT}.max_model_len")
     if max_len is None:
@@ -59,7 +66,8 @@ def verl_chunked_prefill_token_budget(ctx):
     if budget is None or budget >= max_len:
         return
     fix = _value_fix(cfg, f"{ROLLOUT}.max_num_batched_tokens", max_len, f"set max_num_batched_tokens to {max_len}")
-    note = "" if severity is None else " (verl <= 0.6 raises; set verl-version or pin verl to know)"
+    note = "" if severity is None else (" (in sync mode; rollout.mode cannot be read)" if mode is UNKNOWN and version
+                                         else " (verl <= 0.6 raises; set verl-version or pin verl to know)")
     yield _finding(ctx, cfg, f"{ROLLOUT}.max_num_batched_tokens",
                    f"chunked prefill with max_num_batched_tokens = {budget} < {what}: verl's vLLM rollout "
                    f"refuses it{note}", fix=fix, severity=severity)
