@@ -36,7 +36,9 @@ def verl_chunked_prefill_token_budget(ctx):
         return
     if cfg.get(f"{ROLLOUT}.name") not in ("vllm", None, UNKNOWN):
         return
-    mode = cfg.get(f"{ROLLOUT}.mode")
+    # not written: the default of the releases this check concerns (<= 0.6: sync), whatever a newer table says
+    written = cfg.where(f"{ROLLOUT}.mode") is not None
+    mode = cfg.get(f"{ROLLOUT}.mode") if written else (UNKNOWN if cfg.values_unknown else "sync")
     if mode == "async":
         return  # the check is vLLMRollout's (sync) only; vLLMAsyncRollout hands the budget to vLLM, which accepts it
     from packaging.version import InvalidVersion, Version
