@@ -91,6 +91,10 @@ def verl_unknown_key(ctx):
             if o.key_span is not None and severity is None:
                 start = o.key_span.start + len(o.op)
                 fix = Fix(f"rename to {near}", (Edit(start, o.key_span.end, near),), Applicability.UNSAFE)
+        elif o.key.endswith(".model_engine") and cfg.model_engines:
+            # a group of the defaults list, not a key of a section: `+` would not select the engine's config
+            message += (f"; model_engine is a top-level config group: write `model_engine="
+                        f"{o.value if isinstance(o.value, str) else '...'}`")
         elif not engine_may_have:
             message += "; write `+" + o.key + "=...` to add a new key"
         yield Finding(o.key_span or o.span, message, fix=fix, path=o.path, severity=severity)
