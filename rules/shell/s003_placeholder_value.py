@@ -27,6 +27,10 @@ _PLACEHOLDERS = (
     (("YOUR", "your"), lazy_compile(r"(?:^|[/=_:.-])YOUR[_-][A-Z0-9_]+|(?:^|[/=:.])your[_-][a-z0-9_]+").search,
      "a 'YOUR_...' placeholder"),
 )
+# keys and flags that only label a run or say where it writes (trainer.project_name, --wandb_run_name,
+# trainer.default_local_dir, --save_path): a placeholder there does not stop the launch
+_LABEL_OR_OUTPUT = lazy_compile(r"(?:^|[._-])(?:project|experiment|exp|run|group)_?name$|(?:^|[._-])(?:wandb_)?"
+                                r"(?:project|group|tags|notes)$|(?:save|output|log|local|ckpt|checkpoint)_?(?:dir|path)$")
 _ANGLE_HINT = lazy_compile(r"[A-Z]|path|dir|your|name|token|key|model|file")  # `<think>` is a tag, not a hole
 
 
@@ -46,7 +50,9 @@ def placeholder_value(ctx):
 
     ## What it does
     Reports argument values of a launch command (after expansion) that are template placeholders copied from an
-    example: `<OPENRLHF_ROOT_PATH>`, `{wandb_token}`, `[WANDB_TOKENS]`, `/path/to/model`, `YOUR_API_KEY`.
+    example: `<OPENRLHF_ROOT_PATH>`, `{wandb_token}`, `[WANDB_TOKENS]`, `/path/to/model`, `YOUR_API_KEY`. A
+    placeholder in a value that only names the run or where it writes (`trainer.project_name`, `--save_path`,
+    `trainer.default_local_dir`) is a warning: the launch still starts.
 
     ## Why it matters
     The job is scheduled, loads for minutes, and then fails on a model path or a login token that does not exist.
@@ -64,13 +70,17 @@ def placeholder_value(ctx):
     """
     seen: set[tuple[int, int]] = set()
     for command in commands_of(ctx.source, ctx.project):
-        words = [v for a in command.launcher_args + command.args for v in a.values] + list(command.positionals)
+        words = [(a.flag, v) for a in command.launcher_args + command.args for v in a.values]
+        words += [(None, w) for w in command.positionals]
         if command.entry is not None:
-            words.append(command.entry)
-        for word in words:
+            words.append((None, command.entry))
+        for flag, word in words:
             if not word.known or word.path != ctx.source.path:
                 continue
-            value = word.text.split("=", 1)[1] if word in command.positionals and "=" in word.text else word.text
+            key = flag
+            value = word.text
+            if flag is None and "=" in word.text and word is not command.entry:  # a Hydra `key=value` override
+                key, value = word.text.split("=", 1)
             label = _placeholder(value)
             if label is None:
                 continue
@@ -79,4 +89,9 @@ def placeholder_value(ctx):
                 continue
             seen.add((span.start, span.end))
             where = f" (through {word.origin})" if word.origin else ""
+            if key is not None and _LABEL_OR_OUTPUT.search(key):
+                # a run's name or where it writes: the launch still starts (a logger project, a folder made on save)
+                yield Finding(span, f"`{value}` is {label}, not a real value{where}: `{key}` only names the run or "
+                                    f"where it writes, so it still starts", severity=Severity.WARNING)
+                continue
             yield Finding(span, f"`{value}` is {label}, not a real value{where}")
