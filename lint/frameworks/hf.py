@@ -223,7 +223,20 @@ def _finetuning(settings: Settings, framework: str, fields_given: dict) -> None:
         elif kind == "lora" and rank is None:
             settings.add(Setting("train.lora_rank", 8, ft[1] if ft else None, ft[2] if ft else None,
                                  "LLaMA-Factory default lora_rank 8"))
+        elif kind == "oft" and rank is None:
+            # PEFT's OFT adapters (adapter.py routes oft with lora): block-diagonal rotations of d x (b - 1) / 2
+            # parameters per matrix, about what LoRA rank 8 adds (16 d for a square one): only adapters train
+            settings.add(Setting("train.lora_rank", 8, ft[1], ft[2],
+                                 "finetuning_type oft: PEFT OFT adapters, sized as LoRA rank 8"))
         _methods(settings, fields_given)
+        trains = fields_given.get("do_train")
+        runs = [fields_given.get(n) for n in ("do_predict", "do_eval")]
+        if (trains is None or trains[0] is False) and any(r is not None and r[0] is True for r in runs):
+            # workflow.py trains only with do_train and loads the model frozen otherwise (load_model(is_trainable=
+            # do_train)): a predict or eval run, which the training estimate does not describe
+            where = next(r for r in runs if r is not None and r[0] is True)
+            settings.add(Setting("train.strategy", "inference", where[1], where[2],
+                                 "do_predict / do_eval without do_train: no optimizer, no gradients"))
 
 
 def _methods(settings: Settings, given: dict) -> None:
@@ -250,7 +263,7 @@ def _methods(settings: Settings, given: dict) -> None:
 def _extra_kinds() -> dict:
     """name -> type of the fields that are no setting themselves but decide others: TRL's use_peft, LLaMA-Factory's
     finetuning_type and its methods' switches and fields."""
-    kinds = {"use_peft": "bool", "finetuning_type": "str"}
+    kinds = {"use_peft": "bool", "finetuning_type": "str", "do_train": "bool", "do_predict": "bool", "do_eval": "bool"}
     for method in table()["llamafactory_methods"]["methods"].values():
         kinds.update({name: "bool" if type(want) is bool else "str" for name, want in method["when"].items()})
         kinds.update({name: row["type"] for name, row in method["fields"].items()})
@@ -480,15 +493,32 @@ def _trainer_fsdp(command: "Command"):
     return arg.value if words and all(w in options for w in words) else None
 
 
-def _add_trainer_fsdp(settings: Settings, assumptions: list, word) -> None:
-    """The FSDP settings a `--fsdp` value implies: its sharding strategy (FULL_SHARD when it names none, accelerate's
-    default) and offload (schemas/hf/training_args.json fsdp_options)."""
+def _recipe_fsdp(entries: dict | None, path: str):
+    """The `fsdp:` field of a recipe (TrainingArguments' own: a list or a string of FSDPOption values) as
+    (text, path, span), else None."""
+    found = (entries or {}).get("fsdp")
+    if found is None:
+        return None
+    value, _key, node = found
+    text = " ".join(str(v) for v in value) if isinstance(value, (list, tuple)) else value
+    if not isinstance(text, str):
+        return None
+    words = text.replace(",", " ").split()
+    if not words or not all(w in table()["fsdp_options"]["options"] for w in words):
+        return None
+    from rlhf_lint.readers.yaml import node_span
+
+    return text, path, node_span(node)
+
+
+def _add_trainer_fsdp(settings: Settings, assumptions: list, text: str, path, span, where: str) -> None:
+    """The FSDP settings a `--fsdp` value (or a recipe's `fsdp:`) implies: its sharding strategy (FULL_SHARD when it
+    names none, accelerate's default) and offload (schemas/hf/training_args.json fsdp_options)."""
     options = table()["fsdp_options"]["options"]
-    named = [options[w] for w in word.text.replace(",", " ").split()]
+    named = [options[w] for w in text.replace(",", " ").split()]
     strategy = next((o for o in named if o not in ("offload", "auto_wrap")), "FULL_SHARD")
-    where = f"--fsdp {word.text}"
-    if _fsdp_sharding(settings, assumptions, strategy, where, word.path, word.span) and "offload" in named:
-        _fsdp_offload(settings, word.path, word.span, where)
+    if _fsdp_sharding(settings, assumptions, strategy, where, path, span) and "offload" in named:
+        _fsdp_offload(settings, path, span, where)
 
 
 @functools.lru_cache(maxsize=1)
@@ -606,7 +636,10 @@ def enrich(command: "Command", settings: Settings, assumptions: list, project, f
         assumptions.append(f"{entry} parses no command line (no HfArgumentParser, TrlParser or argparse): its "
                            "flags are ignored, the values it writes are read")
     if fsdp is not None:
-        _add_trainer_fsdp(settings, assumptions, fsdp)
+        _add_trainer_fsdp(settings, assumptions, fsdp.text, fsdp.path, fsdp.span, f"--fsdp {fsdp.text}")
+    elif _recipe_fsdp(entries, recipe_path) is not None:
+        text, fpath, fspan = _recipe_fsdp(entries, recipe_path)
+        _add_trainer_fsdp(settings, assumptions, text, fpath, fspan, f"fsdp: {text} in {os.path.basename(fpath)}")
     if kind == "hf" and entries is None and settings.get("trl.num_generations") is not None:
         kind = "trl"
     if job_type is None and settings.get("job.type") is None:
@@ -855,9 +888,13 @@ def build_recipe_jobs(source: "Source", project) -> list[Job]:
 
     settings = Settings()
     _add_recipe(settings, entries, source.path)
+    assumptions = ["the recipe's world size is not given by any launch of the project"]
+    fsdp = _recipe_fsdp(entries, source.path)
+    if fsdp is not None:  # TrainingArguments' own fsdp field: the Trainer shards
+        text, fpath, fspan = fsdp
+        _add_trainer_fsdp(settings, assumptions, text, fpath, fspan, f"fsdp: {text} in {os.path.basename(fpath)}")
     if kind == "llamafactory" and settings.get("job.type") is None:
         settings.add(Setting("job.type", "sft", source.path, None, "LLaMA-Factory default stage sft"))
-    assumptions = ["the recipe's world size is not given by any launch of the project"]
     if kind in ("trl", "hf"):
         _type_from_fields(settings, entries, None, source.path)
         _grpo_liger(settings, entries, None)

@@ -1650,7 +1650,8 @@ def _estimate(job, hardware, read_config: Callable[[str], str | None] | None = N
         # Megatron's tensor/pipeline/expert sharding (or KTransformers' CPU experts) is not modelled: no figures
         # rather than wrong ones
         how = {"megatron": "Megatron shards by tensor/pipeline parallelism and a distributed optimizer",
-               "ktransformers": "KTransformers runs the MoE experts on the CPU"}.get(strategy, "")
+               "ktransformers": "KTransformers runs the MoE experts on the CPU",
+               "inference": "a predict or eval run holds no optimizer states or gradients"}.get(strategy, "")
         reason = (f"training strategy {strategy!r} is not modelled (only DeepSpeed ZeRO and FSDP are"
                   f"{'; ' + how if how else ''})")
         assumptions.append(f"{reason}: no memory estimate, no verdict")

@@ -287,3 +287,21 @@ def test_llamafactory_pure_bf16_full_tuning_keeps_weights_gradients_and_moments_
     assert (r.term("weights"), r.term("gradients"), r.term("optimizer_states")) == (2 * P, 2 * P, 4 * P)
     zero2 = estimate(ds, hw).role("policy")
     assert zero2.term("optimizer_states") == 12 * P // zero2.gpus  # fp32 master + Adam states, partitioned
+
+
+def test_llamafactory_oft_predict_and_recipe_fsdp_are_read(tmp_path):
+    # LLaMA-Factory's own examples: OFT adapters (adapter.py routes oft with lora), a predict-only recipe (the model
+    # is loaded frozen without do_train), and TrainingArguments' fsdp written in the recipe itself
+    base = "model_name_or_path: meta-llama/Meta-Llama-3-8B\nstage: sft\nper_device_train_batch_size: 1\n"
+    (oft,) = _jobs(tmp_path / "oft", {"lf.yaml": base + "do_train: true\nfinetuning_type: oft\n"})
+    assert oft.value("train.lora_rank") == 8
+    (predict,) = _jobs(tmp_path / "predict", {"lf.yaml": base + "finetuning_type: full\ndo_predict: true\n"})
+    assert predict.value("train.strategy") == "inference"
+    (trains,) = _jobs(tmp_path / "trains", {"lf.yaml": base + "finetuning_type: full\ndo_train: true\ndo_eval: true\n"})
+    assert trains.value("train.strategy") == "ddp"
+    fsdp_recipe = base + "do_train: true\nfinetuning_type: full\nfsdp:\n  - full_shard\n  - auto_wrap\n"
+    (sharded,) = _jobs(tmp_path / "fsdp", {"lf.yaml": fsdp_recipe})
+    assert sharded.value("train.strategy") == "fsdp"
+    text = (tmp_path / "fsdp" / "lf.yaml").read_text()
+    span = sharded.settings.get("train.strategy").span
+    assert text[span.start:span.end].startswith("- full_shard")
