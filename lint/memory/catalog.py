@@ -14,7 +14,8 @@ from rlhf_lint.startup.lazyre import lazy_compile
 GIB = 1024**3
 
 _SIZE_RE = lazy_compile(r"^\s*(\d+(?:\.\d+)?)\s*([bBmM])\s*$")
-_SIZE_IN_NAME_RE = lazy_compile(r"(?<![0-9a-z.])(\d+(?:\.\d+)?)([bm])(?![a-z0-9])", re.IGNORECASE)
+# "7B", "1.5b", and "1_6b" (stablelm-2-1_6b: an underscore for the decimal point)
+_SIZE_IN_NAME_RE = lazy_compile(r"(?<![0-9a-z.])(\d+(?:[._]\d+)?)([bm])(?![a-z0-9])", re.IGNORECASE)
 # "17B-16E": Llama 4's names give the active parameters and the expert count, not the total
 _ACTIVE_SIZE_RE = lazy_compile(r"(?<![0-9a-z.])(\d+(?:\.\d+)?)b[-_](\d+)e(?![a-z0-9])", re.IGNORECASE)
 
@@ -481,12 +482,12 @@ def resolve_model(reference: str, read_config=None) -> ModelResolution:
     m = None
     for m in _SIZE_IN_NAME_RE.finditer(last):
         pass
-    size = float(m.group(1)) if m is not None else 0.0
+    size = float(m.group(1).replace("_", ".")) if m is not None else 0.0
     if m is not None and size < 1e6:  # a mangled `Qwen2.5-999...9B` names no real size (and overflows int())
         params = int(size * (1e9 if m.group(2).lower() == "b" else 1e6))
         shape = nearest_shape(params)
         return ModelResolution(ref, replace(shape, name=ref), "size", guessed=True, params=params,
-                               note=f"size {m.group(1)}{m.group(2).upper()} read from the name {ref!r}; "
+                               note=f"size {m.group(1).replace('_', '.')}{m.group(2).upper()} read from the name {ref!r}; "
                                     f"layer shape of {shape.name} assumed")
     return ModelResolution(ref, None, "unknown", note=f"model {ref!r} is not in the catalog and names no size")
 

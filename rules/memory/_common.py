@@ -144,6 +144,17 @@ def _unread_config(ctx) -> str | None:
     return None
 
 
+def _shape_guessed(est, group) -> str | None:
+    """The name of a model of the group whose layer shape is a stand-in (its size read from the name or given bare:
+    the vocabulary and widths of the nearest catalog model), None when every shape is known. Logits and activations
+    rest on that shape (Pythia-1B's 50k vocabulary read with Gemma-3-1B's 262k), so no verdict on it is certain."""
+    names = {r.model for r in group.roles}
+    for res in est.models.values():
+        if res.how == "size" and res.arch is not None and res.arch.name in names:
+            return res.reference
+    return None
+
+
 SHARDED_STATES = ("weights", "gradients", "optimizer_states")
 
 

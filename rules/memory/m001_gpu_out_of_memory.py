@@ -5,7 +5,7 @@ from rlhf_lint.model import Applicability, Finding, Severity
 from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.memory._common import (
     PHASE_NOTES, _m001_reports, _assumed, _best_utilization, _breakdown, _checkpointing_off, _estimate, _gib, _need,
-    _no_verdict, _replicas_guessed, _unread_config, _world_size_guessed,
+    _no_verdict, _replicas_guessed, _shape_guessed, _unread_config, _world_size_guessed,
     _what_if,
 )
 
@@ -78,6 +78,9 @@ def _fix(ctx, change):
     return setting_fix(ctx.project, ctx.job, changes, label, safe)
 
 
+# what a stand-in layer shape sizes (the vocabulary, widths and depth), beside the states the parameter count sizes
+SHAPE_TERMS = ("activations", "logits", "gathered_params", "allocator_slack", "runtime", "deepspeed_buffers",
+               "generate_kv_cache", "generate_forward")
 REPLICAS_GUESSED = (" if every GPU holds a full replica (DDP: no DeepSpeed config seen; FSDP from a launcher config "
                     "would shard it)")
 
@@ -107,7 +110,8 @@ def gpu_out_of_memory(ctx):
     launch names but that is not among the files checked leaves its sharding and offload open: the band's low end
     is the ZeRO-3 reading with CPU offload, so the verdict is at most a warning that says to lint the config with
     the launch.
-    Likewise when no launch gives the world size (a recipe or script run by a README command) and the overflow lies
+    Likewise when a model's layer shape is a stand-in (its size read from the name, the vocabulary and widths of
+    the nearest catalog model), and when no launch gives the world size (a recipe or script run by a README command) and the overflow lies
     in states ZeRO or FSDP shard: the hardware profile's GPU count is a guess, and more GPUs would shard further.
 
     ## Why it matters
@@ -157,7 +161,15 @@ def gpu_out_of_memory(ctx):
         band = f"{_gib(group.low_peak)} to {_gib(max(group.high_peak, group.peak))}"
         guessed_ddp = _replicas_guessed(ctx, group)
         guessed_world = _world_size_guessed(ctx, group) if group.certain_overflow else None
-        if group.certain_overflow and guessed_world and not guessed_ddp:
+        stand_in = _shape_guessed(est, group)
+        if stand_in and group.band_total(group.peak_phase, 0, leave_out=SHAPE_TERMS) > group.gpu_memory:
+            stand_in = None  # the states the parameter count sizes overflow alone: no shape could change that
+        if group.certain_overflow and stand_in and not guessed_ddp:
+            head = (f"{_need(group.names)} {_gib(group.peak)} per GPU (band {band}) in the {_phase(group.peak_phase)} "
+                    f"with a stand-in layer shape for {stand_in} (its size read from the name: vocabulary and widths "
+                    f"of the nearest catalog model), {gpu} has {_gib(group.gpu_memory)}")
+            severity = Severity.WARNING
+        elif group.certain_overflow and guessed_world and not guessed_ddp:
             head = (f"{_need(group.names)} {_gib(group.peak)} per GPU (band {band}) in the {_phase(group.peak_phase)} "
                     f"on {guessed_world} GPUs (the hardware profile's: no launch gives the world size, and more GPUs "
                     f"shard the states further), {gpu} has {_gib(group.gpu_memory)}")

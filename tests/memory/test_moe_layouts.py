@@ -121,3 +121,10 @@ def test_names_near_a_catalog_name_are_not_taken_for_it(reference):
     # a user's name with deepseek-r1 in it is not the 671B model; gpt2-1.5b is a size, not gpt2 (124M)
     res = resolve_model(reference)
     assert res.how == "size" and res.param_count in (7_000_000_000, 1_500_000_000)
+
+
+@pytest.mark.parametrize("reference, params", [("nnheui/stablelm-2-1_6b-sft-full", 1_600_000_000),
+                                               ("org/model_7b", 7_000_000_000), ("org/my-13b-sft", 13_000_000_000)])
+def test_sizes_read_from_names(reference, params):
+    # stablelm-2-1_6b writes 1.6B with an underscore: it is not a 6B model
+    assert resolve_model(reference).param_count == params
