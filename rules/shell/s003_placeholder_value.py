@@ -29,8 +29,9 @@ _PLACEHOLDERS = (
 )
 # keys and flags that only label a run or say where it writes (trainer.project_name, --wandb_run_name,
 # trainer.default_local_dir, --save_path): a placeholder there does not stop the launch
-_LABEL_OR_OUTPUT = lazy_compile(r"(?:^|[._-])(?:project|experiment|exp|run|group)_?name$|(?:^|[._-])(?:wandb_)?"
-                                r"(?:project|group|tags|notes)$|(?:save|output|log|local|ckpt|checkpoint|cache)_?(?:dir|path)$")
+_LABEL_OR_OUTPUT = lazy_compile(r"(?:^|[._-])(?:project|experiment|exp|run|group)_?name$"
+                                r"|(?:^|[._-])(?:wandb_)?(?:project|group|tags|notes)$"
+                                r"|(?:save|output|log|local|ckpt|checkpoint|cache)_?(?:dir|path)$")
 _ANGLE_HINT = lazy_compile(r"[A-Z]|path|dir|your|name|token|key|model|file")  # `<think>` is a tag, not a hole
 
 
