@@ -349,10 +349,17 @@ class _Inputs:
             return default
 
 
-def _trl_grpo(job, inp: _Inputs) -> bool:
-    """TRL's GRPOTrainer (a `trl grpo` launch, a GRPO recipe, or `rlhf-lint estimate --job-type grpo`)."""
+def _trl_grpo(job, inp: _Inputs, versions: dict | None = None) -> bool:
+    """TRL's GRPOTrainer (a `trl grpo` launch, a GRPO recipe, or `rlhf-lint estimate --job-type grpo`), and TRL's
+    RLOOTrainer from 0.22, rewritten on GRPO's design (RLOOConfig(TrainingArguments) with GRPO's generation,
+    logits_to_keep and vllm_mode; before, an OnPolicyConfig PPO-style trainer): an unknown release is the newest."""
     kind = str(inp.get("job.type", "") or "").lower()
-    return kind == "grpo" and getattr(job, "framework", "") in ("trl", "hf", "llamafactory")
+    if getattr(job, "framework", "") not in ("trl", "hf", "llamafactory"):
+        return False
+    if kind == "rloo" and getattr(job, "framework", "") == "trl":
+        release = _release(versions, "trl")
+        return release is None or release >= (0, 22)
+    return kind == "grpo"
 
 
 def _release(versions: dict | None, name: str) -> tuple[int, int] | None:
@@ -419,7 +426,7 @@ def _trl_colocate(job, inp: _Inputs, versions: dict | None) -> bool:
     """Whether GRPOTrainer runs vLLM inside each training process (vllm_mode colocate, TRL >= 0.18): its
     reservation then sits on the training GPUs. Server mode (`trl vllm-serve` on other GPUs) and TRL < 0.18 (vLLM on
     a GPU of its own, vllm_device) add nothing there. vllm_mode unset: server up to 0.29, colocate since 1.0."""
-    if not _trl_grpo(job, inp) or not inp.flag("trl.use_vllm"):
+    if not _trl_grpo(job, inp, versions) or not inp.flag("trl.use_vllm"):
         return False
     release = _release(versions, "trl")
     if release is not None and release < (0, 18):
@@ -439,7 +446,7 @@ def _roles_of(job, inp: _Inputs, versions: dict | None = None) -> list[str]:
     has = lambda role: inp.get(f"model.{role}.path") is not None or inp.get(f"model.{role}.params") is not None
     if job.roles:
         roles = [r for r in job.roles if r != "vllm"]
-    elif _trl_grpo(job, inp):
+    elif _trl_grpo(job, inp, versions):
         # GRPOTrainer: the policy, and a frozen reference in the same process unless beta is 0
         roles = ["policy"] + (["ref"] if _trl_reference(inp, versions) else [])
     elif kind in PPO_TYPES or job.framework in ("orz", "verl"):
@@ -1636,7 +1643,7 @@ def _estimate(job, hardware, read_config: Callable[[str], str | None] | None = N
     }
 
     ctx["strategy"] = strategy
-    if _trl_grpo(job, inp):
+    if _trl_grpo(job, inp, versions):
         # TRL runs the LM head on the completion only (logits_to_keep, grpo_trainer.py _get_per_token_logps)
         ctx["logit_tokens"] = int(gen) if gen is not None else None
         ctx["trl_logps"] = True

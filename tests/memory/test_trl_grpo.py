@@ -118,3 +118,18 @@ def test_the_release_a_repository_pins_reaches_the_estimate(tmp_path):
     assert target_versions(project, ("trl", "peft")) == {"trl": "0.17.0"}  # what the M rules' estimates read
     (tmp_path / "rlhf-lint.toml").write_text('trl-version = "0.19.1"\n')
     assert roles() == ["policy"]
+
+
+def test_trl_rloo_follows_grpo_from_0_22(tmp_path):
+    # TRL 0.22 rewrote RLOOTrainer on GRPO's design (RLOOConfig(TrainingArguments), logits_to_keep, vllm_mode);
+    # before, an OnPolicyConfig PPO-style trainer with its own reference policy
+    (tmp_path / "run.sh").write_text("trl rloo --model_name_or_path Qwen/Qwen3-0.6B --per_device_train_batch_size 4 "
+                                     "--max_prompt_length 2048 --max_completion_length 1024 --beta 0.05\n")
+    project, _ = build_project([str(tmp_path / "run.sh")], Config(root=str(tmp_path)))
+    (job,) = project.jobs
+    new = estimate(job, A100, versions={"trl": "0.23.0"})
+    assert [r.role for r in new.roles] == ["policy", "ref"]
+    old = estimate(job, A100, versions={"trl": "0.21.0"})
+    assert [r.role for r in old.roles][:2] == ["actor", "ref"]
+    # the LM head of the new trainer runs on the completion only
+    assert new.role("policy").term("logits") < old.role("actor").term("logits")
