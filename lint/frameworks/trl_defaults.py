@@ -49,6 +49,9 @@ def release_of(version: str | None) -> tuple[str, bool]:
     return found, Version(found).release[:2] == Version(version).release[:2]
 
 
+LENGTH_FIELDS = ("max_length", "max_seq_length", "max_prompt_length", "max_completion_length")
+
+
 def defaults_for(kind: str, job_type: str | None, version: str | None) -> tuple[dict, str, str, bool]:
     """({field: default}, what they are, release label, exact) for a TRL job of ``job_type`` or a plain Trainer."""
     table = _table()
@@ -65,7 +68,14 @@ def defaults_for(kind: str, job_type: str | None, version: str | None) -> tuple[
                 seen.setdefault(name, []).append(value)
         agreed = {name: values[0] for name, values in seen.items()
                   if all(v == values[0] and type(v) is type(values[0]) for v in values)}
-        return {**plain["defaults"], **agreed}, f"TRL {label} default of every config", label, exact
+        # a length the classes disagree on: the longest any of them truncates to bounds the recipe's (closer than
+        # the estimate's own 2048-token fallback, which exceeds every TRL default: SFT and DPO 1024, online 512)
+        for name in LENGTH_FIELDS:
+            lengths = [v for v in seen.get(name, ()) if type(v) is int and v > 0]
+            if name not in agreed and lengths:
+                agreed[name] = max(lengths)
+        return {**plain["defaults"], **agreed}, f"TRL {label} default of every config (the longest of their " \
+                                                f"lengths)", label, exact
     row = classes.get(cls)
     if row is None:
         return dict(plain["defaults"]), f"TRL {label}: TrainingArguments default", label, exact

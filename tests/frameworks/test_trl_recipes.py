@@ -121,3 +121,13 @@ def test_liger_kernel_does_not_fuse_grpo_logits_but_liger_loss_does(tmp_path):
     assert jobs["kernel.yaml"].value("train.fused_loss") is False  # no labels: Liger's forward builds the logits
     assert jobs["loss.yaml"].value("train.fused_loss") is True
     assert jobs["sft.yaml"].value("train.fused_loss") is True  # a cross entropy with labels: fused
+
+
+def test_an_untyped_recipe_takes_the_longest_length_its_release_defaults_to():
+    # TRL 0.19's config classes disagree on max_length (SFT and DPO 1024, the online trainers 512, IterativeSFT
+    # None): a recipe naming no trainer is bounded by the longest, not by the estimate's 2048-token fallback
+    from rlhf_lint.frameworks.trl_defaults import defaults_for
+
+    defaults, what, label, exact = defaults_for("trl", None, "0.19.1")
+    typed, *_ = defaults_for("trl", "sft", "0.19.1")
+    assert defaults["max_length"] == 1024 == typed["max_length"] and "longest" in what
