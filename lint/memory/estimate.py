@@ -35,6 +35,8 @@ SRC_VLLM_SLEEP = "https://github.com/vllm-project/vllm/pull/22310"
 SRC_OVERHEAD = "https://github.com/RahulSChand/gpu_poor"
 SRC_SAVE = "https://github.com/OpenRLHF/OpenRLHF/issues/1126"
 SRC_LOAD = "https://huggingface.co/docs/transformers/main/en/main_classes/deepspeed"
+SRC_LF_LOAD = ("https://github.com/hiyouga/LLaMA-Factory/blob/ff6d4d12/src/llamafactory/model/patcher.py#L428-L434 "
+               "(low_cpu_mem_usage and device_map={'': current device} unless ZeRO-3 or FSDP; hparams/parser.py L646)")
 SRC_VERL = "https://github.com/volcengine/verl/blob/v0.7.0/verl"
 # offload_states keeps the 16-bit parameter partition (lp_params) unless asked and empties the allocator cache
 SRC_DS_OFFLOAD_STATES = "https://github.com/deepspeedai/DeepSpeed/blob/master/deepspeed/runtime/zero/stage3.py"
@@ -2021,11 +2023,16 @@ def _host(roles, role_nodes, groups, inp: _Inputs, ctx: dict, hardware, versions
                 persistent.append(Term(f"params:{role}", w * P * count // (n if ctx["eval_stage"] == 3 else 1),
                                        f"offloaded {role} weights {w} B x {_count(P)}"
                                        + (f" x {share}" if ctx["eval_stage"] == 3 else " per rank"), SRC_DS_MEMORY))
-            load = w * P if stage < 3 else min(w * P // 1, K.checkpoint_shard_bytes)
+            # LLaMA-Factory without ZeRO-3 loads with device_map onto each rank's GPU (low_cpu_mem_usage): shard by
+            # shard, as zero.Init does, not a full copy in host RAM
+            streamed = stage == 3 or ctx.get("framework") == "llamafactory"
+            load = min(w * P // 1, K.checkpoint_shard_bytes) if streamed else w * P
+            how = ("one checkpoint shard ({}, zero.Init)" if stage == 3 else
+                   "one checkpoint shard ({}, device_map onto the GPU)").format(gib(load))
             transient.append(Term(f"loading:{role}", count * load,
-                                  f"{count} ranks x " + (f"a full {w} B copy ({gib(w * P)}) while loading" if stage < 3
-                                                         else f"one checkpoint shard ({gib(load)}, zero.Init)"),
-                                  SRC_LOAD))
+                                  f"{count} ranks x " + (how if streamed else f"a full {w} B copy ({gib(w * P)}) while "
+                                                                              f"loading"),
+                                  SRC_LOAD if stage == 3 or not streamed else SRC_LF_LOAD))
             if r.trainable and index == _first_node(placement, role):
                 transient.append(Term(f"saving:{role}", w * P,
                                       f"rank 0 gathers the full {w} B state dict to save: {gib(w * P)}", SRC_SAVE))

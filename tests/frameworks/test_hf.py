@@ -305,3 +305,17 @@ def test_llamafactory_oft_predict_and_recipe_fsdp_are_read(tmp_path):
     text = (tmp_path / "fsdp" / "lf.yaml").read_text()
     span = sharded.settings.get("train.strategy").span
     assert text[span.start:span.end].startswith("- full_shard")
+
+
+def test_llamafactory_loads_shard_by_shard_onto_the_gpu(tmp_path):
+    # LLaMA-Factory without ZeRO-3 passes device_map={"": device} with low_cpu_mem_usage (patcher.py): each rank
+    # streams the checkpoint onto its GPU, not a full copy in host RAM
+    from rlhf_lint.engine.config import Hardware
+    from rlhf_lint.memory.estimate import estimate
+
+    recipe = ("model_name_or_path: Qwen/Qwen2.5-32B-Instruct\nstage: sft\ndo_train: true\nfinetuning_type: lora\n"
+              "per_device_train_batch_size: 1\nbf16: true\n")
+    (job,) = _jobs(tmp_path, {"lf.yaml": recipe})
+    (node,) = estimate(job, Hardware(gpu="H200", gpus_per_node=8)).nodes
+    (loading,) = [t for t in node.transient if t.name.startswith("loading:")]
+    assert "device_map onto the GPU" in loading.formula and loading.bytes <= 8 * 5_000_000_000
