@@ -9,7 +9,7 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
 
 from rlhf_lint.startup.records import record
 from rlhf_lint.engine.config import Config
-from rlhf_lint.frameworks.jobs import Job, builders_for
+from rlhf_lint.frameworks.jobs import Job, builders_for, not_checked
 from rlhf_lint.model import DEBUG, InternalError, ParseError, Setting, Span
 from rlhf_lint.readers.kinds import may_declare_pins
 from rlhf_lint.readers.numbers import overlong_number, overlong_run
@@ -256,8 +256,7 @@ class Project:
                 shown = setting.value if isinstance(setting.value, str) else "(its path is not known)"
                 job.settings.add(Setting("deepspeed.config_unread", shown, setting.path, setting.span,
                                          "the DeepSpeed config the launch names was not read"))
-                job.assumptions.append(f"the DeepSpeed config {shown} is not among the files checked, so its ZeRO "
-                                       f"stage and offload are not read: pass it too (or a folder holding both)")
+                job.assumptions.append(not_checked(shown, "the DeepSpeed config"))
                 continue
             if target.tree is None or target.path == job.path:
                 continue

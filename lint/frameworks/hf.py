@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from rlhf_lint.readers.commands import Command
     from rlhf_lint.readers.source import Source
 
-from rlhf_lint.frameworks.jobs import Job, job_builder
+from rlhf_lint.frameworks.jobs import Job, job_builder, not_checked
 from rlhf_lint.model import UNKNOWN, Setting, Settings
 from rlhf_lint.startup.lazyre import lazy_compile
 
@@ -488,27 +488,28 @@ def _trainer_fsdp(command: "Command"):
     arg = command.last("--fsdp")
     if arg is None or arg.value is None or not arg.value.known:
         return None
-    words = arg.value.text.replace(",", " ").split()
-    options = table()["fsdp_options"]["options"]
-    return arg.value if words and all(w in options for w in words) else None
+    return arg.value if _fsdp_options(arg.value.text) else None
 
 
-def _recipe_fsdp(entries: dict | None, path: str):
-    """The `fsdp:` field of a recipe (TrainingArguments' own: a list or a string of FSDPOption values) as
-    (text, path, span), else None."""
+def _fsdp_options(text: str) -> bool:
+    """Whether every word of a --fsdp value (or a recipe's fsdp field) is a TrainingArguments FSDPOption."""
+    words = text.replace(",", " ").split()
+    return bool(words) and all(w in table()["fsdp_options"]["options"] for w in words)
+
+
+def _add_recipe_fsdp(settings: Settings, assumptions: list, entries: dict | None, path: str) -> None:
+    """The `fsdp:` field of a recipe (TrainingArguments' own: a list or a string of FSDPOption values), read as the
+    --fsdp flag is."""
     found = (entries or {}).get("fsdp")
     if found is None:
-        return None
+        return
     value, _key, node = found
     text = " ".join(str(v) for v in value) if isinstance(value, (list, tuple)) else value
-    if not isinstance(text, str):
-        return None
-    words = text.replace(",", " ").split()
-    if not words or not all(w in table()["fsdp_options"]["options"] for w in words):
-        return None
-    from rlhf_lint.readers.yaml import node_span
+    if isinstance(text, str) and _fsdp_options(text):
+        from rlhf_lint.readers.yaml import node_span
 
-    return text, path, node_span(node)
+        _add_trainer_fsdp(settings, assumptions, text, path, node_span(node),
+                          f"fsdp: {text} in {os.path.basename(path)}")
 
 
 def _add_trainer_fsdp(settings: Settings, assumptions: list, text: str, path, span, where: str) -> None:
@@ -606,7 +607,7 @@ def enrich(command: "Command", settings: Settings, assumptions: list, project, f
     if config_word is not None and config_word.known and project is not None:
         target = project.resolve(command.path, config_word.text)
         if target is None and config_word.text.endswith((".yaml", ".yml")):
-            assumptions.append(_not_checked(config_word.text, "the recipe"))
+            assumptions.append(not_checked(config_word.text, "the recipe"))
         if target is not None and target.kind == "yaml":
             entries = recipe_entries(target)
             recipe = recipe_kind(entries)
@@ -637,9 +638,8 @@ def enrich(command: "Command", settings: Settings, assumptions: list, project, f
                            "flags are ignored, the values it writes are read")
     if fsdp is not None:
         _add_trainer_fsdp(settings, assumptions, fsdp.text, fsdp.path, fsdp.span, f"--fsdp {fsdp.text}")
-    elif _recipe_fsdp(entries, recipe_path) is not None:
-        text, fpath, fspan = _recipe_fsdp(entries, recipe_path)
-        _add_trainer_fsdp(settings, assumptions, text, fpath, fspan, f"fsdp: {text} in {os.path.basename(fpath)}")
+    elif entries is not None:
+        _add_recipe_fsdp(settings, assumptions, entries, recipe_path)
     if kind == "hf" and entries is None and settings.get("trl.num_generations") is not None:
         kind = "trl"
     if job_type is None and settings.get("job.type") is None:
@@ -704,12 +704,6 @@ def _sharding(settings: Settings, path: str) -> None:
                              "no DeepSpeed config: DDP, or FSDP from a launcher config the linter does not see"))
 
 
-def _not_checked(path: str, what: str) -> str:
-    """The assumption a launch gets when a file it names is not among the files checked (only those are read)."""
-    return (f"{what} {path} is not among the files checked, so its settings are not read: pass it too (or a "
-            f"folder holding both)")
-
-
 def _accelerate_plugin(job: Job, project) -> None:
     """The ZeRO stage and precision of the accelerate config an HF launch names, where nothing else sets them
     (accelerate's DeepSpeed plugin: its zero_stage, default 2, unless a ds_config file decides)."""
@@ -722,7 +716,7 @@ def _accelerate_plugin(job: Job, project) -> None:
 
     target = project.resolve(acc.path, acc.value)
     if target is None:
-        job.assumptions.append(_not_checked(acc.value, "the accelerate config"))
+        job.assumptions.append(not_checked(acc.value, "the accelerate config"))
         job.settings.add(Setting("accelerate.config_unread", acc.value, acc.path, acc.span,
                                  "the accelerate config the launch names was not read"))
     cfg = read(target) if target is not None and target.kind == "yaml" and target.tree is not None else None
@@ -889,10 +883,7 @@ def build_recipe_jobs(source: "Source", project) -> list[Job]:
     settings = Settings()
     _add_recipe(settings, entries, source.path)
     assumptions = ["the recipe's world size is not given by any launch of the project"]
-    fsdp = _recipe_fsdp(entries, source.path)
-    if fsdp is not None:  # TrainingArguments' own fsdp field: the Trainer shards
-        text, fpath, fspan = fsdp
-        _add_trainer_fsdp(settings, assumptions, text, fpath, fspan, f"fsdp: {text} in {os.path.basename(fpath)}")
+    _add_recipe_fsdp(settings, assumptions, entries, source.path)  # TrainingArguments' own field: the Trainer shards
     if kind == "llamafactory" and settings.get("job.type") is None:
         settings.add(Setting("job.type", "sft", source.path, None, "LLaMA-Factory default stage sft"))
     if kind in ("trl", "hf"):

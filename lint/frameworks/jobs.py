@@ -71,3 +71,9 @@ def builders_for(kind: str) -> list[Callable]:
             import_module(module)
             BUILDER_MODULES.remove(module)
     return [func for kinds, func in _BUILDERS if kind in kinds]
+
+
+def not_checked(path: str, what: str) -> str:
+    """The assumption a launch gets when a file it names is not among the files checked (only those are read)."""
+    return (f"{what} {path} is not among the files checked, so its settings are not read: pass it too (or a "
+            f"folder holding both)")

@@ -90,12 +90,10 @@ def model_engine_choices(release: str) -> tuple[str, ...]:
     return tuple(sorted({c for row in rows for c in row.get("model_engines", ())}))
 
 
-def _checkout_engines(project) -> tuple[str, ...]:
-    """The model_engine choices of the verl checkout the project reads (the files of config/model_engine/)."""
-    root, _ = _fork_source(project)
-    folder = os.path.join(root or "", "verl", "trainer", "config", "model_engine")
+def _checkout_engines(root: str) -> tuple[str, ...]:
+    """The model_engine choices of a verl checkout (the files of its config/model_engine/)."""
     try:
-        names = os.listdir(folder) if root else []
+        names = os.listdir(os.path.join(root, "verl", "trainer", "config", "model_engine"))
     except OSError:
         return ()
     return tuple(sorted(n[: -len(".yaml")] for n in names if n.endswith(".yaml")))
@@ -675,7 +673,7 @@ def interpret(command, source, project) -> list[Job]:
     overrides = [o for o in read if o is not None]
     unknown_word = any(o is None and not isinstance(w.text, str) for w, o in zip(words, read))
     base = new_config(project, "ppo_trainer")
-    engines = model_engine_choices(base.release) if base.fork is None else _checkout_engines(project)
+    engines = model_engine_choices(base.release) if base.fork_root is None else _checkout_engines(base.fork_root)
     engine = next((o.value for o in reversed(overrides) if o.key == "model_engine" and o.op != "~"), None)
     if name == "ppo_trainer" and cpath is None and engines and engine in ENGINE_CONFIGS and engine in engines:
         name = ENGINE_CONFIGS[engine]  # `model_engine=megatron` composes what ppo_megatron_trainer.yaml does

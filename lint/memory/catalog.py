@@ -326,20 +326,12 @@ def _find_known_name(reference: str) -> ModelArch | None:
     return None
 
 
-_DATED_SUFFIX_RE = lazy_compile(r"^[-_](\d{4})(?![0-9.]*[bBmM](?![a-zA-Z]))")
-
-
 def _dated_release_follows(part: str, name: str) -> bool:
     """True when ``name`` (normalised) is followed in ``part`` by a separator and a four-digit release date
-    (DeepSeek-V3-0324, Mistral-Nemo-2407): the same model, not a size ('gpt2-1.5b' is not gpt2)."""
-    low, i, j = part.lower(), 0, 0
-    while i < len(low) and j < len(name):  # walk ``part`` until every character of ``name`` is consumed
-        if low[i] == name[j]:
-            j += 1
-        elif low[i] in _NAME_CHARS and j:
-            return False  # the match in ``part`` does not start here: keep the digit rule
-        i += 1
-    return j == len(name) and bool(_DATED_SUFFIX_RE.match(low[i:]))
+    (DeepSeek-V3-0324, Mistral-Nemo-2407): the same model, not a size ('gpt2-1.5b' is not gpt2). Only asked when a
+    digit follows a match, which is rare: the pattern is built then."""
+    spelled = "[^a-z0-9.]*".join(re.escape(c) for c in name)  # the characters _norm dropped may sit between
+    return re.search(spelled + r"[-_]\d{4}(?![0-9.]*[bm](?![a-z]))", part.lower()) is not None
 
 
 def parse_param_size(text: str) -> int | None:
@@ -482,12 +474,13 @@ def resolve_model(reference: str, read_config=None) -> ModelResolution:
     m = None
     for m in _SIZE_IN_NAME_RE.finditer(last):
         pass
-    size = float(m.group(1).replace("_", ".")) if m is not None else 0.0
+    digits = m.group(1).replace("_", ".") if m is not None else "0"  # stablelm-2-1_6b: 1.6B
+    size = float(digits)
     if m is not None and size < 1e6:  # a mangled `Qwen2.5-999...9B` names no real size (and overflows int())
         params = int(size * (1e9 if m.group(2).lower() == "b" else 1e6))
         shape = nearest_shape(params)
         return ModelResolution(ref, replace(shape, name=ref), "size", guessed=True, params=params,
-                               note=f"size {m.group(1).replace('_', '.')}{m.group(2).upper()} read from the name {ref!r}; "
+                               note=f"size {digits}{m.group(2).upper()} read from the name {ref!r}; "
                                     f"layer shape of {shape.name} assumed")
     return ModelResolution(ref, None, "unknown", note=f"model {ref!r} is not in the catalog and names no size")
 

@@ -612,13 +612,10 @@ def lora_params(arch: ModelArch, rank: int, targets) -> int:
     wanted = {str(t) for t in (targets or ())}
     every = not wanted or wanted & {"all-linear", "all"}
 
-    def adapters(shapes: dict[str, tuple[int, int]], count: int = 1) -> int:
-        n = 0
-        for name, (d_in, d_out) in shapes.items():
-            if not every and name not in wanted and name.removesuffix("_proj") not in wanted:
-                continue  # PEFT matches target names against the module names (q_proj, or q)
-            n += count * rank * (d_in + d_out)
-        return n
+    def adapters(shapes: dict[str, tuple[int, int]]) -> int:
+        # PEFT matches target names against the module names (q_proj, or q)
+        return sum(rank * (d_in + d_out) for name, (d_in, d_out) in shapes.items()
+                   if every or name in wanted or name.removesuffix("_proj") in wanted)
 
     def mlp(inter: int) -> dict[str, tuple[int, int]]:
         return {"gate_proj": (h, inter), "up_proj": (h, inter), "down_proj": (inter, h)}

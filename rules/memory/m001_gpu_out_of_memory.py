@@ -111,8 +111,9 @@ def gpu_out_of_memory(ctx):
     is the ZeRO-3 reading with CPU offload, so the verdict is at most a warning that says to lint the config with
     the launch.
     Likewise when a model's layer shape is a stand-in (its size read from the name, the vocabulary and widths of
-    the nearest catalog model), and when no launch gives the world size (a recipe or script run by a README command) and the overflow lies
-    in states ZeRO or FSDP shard: the hardware profile's GPU count is a guess, and more GPUs would shard further.
+    the nearest catalog model), and when no launch gives the world size (a recipe or script run by a README
+    command) and the overflow lies in states ZeRO or FSDP shard: the hardware profile's GPU count is a guess, and
+    more GPUs would shard further.
 
     ## Why it matters
     An OOM after model loading costs the whole start-up (often tens of minutes on many nodes); an OOM after the
@@ -164,28 +165,20 @@ def gpu_out_of_memory(ctx):
         stand_in = _shape_guessed(est, group)
         if stand_in and group.band_total(group.peak_phase, 0, leave_out=SHAPE_TERMS) > group.gpu_memory:
             stand_in = None  # the states the parameter count sizes overflow alone: no shape could change that
-        if group.certain_overflow and stand_in and not guessed_ddp:
-            head = (f"{_need(group.names)} {_gib(group.peak)} per GPU (band {band}) in the {_phase(group.peak_phase)} "
-                    f"with a stand-in layer shape for {stand_in} (its size read from the name: vocabulary and widths "
-                    f"of the nearest catalog model), {gpu} has {_gib(group.gpu_memory)}")
-            severity = Severity.WARNING
-        elif group.certain_overflow and guessed_world and not guessed_ddp:
-            head = (f"{_need(group.names)} {_gib(group.peak)} per GPU (band {band}) in the {_phase(group.peak_phase)} "
-                    f"on {guessed_world} GPUs (the hardware profile's: no launch gives the world size, and more GPUs "
-                    f"shard the states further), {gpu} has {_gib(group.gpu_memory)}")
-            severity = Severity.WARNING
-        elif group.certain_overflow and not guessed_ddp:
-            head = (f"{_need(group.names)} {_gib(group.peak)} per GPU (band {band}) in the {_phase(group.peak_phase)}, "
-                    f"{gpu} has {_gib(group.gpu_memory)}")
-            severity = None
-        elif group.certain_overflow:
-            head = (f"{_need(group.names)} {_gib(group.peak)} per GPU (band {band}) in the {_phase(group.peak_phase)}"
-                    f"{REPLICAS_GUESSED}, {gpu} has {_gib(group.gpu_memory)}")
-            severity = Severity.WARNING
-        else:
-            head = (f"tight: {_need(group.names)} {_gib(group.peak)} per GPU (band {band}) in the "
-                    f"{_phase(group.peak_phase)}{REPLICAS_GUESSED if guessed_ddp else ''}, {gpu} has "
-                    f"{_gib(group.gpu_memory)}: the band straddles the GPU")
-            severity = Severity.WARNING
+        # an overflow is an error only when it rests on nothing the estimate had to guess
+        qualifier = ""
+        if guessed_ddp:
+            qualifier = REPLICAS_GUESSED
+        elif stand_in and group.certain_overflow:
+            qualifier = (f" with a stand-in layer shape for {stand_in} (its size read from the name: vocabulary and "
+                         f"widths of the nearest catalog model)")
+        elif guessed_world:
+            qualifier = (f" on {guessed_world} GPUs (the hardware profile's: no launch gives the world size, and "
+                         f"more GPUs shard the states further)")
+        certain = group.certain_overflow
+        severity = None if certain and not qualifier else Severity.WARNING
+        head = (f"{'' if certain else 'tight: '}{_need(group.names)} {_gib(group.peak)} per GPU (band {band}) in the "
+                f"{_phase(group.peak_phase)}{qualifier}, {gpu} has {_gib(group.gpu_memory)}"
+                + ("" if certain else ": the band straddles the GPU"))
         yield Finding(ctx.job.span, f"{head}: {_breakdown(group)}{advice}{_assumed(est)}",
                       fix=_fix(ctx, fitting[0] if fitting else None), severity=severity)
