@@ -6,6 +6,7 @@ to a ModelArch; the parameter count is computed from the architecture. When the 
 """
 from __future__ import annotations
 
+import math
 import re
 from rlhf_lint.startup.records import fields, record, replace
 from functools import lru_cache
@@ -150,43 +151,81 @@ class ModelArch:
         n += self.decoder_params() + h * (2 if self.biases else 1)
         return n + self.extra_params
 
-    def tensor_numels(self) -> list[int]:
-        """Elements of each parameter tensor, in module order (embeddings, each layer's projections, biases and
-        norms, the final norm, an untied LM head); parts outside the language model are left out."""
+    def _mlp_tensors(self, prefix: str, inter: int) -> list[tuple[str, tuple[int, ...]]]:
+        h = self.hidden_size
+        if self.mlp == "plain":
+            out = [(f"{prefix}up_proj.weight", (inter, h)), (f"{prefix}down_proj.weight", (h, inter))]
+            return out + ([(f"{prefix}up_proj.bias", (inter,)), (f"{prefix}down_proj.bias", (h,))] if self.biases
+                          else [])
+        return [(f"{prefix}gate_proj.weight", (inter, h)), (f"{prefix}up_proj.weight", (inter, h)),
+                (f"{prefix}down_proj.weight", (h, inter))]
+
+    def layer_tensors(self, moe: bool) -> list[tuple[str, tuple[int, ...], int]]:
+        """(name within the layer, shape, how many) of one decoder layer's parameters, named as Hugging Face's
+        Llama-style decoders name them; Linear weights as torch holds them, (out, in). The counts add up to the
+        parameter count of the layer."""
         h, d = self.hidden_size, self.dim_head
-        attention = [i * o for i, o in self.attention_shapes().values()]
+        out = [(f"self_attn.{name}.weight", (d_out, d_in), 1) for name, (d_in, d_out) in self.attention_shapes().items()]
         if self.kv_lora_rank:
-            attention += [n for n in (self.q_lora_rank, self.kv_lora_rank) if n]  # the latents' norms
+            out += [(f"self_attn.{n}_layernorm.weight", (size,), 1)
+                    for n, size in (("q_a", self.q_lora_rank), ("kv_a", self.kv_lora_rank)) if size]
         else:
             q, kv = self.num_heads * d, self.num_kv_heads * d
             if self.qkv_bias or self.biases:
-                attention += [q, kv, kv]
+                out += [("self_attn.q_proj.bias", (q,), 1), ("self_attn.k_proj.bias", (kv,), 1),
+                        ("self_attn.v_proj.bias", (kv,), 1)]
             if self.biases:
-                attention.append(h)
+                out.append(("self_attn.o_proj.bias", (h,), 1))
             if self.qk_norm:
-                attention += [d, d]
-        norms = [h * (2 if self.biases else 1)] * self.norms_per_layer
-
-        def mlp(inter: int) -> list[int]:
-            if self.mlp == "plain":
-                return [h * inter, inter * h] + ([inter, h] if self.biases else [])
-            return [h * inter, h * inter, inter * h]
-
-        dense = attention + mlp(self.intermediate_size) + norms
-        layers = [dense] * self.num_layers
-        if self.num_experts:
-            moe = attention + [h * self.num_experts] + mlp(self.expert_intermediate_size) * self.num_experts
+                out += [("self_attn.q_norm.weight", (d,), 1), ("self_attn.k_norm.weight", (d,), 1)]
+        if moe:
+            out.append(("mlp.gate.weight", (self.num_experts, h), 1))
+            out += [(name.replace("mlp.", "mlp.experts.N.", 1), shape, self.num_experts)
+                    for name, shape in self._mlp_tensors("mlp.", self.expert_intermediate_size)]
             if self.shared_expert_intermediate_size:
-                moe += mlp(self.shared_expert_intermediate_size) + [h]
-            # dense layers first (DeepSeek's first_k_dense_replace; the order does not change the sizes)
-            layers = [dense] * self.dense_layer_count + [moe + norms] * self.moe_layer_count
-        out = [self.embedding_params()] + ([self.position_embeddings * h] if self.position_embeddings else [])
-        for layer in layers:
-            out += layer
-        out.append(h * (2 if self.biases else 1))
+                out += [(name, shape, 1) for name, shape in self._mlp_tensors("mlp.shared_expert.",
+                                                                              self.shared_expert_intermediate_size)]
+                out.append(("mlp.shared_expert_gate.weight", (1, h), 1))
+        else:
+            out += [(name, shape, 1) for name, shape in self._mlp_tensors("mlp.", self.intermediate_size)]
+        norm = [("input_layernorm.weight", (h,), 1), ("post_attention_layernorm.weight", (h,), 1)]
+        norm = norm[:self.norms_per_layer] + [(f"extra_norm_{i}.weight", (h,), 1)
+                                              for i in range(self.norms_per_layer - 2)]
+        if self.biases:
+            norm += [(name.replace(".weight", ".bias"), shape, count) for name, shape, count in norm]
+        return out + norm
+
+    def outer_tensors(self) -> list[tuple[str, tuple[int, ...]]]:
+        """The parameters outside the decoder layers (embeddings, final norm, an untied LM head)."""
+        h = self.hidden_size
+        out = [("model.embed_tokens.weight", (self.vocab_size, h))]
+        if self.position_embeddings:
+            out.append(("model.embed_positions.weight", (self.position_embeddings, h)))
+        out.append(("model.norm.weight", (h,)))
+        if self.biases:
+            out.append(("model.norm.bias", (h,)))
         if not self.tie_embeddings:
-            out.append(self.vocab_size * h)
+            out.append(("lm_head.weight", (self.vocab_size, h)))
         return out
+
+    def layer_kinds(self) -> list[tuple[bool, range]]:
+        """(MoE?, layer indices) with the dense layers first (DeepSeek's first_k_dense_replace; the order does not
+        change the sizes)."""
+        dense = self.dense_layer_count
+        kinds = [(False, range(0, dense))]
+        if self.moe_layer_count:
+            kinds.append((True, range(dense, self.num_layers)))
+        return kinds
+
+    def tensor_numels(self) -> list[int]:
+        """Elements of each parameter tensor (embeddings, each layer's, the final norm, an untied LM head); parts
+        outside the language model are left out."""
+        outer = [math.prod(shape) for _, shape in self.outer_tensors()]
+        out = outer[:1 + bool(self.position_embeddings)]
+        for moe, ids in self.layer_kinds():
+            layer = [math.prod(shape) for _, shape, count in self.layer_tensors(moe) for _ in range(count)]
+            out += layer * len(ids)
+        return out + outer[1 + bool(self.position_embeddings):]
 
     def largest_module_params(self) -> int:
         """DeepSpeed's ``largest_layer_params``: the biggest single nn.Module's own parameters (the embedding or

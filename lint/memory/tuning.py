@@ -9,84 +9,12 @@ band's low end.
 """
 from __future__ import annotations
 
+import math
+
 from rlhf_lint.memory.catalog import ModelArch
 from rlhf_lint.startup.records import record
 
 LAYERS = "model.layers."
-
-
-def _mlp(arch: ModelArch, prefix: str, inter: int) -> list[tuple[str, tuple[int, ...]]]:
-    h = arch.hidden_size
-    if arch.mlp == "plain":
-        out = [(f"{prefix}up_proj.weight", (inter, h)), (f"{prefix}down_proj.weight", (h, inter))]
-        return out + ([(f"{prefix}up_proj.bias", (inter,)), (f"{prefix}down_proj.bias", (h,))] if arch.biases else [])
-    return [(f"{prefix}gate_proj.weight", (inter, h)), (f"{prefix}up_proj.weight", (inter, h)),
-            (f"{prefix}down_proj.weight", (h, inter))]
-
-
-def layer_tensors(arch: ModelArch, moe: bool) -> list[tuple[str, tuple[int, ...], int]]:
-    """(name within the layer, shape, how many) of one decoder layer's parameters; Linear weights as torch holds them,
-    (out, in). The counts add up to ModelArch's parameter count of the layer."""
-    h, d = arch.hidden_size, arch.dim_head
-    out = [(f"self_attn.{name}.weight", (d_out, d_in), 1) for name, (d_in, d_out) in arch.attention_shapes().items()]
-    if arch.kv_lora_rank:
-        out += [(f"self_attn.{n}_layernorm.weight", (size,), 1)
-                for n, size in (("q_a", arch.q_lora_rank), ("kv_a", arch.kv_lora_rank)) if size]
-    else:
-        q, kv = arch.num_heads * d, arch.num_kv_heads * d
-        if arch.qkv_bias or arch.biases:
-            out += [("self_attn.q_proj.bias", (q,), 1), ("self_attn.k_proj.bias", (kv,), 1),
-                    ("self_attn.v_proj.bias", (kv,), 1)]
-        if arch.biases:
-            out.append(("self_attn.o_proj.bias", (h,), 1))
-        if arch.qk_norm:
-            out += [("self_attn.q_norm.weight", (d,), 1), ("self_attn.k_norm.weight", (d,), 1)]
-    if moe:
-        inter = arch.expert_intermediate_size
-        out.append(("mlp.gate.weight", (arch.num_experts, h), 1))
-        out += [(name.replace("mlp.", "mlp.experts.N.", 1), shape, arch.num_experts)
-                for name, shape in _mlp(arch, "mlp.", inter)]
-        if arch.shared_expert_intermediate_size:
-            out += [(name, shape, 1) for name, shape in _mlp(arch, "mlp.shared_expert.",
-                                                             arch.shared_expert_intermediate_size)]
-            out.append(("mlp.shared_expert_gate.weight", (1, h), 1))
-    else:
-        out += [(name, shape, 1) for name, shape in _mlp(arch, "mlp.", arch.intermediate_size)]
-    norm = [("input_layernorm.weight", (h,), 1), ("post_attention_layernorm.weight", (h,), 1)][:arch.norms_per_layer]
-    norm += [(f"extra_norm_{i}.weight", (h,), 1) for i in range(arch.norms_per_layer - 2)]
-    if arch.biases:
-        norm += [(name.replace(".weight", ".bias"), shape, count) for name, shape, count in norm]
-    return out + norm
-
-
-def outer_tensors(arch: ModelArch) -> list[tuple[str, tuple[int, ...]]]:
-    """The parameters outside the decoder layers (embeddings, final norm, an untied LM head)."""
-    h = arch.hidden_size
-    out = [("model.embed_tokens.weight", (arch.vocab_size, h))]
-    if arch.position_embeddings:
-        out.append(("model.embed_positions.weight", (arch.position_embeddings, h)))
-    out.append(("model.norm.weight", (h,)))
-    if arch.biases:
-        out.append(("model.norm.bias", (h,)))
-    if not arch.tie_embeddings:
-        out.append(("lm_head.weight", (arch.vocab_size, h)))
-    return out
-
-
-def _numel(shape: tuple[int, ...]) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
-
-
-def _layer_kinds(arch: ModelArch) -> list[tuple[bool, range]]:
-    """(MoE?, layer indices) with the dense layers first, as the catalog counts them."""
-    dense = arch.dense_layer_count
-    kinds = [(False, range(0, dense))]
-    if arch.moe_layer_count:
-        kinds.append((True, range(dense, arch.num_layers)))
-    return kinds
 
 
 @record
@@ -107,15 +35,15 @@ def freeze(arch: ModelArch, layers: int, modules, extra) -> Trained:
     wanted = [str(m) for m in (modules or ("all",))]
     every = "all" in wanted
     extra = [str(e) for e in (extra or ())]
-    kinds = [(ids & set(kind_ids), len(kind_ids), layer_tensors(arch, moe)) for moe, kind_ids in _layer_kinds(arch)]
-    outer = outer_tensors(arch)
+    kinds = [(ids & set(kind_ids), len(kind_ids), arch.layer_tensors(moe)) for moe, kind_ids in arch.layer_kinds()]
+    outer = arch.outer_tensors()
     missing = [m for m in wanted if m != "all"
                and not any(name.startswith(m) for _, _, tensors in kinds for name, _, _ in tensors)]
-    known = sum(_numel(shape) for name, shape in outer if any(e in name for e in extra))
+    known = sum(math.prod(shape) for name, shape in outer if any(e in name for e in extra))
     unsure = 0
     for trainable, total, tensors in kinds:
         for name, shape, count in tensors:
-            size = count * _numel(shape)
+            size = count * math.prod(shape)
             if any(e in name for e in extra):
                 known += total * size
             elif every or any(name.startswith(m) for m in wanted):  # '.{layer}.{module}' in the parameter's name
@@ -173,10 +101,10 @@ def projected(arch: ModelArch, rank: int, targets, proj_type: str) -> Projected:
     moments = projector = retained = unprojected = linear_rest = 0
     largest = svd_elements = 0
     matched: set[str] = set()
-    for moe, ids in _layer_kinds(arch):
-        for name, shape, count in layer_tensors(arch, moe):
+    for moe, ids in arch.layer_kinds():
+        for name, shape, count in arch.layer_tensors(moe):
             count *= len(ids)
-            largest = max(largest, _numel(shape))
+            largest = max(largest, math.prod(shape))
             module = LAYERS + name.rsplit(".", 1)[0]
             hits = [t for t in wanted if t in module]
             matched.update(hits)
@@ -187,12 +115,12 @@ def projected(arch: ModelArch, rank: int, targets, proj_type: str) -> Projected:
                 k = min(m, n)
                 svd_elements = max(svd_elements, m * n + k * (m + n) + k)
                 continue
-            unprojected += count * _numel(shape)
+            unprojected += count * math.prod(shape)
             if len(shape) == 2:
-                linear_rest += count * _numel(shape)
-    for name, shape in outer_tensors(arch):
-        largest = max(largest, _numel(shape))
-        unprojected += _numel(shape)  # embeddings are no nn.Linear; lm_head is left out of 'all'
+                linear_rest += count * math.prod(shape)
+    for name, shape in arch.outer_tensors():
+        largest = max(largest, math.prod(shape))
+        unprojected += math.prod(shape)  # embeddings are no nn.Linear; lm_head is left out of 'all'
     missing = [t for t in wanted if t != "all" and t not in matched]
     note = ""
     unsure = 0
@@ -208,16 +136,12 @@ def projected(arch: ModelArch, rank: int, targets, proj_type: str) -> Projected:
 
 def largest_layer(arch: ModelArch) -> int:
     """BAdam's block: one decoder layer (the largest, an MoE layer where there are both)."""
-    return max(sum(count * _numel(shape) for _, shape, count in layer_tensors(arch, moe))
-               for moe, ids in _layer_kinds(arch) if len(ids))
-
-
-def outside_layers(arch: ModelArch) -> int:
-    return sum(_numel(shape) for _, shape in outer_tensors(arch))
+    return max(sum(count * math.prod(shape) for _, shape, count in arch.layer_tensors(moe))
+               for moe, ids in arch.layer_kinds() if len(ids))
 
 
 def largest_tensor(arch: ModelArch) -> int:
     """Elements of the largest parameter tensor (the embedding or LM head for every model here)."""
-    return max([_numel(shape) for _, shape in outer_tensors(arch)]
-               + [_numel(shape) for moe, ids in _layer_kinds(arch) if len(ids)
-                  for _, shape, _c in layer_tensors(arch, moe)])
+    return max([math.prod(shape) for _, shape in arch.outer_tensors()]
+               + [math.prod(shape) for moe, ids in arch.layer_kinds() if len(ids)
+                  for _, shape, _c in arch.layer_tensors(moe)])

@@ -4,6 +4,8 @@ The expected figures are counted by hand from Meta-Llama-3-8B's config (hidden 4
 intermediate 14336, vocabulary 128256, untied): one decoder layer holds 218,112,000 parameters, the embedding and the
 LM head 525,336,576 each, the model 8,030,261,248.
 """
+import math
+
 import pytest
 
 from rlhf_lint.engine.config import Hardware
@@ -42,9 +44,9 @@ def sure(role, name):
 def test_the_layer_layout_adds_up_to_every_catalog_model():
     # LLaMA-Factory picks parameters by name: the named layout must hold exactly the parameters the catalog counts
     for arch in models():
-        total = sum(n for _, shape in tuning.outer_tensors(arch) for n in [tuning._numel(shape)])
-        for moe, ids in tuning._layer_kinds(arch):
-            total += len(ids) * sum(c * tuning._numel(s) for _, s, c in tuning.layer_tensors(arch, moe))
+        total = sum(n for _, shape in arch.outer_tensors() for n in [math.prod(shape)])
+        for moe, ids in arch.layer_kinds():
+            total += len(ids) * sum(c * math.prod(s) for _, s, c in arch.layer_tensors(moe))
         assert total == arch.param_count() - arch.extra_params, arch.name
     assert tuning.largest_layer(resolve_model(LLAMA3).arch) == LAYER
 
