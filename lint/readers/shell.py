@@ -692,12 +692,10 @@ class _Evaluator:
                         out.append(_Frag(UNKNOWN, token, doc.path, quoted))
                         continue
                     out.extend(_mark(f, inst, quoted) for f in el)
-                if not quoted:
-                    pass
-                return out if out else []
-            if index is None or index == "0":
+                return out
+            if index is None:  # ${A} is ${A[0]}
                 index = "0"
-            if index and index.isascii() and index.isdigit():
+            if index.isascii() and index.isdigit():
                 i = int(index)
                 if any(_is_gap(el) for el in var.elements[: i + 1]):  # a gap moves every element after it
                     return [_Frag(UNKNOWN, token, doc.path, quoted)]

@@ -83,10 +83,8 @@ def overlong_int(docs: list, text: str):
             if id(node) in seen:
                 continue
             seen.add(id(node))
-            if isinstance(node, yaml.MappingNode):
-                stack.extend(reversed([c for pair in node.value for c in pair]))
-            elif isinstance(node, yaml.SequenceNode):
-                stack.extend(reversed(node.value))
+            if not isinstance(node, yaml.ScalarNode):
+                stack.extend(reversed(_children(node)))
             elif node.tag == "tag:yaml.org,2002:int" and len(node.value) > MAX_INT_DIGITS:
                 try:
                     loader.construct_yaml_int(node)  # what yaml.safe_load does with it
@@ -119,8 +117,6 @@ def flow_depth(text: str) -> int:
 
 def nesting_over(root, limit: int) -> bool:
     """Whether a node lies deeper than ``limit`` levels (each node visited once, iteratively)."""
-    import yaml
-
     seen: set[int] = set()
     stack = [(root, 0)]
     while stack:
@@ -130,24 +126,21 @@ def nesting_over(root, limit: int) -> bool:
         if id(node) in seen:
             continue
         seen.add(id(node))
-        if isinstance(node, yaml.MappingNode):
-            stack.extend((c, depth + 1) for pair in node.value for c in pair)
-        elif isinstance(node, yaml.SequenceNode):
-            stack.extend((c, depth + 1) for c in node.value)
+        stack.extend((c, depth + 1) for c in _children(node))
     return False
+
+
+def _children(node) -> list:
+    """The nodes a node holds: a mapping's keys and values in order, a sequence's items; a scalar holds none."""
+    if node.id == "mapping":
+        return [c for pair in node.value for c in pair]
+    return node.value if node.id == "sequence" else []
 
 
 def expanded_size(root) -> int:
     """How many nodes the document has once every alias and merge key is expanded, counted once per distinct node
     (an alias is the same node object), so it costs the file's own size; a node that holds an alias to itself
     expands without end (MAX_EXPANDED)."""
-    import yaml
-
-    def children(node):
-        if isinstance(node, yaml.MappingNode):
-            return [c for pair in node.value for c in pair]
-        return node.value if isinstance(node, yaml.SequenceNode) else ()
-
     sizes: dict[int, int] = {}
     on_path: set[int] = set()  # the nodes being expanded: the ancestors of the one popped
     stack = [(root, False)]
@@ -156,7 +149,7 @@ def expanded_size(root) -> int:
         key = id(node)
         if done:
             on_path.discard(key)
-            sizes[key] = min(1 + sum(sizes[id(c)] for c in children(node)), MAX_EXPANDED)
+            sizes[key] = min(1 + sum(sizes[id(c)] for c in _children(node)), MAX_EXPANDED)
             continue
         if key in sizes:
             continue
@@ -164,7 +157,7 @@ def expanded_size(root) -> int:
             return MAX_EXPANDED
         on_path.add(key)
         stack.append((node, True))
-        stack.extend((c, False) for c in children(node) if id(c) not in sizes)
+        stack.extend((c, False) for c in _children(node) if id(c) not in sizes)
     return sizes[id(root)]
 
 
