@@ -272,25 +272,36 @@ def _build_install_sets(project) -> list[InstallSet]:
     return [s for s in sets.values() if s.pins]
 
 
+def _environment_steps(project) -> dict[str, list[InstallSet]]:
+    """Each environment's resolutions (its pip commands) in the order they install."""
+
+    def build():
+        steps: dict[str, list[InstallSet]] = {}
+        for s in resolutions(project):
+            if s.env:
+                steps.setdefault(s.env, []).append(s)
+        return {env: sorted(sets, key=lambda s: s.start) for env, sets in steps.items()}
+
+    return _cached(project, "steps", build)
+
+
 def _build_environments(project) -> list[InstallSet]:
     out: list[InstallSet] = []
-    steps: dict[str, list[InstallSet]] = {}
+    steps = dict(_environment_steps(project))
     for s in resolutions(project):
         if not s.env:
             out.append(s)
-            continue
-        if s.env not in steps:
-            steps[s.env] = []
-            out.append(InstallSet(s.env, s.path, s.kind, env=s.env, start=s.start))
-        steps[s.env].append(s)
-    for env in out:
-        if env.id not in steps:
-            continue
-        ordered = environment_steps(steps[env.id])
-        for k, step in enumerate(ordered):  # a pin stays unless a later command installs its package again
-            env.pins.extend(p for p in step.pins if not any(_replaces(installs(later).get(p.name, ()), p)
-                                                            for later in ordered[k + 1:]))
+        elif s.env in steps:  # the environment, where its first set is listed
+            out.append(_environment(s, steps.pop(s.env)))
     return out
+
+
+def _environment(first: InstallSet, ordered: list[InstallSet]) -> InstallSet:
+    env = InstallSet(first.env, first.path, first.kind, env=first.env, start=first.start)
+    for k, step in enumerate(ordered):  # a pin stays unless a later command installs its package again
+        env.pins.extend(p for p in step.pins if not any(_replaces(installs(later).get(p.name, ()), p)
+                                                        for later in ordered[k + 1:]))
+    return env
 
 
 def _replaces(found, pin: Pin) -> bool:
@@ -299,10 +310,6 @@ def _replaces(found, pin: Pin) -> bool:
     if pin.version is not None:
         return any(not _contains(c.specifier, pin.version) for c in found)
     return any(c.direct and c.exact for c in found)  # the version ``pin`` left is unknown: a later exact one decides
-
-
-def environment_steps(sets: list[InstallSet]) -> list[InstallSet]:
-    return sorted(sets, key=lambda s: s.start)
 
 
 def installs(install_set: InstallSet) -> dict[str, list[Constraint]]:
@@ -598,13 +605,9 @@ def breaks(project) -> list[Break]:
 
 
 def _find_breaks(project):
-    steps: dict[str, list[InstallSet]] = {}
-    for s in resolutions(project):
-        if s.env:
-            steps.setdefault(s.env, []).append(s)
-    for sets in steps.values():
+    for ordered in _environment_steps(project).values():
         live: list[Constraint] = []  # requirements of what earlier commands installed
-        for s in environment_steps(sets):
+        for s in ordered:
             cons = installs(s)
             kept = []
             for e in live:

@@ -35,7 +35,7 @@ def llamafactory_refuses_combination(ctx):
     ## References
     https://github.com/hiyouga/LLaMA-Factory/blob/ff6d4d12/src/llamafactory/hparams/parser.py#L498-L519
     """
-    from rlhf_lint.frameworks.deepspeed import version_tuple
+    from rlhf_lint.frameworks.deepspeed import row_at, version_tuple
     from rlhf_lint.schemas import load
 
     table = load("hf/llamafactory_checks.json")
@@ -54,10 +54,10 @@ def llamafactory_refuses_combination(ctx):
             matched.setdefault(row["check"], []).append((row, hit))
     for check, rows in matched.items():
         if version is not None:
-            live = [(r, h) for r, h in rows if _within(version, r, version_tuple)]
-            if not live:
+            row = row_at([r for r, _h in rows], version)
+            if row is None:
                 continue
-            row, (setting, assumed) = live[0]
+            setting, assumed = next(h for r, h in rows if r is row)
             severity, why = None, note
             if version > last:
                 severity = Severity.WARNING
@@ -68,7 +68,7 @@ def llamafactory_refuses_combination(ctx):
             severity, why = None, f"{note}: every release from {table['covers']['from']} refuses it"
             if not _covers_all(spans, first, version_tuple):
                 severity = Severity.WARNING
-                why = f"{note}: refused by LLaMA-Factory {_releases(r for r, _h in rows)}"
+                why = f"{note}: refused by LLaMA-Factory {_releases((r for r, _h in rows), version_tuple)}"
         if assumed:
             severity = Severity.WARNING
             why += f"; with {assumed}"
@@ -120,10 +120,6 @@ class _Facts:
         return found[row["at"]], assumed
 
 
-def _within(version, row, version_tuple) -> bool:
-    return version_tuple(row["since"]) <= version and (row["until"] is None or version < version_tuple(row["until"]))
-
-
 def _covers_all(spans, first, version_tuple) -> bool:
     """Whether rows (since, until) join up from the table's first release to the newest (until null)."""
     reach = first
@@ -136,6 +132,6 @@ def _covers_all(spans, first, version_tuple) -> bool:
     return False
 
 
-def _releases(rows) -> str:
+def _releases(rows, version_tuple) -> str:
     return ", ".join(f"{r['since']} and later" if r["until"] is None else f"{r['since']} to {r['until']} (exclusive)"
-                     for r in sorted(rows, key=lambda r: tuple(int(p) for p in r["since"].split("."))))
+                     for r in sorted(rows, key=lambda r: version_tuple(r["since"])))
