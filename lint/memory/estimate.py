@@ -606,26 +606,24 @@ def _ds_micro_tokens(inp: _Inputs, ctx: dict, role: str, training: bool) -> tupl
 
 
 def lora_params(arch: ModelArch, rank: int, targets) -> int:
-    """Adapter parameters: r x (d_in + d_out) per adapted matrix of every decoder layer (LoRA paper); ``targets``
-    empty or absent: every linear projection ("all-linear", OpenRLHF's and LLaMA-Factory's default)."""
-    h = arch.hidden_size
+    """Adapter parameters: r x (d_in + d_out) per adapted Linear of every decoder layer (LoRA paper), over the
+    layer's own tensors (gated or plain MLP, experts, shared expert); ``targets`` empty or absent: every linear
+    projection ("all-linear", OpenRLHF's and LLaMA-Factory's default). MoE routers are left out: many are not
+    nn.Linear modules, and their adapters are negligible."""
     wanted = {str(t) for t in (targets or ())}
     every = not wanted or wanted & {"all-linear", "all"}
 
-    def adapters(shapes: dict[str, tuple[int, int]]) -> int:
-        # PEFT matches target names against the module names (q_proj, or q)
-        return sum(rank * (d_in + d_out) for name, (d_in, d_out) in shapes.items()
-                   if every or name in wanted or name.removesuffix("_proj") in wanted)
+    def adapted(name: str) -> bool:
+        module = name.rsplit(".", 2)[-2]  # PEFT matches target names against module names (q_proj, or q)
+        if module in ("gate", "shared_expert_gate"):
+            return False
+        return bool(every or module in wanted or module.removesuffix("_proj") in wanted)
 
-    def mlp(inter: int) -> dict[str, tuple[int, int]]:
-        return {"gate_proj": (h, inter), "up_proj": (h, inter), "down_proj": (inter, h)}
-
-    total = arch.num_layers * adapters(arch.attention_shapes())
-    if arch.num_experts:
-        total += arch.moe_layer_count * arch.num_experts * adapters(mlp(arch.expert_intermediate_size))
-        if arch.shared_expert_intermediate_size:
-            total += arch.moe_layer_count * adapters(mlp(arch.shared_expert_intermediate_size))
-    total += (arch.num_layers - arch.moe_layer_count) * adapters(mlp(arch.intermediate_size))
+    total = 0
+    for moe, layers in arch.layer_kinds():
+        per_layer = sum(count * rank * sum(shape) for name, shape, count in arch.layer_tensors(moe)
+                        if len(shape) == 2 and adapted(name))
+        total += len(layers) * per_layer
     return total
 
 
@@ -753,12 +751,41 @@ SRC_APOLLO = "https://arxiv.org/abs/2412.05270"
 SRC_BADAM = "https://arxiv.org/abs/2404.02827"  # BAdam: Adam on one block at a time
 
 
+@record
+class _MayAlsoHold:
+    """Bytes a partial-training method may hold beyond its figures (0 at the band's low end), and why."""
+    weights: int
+    grads: int
+    states: int
+    why: str
+
+
+@record
+class _PartialTraining:
+    """What a partial-training method trains and keeps, as _model_states' inputs: the trained parameters, the bytes
+    of optimizer state (k) and gradient (a) per trained parameter, the weights; ``grads`` / ``states``: totals that
+    are no a x trained / k x trained; ``adam_states``: bytes per trained parameter whose second moment a foreach
+    AdamW copies (None: k)."""
+    trained: int
+    k: float
+    a: int
+    what: str
+    source: str
+    weights: int
+    weights_formula: str
+    grads: int | None = None
+    grads_formula: str = ""
+    states: int | None = None
+    states_formula: str = ""
+    unsure: _MayAlsoHold | None = None
+    extra: list = field(default_factory=list)
+    adam_states: float | None = None
+
+
 def _partial(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, k: float, a: int, master: int,
-             opt_bytes: float) -> dict | None:
-    """Freeze tuning, GaLore / APOLLO and BAdam (rlhf_lint.memory.tuning): what trains and what the optimizer keeps,
-    as _model_states' inputs (trained, k, a, what, source, weights and their formula; grads, states: bytes that are no
-    k x trained; unsure: bytes that may also be held; extra: more terms; adam_states: bytes per trained parameter
-    whose second moment a foreach AdamW copies). None when every parameter trains with full states."""
+             opt_bytes: float) -> _PartialTraining | None:
+    """Freeze tuning, GaLore / APOLLO and BAdam (rlhf_lint.memory.tuning): what trains and what the optimizer keeps.
+    None when every parameter trains with full states."""
     if inp.get("train.freeze_layers") is not None:
         return _freeze_part(r, arch, inp, ctx, k, a, master)
     if inp.get("train.projected_optimizer") in ("galore", "apollo"):
@@ -776,7 +803,8 @@ def _partial(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, k: float
     return None
 
 
-def _freeze_part(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, k: float, a: int, master: int) -> dict:
+def _freeze_part(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, k: float, a: int,
+                 master: int) -> _PartialTraining:
     from rlhf_lint.memory import tuning
 
     layers = inp.get("train.freeze_layers")
@@ -793,18 +821,17 @@ def _freeze_part(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, k: f
         inp.assumptions.append(f"{r.role}: {t.note}")
     w, P, T = ctx["w"], r.params, min(t.params, r.params)
     up = master if ctx["plain"] and master > w else w  # no DeepSpeed: LLaMA-Factory upcasts what trains
-    out = {"trained": T, "k": k, "a": a, "source": SRC_FREEZE,
-           "what": f"{'' if ctx['plain'] else 'fp32 master + '}optimizer states of {which}",
-           "weights": w * (P - T) + up * T,
-           "weights_formula": f"{w} B x {_count(P - T)} frozen + {up} B x {_count(T)} trained ({which})",
-           "extra": []}
+    out = _PartialTraining(T, k, a, f"{'' if ctx['plain'] else 'fp32 master + '}optimizer states of {which}",
+                           SRC_FREEZE, w * (P - T) + up * T,
+                           f"{w} B x {_count(P - T)} frozen + {up} B x {_count(T)} trained ({which})")
     if t.unsure:
-        out["unsure"] = {"weights": (up - w) * t.unsure, "grads": a * t.unsure, "states": int(k * t.unsure),
-                         "why": f"freeze tuning: {_count(t.unsure)} parameters may also train ({t.note})"}
+        out.unsure = _MayAlsoHold((up - w) * t.unsure, a * t.unsure, int(k * t.unsure),
+                                  f"freeze tuning: {_count(t.unsure)} parameters may also train ({t.note})")
     return out
 
 
-def _projected_part(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, k: float, master: int) -> dict:
+def _projected_part(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, k: float,
+                    master: int) -> _PartialTraining:
     """GaLore / APOLLO without DeepSpeed: the weights and gradients of every parameter in the trained dtype; Adam
     moments of rank-r projections for the targeted matrices (r x the projected side each) and full-size ones for
     the rest; the stored projectors. Layer-wise, each parameter steps in its own gradient hook: one gradient at a
@@ -836,19 +863,17 @@ def _projected_part(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, k
         unsure += master * p.retained
         why.append("fp32 parameters: each projector may keep its whole SVD factor")
     src = SRC_GALORE if name == "galore" else SRC_APOLLO
-    out = {"trained": P, "k": k, "a": master, "source": src, "weights": master * P,
-           "weights_formula": f"{master} B x {_count(P)} params", "extra": [], "adam_states": 0,
-           "what": f"{name} rank {rank if known else '?'}",
-           "states": states,
-           "states_formula": f"{name}: {k:g} B x ({_count(p.moments_of - p.unprojected)} projected + "
-                             f"{_count(p.unprojected)} full-size moment elements) + {master} B x "
-                             f"{_count(p.projector)} projector elements"}
+    out = _PartialTraining(P, k, master, f"{name} rank {rank if known else '?'}", src, master * P,
+                           f"{master} B x {_count(P)} params", states=states, adam_states=0,
+                           states_formula=f"{name}: {k:g} B x ({_count(p.moments_of - p.unprojected)} projected + "
+                                          f"{_count(p.unprojected)} full-size moment elements) + {master} B x "
+                                          f"{_count(p.projector)} projector elements")
     if layerwise:
-        out["grads"] = master * p.largest
-        out["grads_formula"] = (f"layer-wise {name}: one {master} B gradient of at most {_count(p.largest)} elements "
-                                f"at a time (stepped and freed in its hook)")
+        out.grads = master * p.largest
+        out.grads_formula = (f"layer-wise {name}: one {master} B gradient of at most {_count(p.largest)} elements "
+                             f"at a time (stepped and freed in its hook)")
     if unsure:
-        out["unsure"] = {"weights": 0, "grads": 0, "states": unsure, "why": "; ".join(why)}
+        out.unsure = _MayAlsoHold(0, 0, unsure, "; ".join(why))
     # the step runs parameter by parameter: an SVD of the largest projected matrix when the projector is made or
     # renewed, and two full-size tensors of one parameter (exp_avg / denom, or the projected-back update and its
     # scaled copy)
@@ -857,12 +882,12 @@ def _projected_part(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, k
     formula = (f"{name}'s step, one parameter at a time: max(SVD workspace {f32} B x {_count(p.svd_workspace)}, "
                f"{copies} x {master} B x {_count(p.largest)})" if svd else
                f"{name}'s step, one parameter at a time: {copies} x {master} B x {_count(p.largest)}")
-    out["extra"].append(Term("optimizer_step", step, formula + (" inside the backward (layer-wise)" if layerwise
+    out.extra.append(Term("optimizer_step", step, formula + (" inside the backward (layer-wise)" if layerwise
                                                                 else ""), src, () if layerwise else (STEP,)))
     return out
 
 
-def _block_part(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, opt_bytes: float) -> dict:
+def _block_part(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, opt_bytes: float) -> _PartialTraining:
     """BAdam: Adam on one block at a time. Layer mode: a block is one decoder layer (BlockOptimizer's default block
     list; embeddings and LM head never train); without DeepSpeed it keeps an fp32 copy of the block, its fp32
     gradient at the step and fp32 Adam moments; under ZeRO-3 DeepSpeed partitions the block's fp32 states. Ratio mode
@@ -873,13 +898,13 @@ def _block_part(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, opt_b
     mode = inp.get("train.block_optimizer")
     if mode == "layer":
         B = tuning.largest_layer(arch)
-        out = {"trained": B, "k": (f32 if w < f32 else 0) + opt_bytes, "a": w if ctx["plain"] else ctx["a"],
-               "source": SRC_BADAM, "what": "BAdam: fp32 copy + Adam states of one decoder layer",
-               "weights": w * P, "weights_formula": f"{w} B x {_count(P)} params (BAdam trains one layer at a time)",
-               "extra": [], "adam_states": opt_bytes}
+        out = _PartialTraining(B, (f32 if w < f32 else 0) + opt_bytes, w if ctx["plain"] else ctx["a"],
+                               "BAdam: fp32 copy + Adam states of one decoder layer", SRC_BADAM, w * P,
+                               f"{w} B x {_count(P)} params (BAdam trains one layer at a time)",
+                               adam_states=opt_bytes)
         if ctx["plain"] and w < f32:
             # _grad_to_hp: the block's fp32 gradients, each 16-bit one freed as it is converted
-            out["extra"].append(Term("optimizer_step", (f32 - w) * B, f"BAdam's fp32 gradients of the block "
+            out.extra.append(Term("optimizer_step", (f32 - w) * B, f"BAdam's fp32 gradients of the block "
                                      f"({f32} - {w}) B x {_count(B)}", SRC_BADAM, (STEP,)))
         return out
     ratio = inp.get("train.block_update_ratio")
@@ -887,11 +912,10 @@ def _block_part(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, opt_b
     T = int(ratio * (P - arch.embedding_params() - (0 if arch.tie_embeddings else arch.embedding_params())))
     index = K.sparse_index_bytes
     largest = tuning.largest_tensor(arch)
-    return {"trained": T, "k": 2 * w, "a": w, "source": SRC_BADAM, "what": f"BAdam ratio {ratio:g}: sparse Adam",
-            "weights": w * P, "weights_formula": f"{w} B x {_count(P)} params", "extra": [], "adam_states": 0,
-            "grads": (w + index) * T + w * largest,
-            "grads_formula": f"sparse gradients ({w} + {index} B index) x {_count(T)} + one dense {w} B gradient "
-                             f"of {_count(largest)} before its hook sparsifies it"}
+    return _PartialTraining(T, 2 * w, w, f"BAdam ratio {ratio:g}: sparse Adam", SRC_BADAM, w * P,
+                            f"{w} B x {_count(P)} params", adam_states=0, grads=(w + index) * T + w * largest,
+                            grads_formula=f"sparse gradients ({w} + {index} B index) x {_count(T)} + one dense {w} B "
+                                          f"gradient of {_count(largest)} before its hook sparsifies it")
 
 
 def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, shards: int | None = None) -> None:
@@ -948,7 +972,7 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, sha
     # freeze tuning, GaLore / APOLLO, BAdam: fewer trained parameters or smaller states (rlhf_lint.memory.tuning)
     part = _partial(r, arch, inp, ctx, k, a, master, opt_bytes) if rank == 0 else None
     if part is not None:
-        T, k, a, what, src = part["trained"], part["k"], part["a"], part["what"], part["source"]
+        T, k, a, what, src = part.trained, part.k, part.a, part.what, part.source
     r.trained_params = T
     # weights: the (frozen) base in its dtype or quantised, plus adapters
     linear = arch.num_layers * (arch.attention_params() + arch.ffn_params())
@@ -966,7 +990,7 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, sha
               f"{ad} B x {_count(T)}")
         wsrc = SRC_QLORA
     elif part is not None:
-        base, wf, wsrc = part["weights"], part["weights_formula"], part["source"]
+        base, wf, wsrc = part.weights, part.weights_formula, part.source
     else:
         base = (w if rank > 0 else master if ctx["plain"] and master > w else w) * P
         wf = f"{base // P} B x {_count(P)} params" + (f" (frozen) + adapters {ad} B x {_count(T)}" if rank > 0 else "")
@@ -974,8 +998,8 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, sha
     total_w = base + (ad * T if rank > 0 else 0)
     adt = ctx["a_name"] if not ctx["plain"] else f"{a}-byte"
     ts = _count(T) + (" adapter" if rank > 0 else "")
-    G, gs = (part["grads"], part["grads_formula"]) if part is not None and "grads" in part else (a * T, "")
-    S, ss = (part["states"], part["states_formula"]) if part is not None and "states" in part else (int(k * T), "")
+    G, gs = (part.grads, part.grads_formula) if part is not None and part.grads is not None else (a * T, "")
+    S, ss = (part.states, part.states_formula) if part is not None and part.states is not None else (int(k * T), "")
 
     def emit(total_w: int, G: int, S: int) -> list[Term]:
         """Weights, gradients (in the accumulation dtype, of the trained parameters only) and optimizer states, laid
@@ -1011,14 +1035,14 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, sha
     r.terms += terms
     r.state_bytes_per_param = k
     if part is not None:
-        more = part.get("unsure")
-        if more:
+        more = part.unsure
+        if more is not None:
             # what may also train (a module name the layout does not know): in the figures, 0 at the band's low end
-            wider = emit(total_w + more["weights"], G + more["grads"], S + more["states"])
-            r.terms += [Term(t.name, u.bytes - t.bytes, f"{more['why']}: {gib(u.bytes - t.bytes)} more", t.source,
+            wider = emit(total_w + more.weights, G + more.grads, S + more.states)
+            r.terms += [Term(t.name, u.bytes - t.bytes, f"{more.why}: {gib(u.bytes - t.bytes)} more", t.source,
                              unsure=True) for t, u in zip(terms, wider) if u.bytes > t.bytes]
-        r.terms += part["extra"]
-        r.state_bytes_per_param = part.get("adam_states", k)
+        r.terms += part.extra
+        r.state_bytes_per_param = k if part.adam_states is None else part.adam_states
 
 
 def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Inputs, ctx: dict) -> RoleEstimate:

@@ -34,6 +34,14 @@ def test_lora_adapter_count_by_hand():
     assert lora_params(arch, 8, ("q_proj", "v_proj")) == 28 * 8 * (7168 + 4096)
 
 
+def test_lora_adapter_count_of_a_plain_mlp():
+    # GPT-2 medium: h 1024, MLP up 1024 -> 4096 and down 4096 -> 1024, no gate projection (the gated table
+    # counted a third MLP matrix); attention q, k, v, o 2048 each
+    arch = resolve_model("gpt2-medium").arch
+    assert lora_params(arch, 8, None) == 24 * 8 * (4 * 2048 + 2 * 5120)
+    assert lora_params(arch, 8, ("gate_proj",)) == 0
+
+
 def test_lora_trains_adapters_only_beside_the_frozen_base():
     est = estimate(job(gpus=1, zero=0, **{"train.lora_rank": 16}), A100)
     t = terms(est)
