@@ -99,6 +99,8 @@ RULES = (
     ('S004', 'ray-job-submit-without-separator', 3, ('shell',), 'file', (), True, True, 'rlhf_lint.rules.shell.s004_ray_job_submit_without_separator', ''),
     ('S005', 'unquoted-glob-in-value', 2, ('shell',), 'file', (), True, True, 'rlhf_lint.rules.shell.s005_unquoted_glob_in_value', ''),
     ('S006', 'heredoc-quoted-value', 3, ('shell',), 'file', (), True, True, 'rlhf_lint.rules.shell.s006_heredoc_quoted_value', ''),
+    ('S007', 'unset-variable-in-launch', 2, ('shell',), 'file', (), False, True, 'rlhf_lint.rules.shell.s007_unset_variable_in_launch', ''),
+    ('S008', 'variable-name-without-dollar', 2, ('shell',), 'file', (), True, True, 'rlhf_lint.rules.shell.s008_variable_name_without_dollar', ''),
     ('V001', 'verl-unknown-key', 3, (), 'job', ('verl',), True, True, 'rlhf_lint.rules.verl.v001_verl_unknown_key', ''),
     ('V002', 'verl-append-existing-key', 3, (), 'job', ('verl',), True, True, 'rlhf_lint.rules.verl.v002_verl_append_existing_key', ''),
     ('V003', 'verl-batch-not-divisible-by-gpus', 3, (), 'job', ('verl',), False, True, 'rlhf_lint.rules.verl.v003_verl_batch_not_divisible_by_gpus', ''),

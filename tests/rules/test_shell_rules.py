@@ -19,6 +19,7 @@ LEFT_AFTER_FIX = {
     "S001_hydra_bad.sh": [("S001", 4, 33)],  # where the comment should go is for the author to say
     "S005_bad.sh": [("S005", 2, 19)],  # inside a heredoc quotes do not help
     "S006_bad.sh": [("S006", 4, 21)],  # a value with a blank cannot be passed through a heredoc
+    "S008_bad.sh": [("S008", 13, 24)],  # in single quotes a `$` would not expand
 }
 
 
@@ -53,7 +54,7 @@ def test_duplicate_flag_suggestion_is_display_only(tmp_path):
 
 
 def test_rule_docs_complete():
-    for code in ("S001", "S002", "S003", "S004", "S005", "S006"):
+    for code in ("S001", "S002", "S003", "S004", "S005", "S006", "S007", "S008"):
         rule = REGISTRY.get(code)
         sections = rule.sections()
         for heading in ("What it does", "Why it matters", "Example", "Fix", "References"):
@@ -86,3 +87,13 @@ def test_s001_crlf_continuation_runs_as_one_command_only_after_the_fix(tmp_path)
     assert "\r" not in text and [d.code for d in result.diagnostics] == []
     after = subprocess.run(["bash", str(tmp_path / "fixed" / "launch.sh")], capture_output=True, text=True)
     assert after.stdout.strip() == "ARGS 5" and after.stderr == ""
+
+
+def test_unset_variable_is_not_reported_when_a_name_may_come_from_elsewhere(tmp_path):
+    # eval and `set -a` may set any name; a sourced file outside the repository is not read
+    for preamble in ("eval \"$(cat env.txt)\"", "set -a", "source /etc/profile.d/cluster.sh"):
+        target = tmp_path / "run.sh"
+        target.write_text(f"#!/bin/bash\n{preamble}\npython3 -m verl.trainer.main_ppo data.train_files=$train\n")
+        assert _diags(target, "S007") == [], preamble
+    target.write_text("#!/bin/bash\nset -x\npython3 -m verl.trainer.main_ppo data.train_files=$train\n")
+    assert _diags(target, "S007") == [("S007", 3, 51)]
