@@ -228,13 +228,12 @@ def markdown(table: list[dict]) -> str:
 # the fixed terms fitted on the rows (schemas/memory/constants.json), each on a grid within physical bounds:
 # CUDA context per process (GiB; the HF docs measure 1.3 GB for the context and kernels of one process), allocator
 # slack as a fraction of the transient tensors (activations, logits, gathered parameters, the step's copies), bytes
-# per logit the loss adds beside the 16-bit logits (an fp32 upcast, its log-softmax and their gradients), activation
-# bytes per token per hidden unit per layer (34 for GPT with dropout in Korthikanti et al.; LLaMA's SwiGLU MLP
-# stores more, it has no dropout)
+# per logit the loss adds beside the 16-bit logits (an fp32 upcast, its log-softmax and their gradients), the share
+# of the per-layer activation count (ModelArch.layer_activation_bytes) held at once (1.0: every saved tensor)
 FIT_GRID = {"cuda_context": [0.5, 0.75, 1.0, 1.25, 1.5],
             "allocator_fragmentation": [0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3],
             "loss_logits_copy_bytes": [4, 6, 8, 10, 12],
-            "activation_bytes": [34, 40, 46, 52]}
+            "activation_scale": [0.75, 0.8, 0.84, 0.88, 0.92, 0.96, 1.0]}
 
 
 def fit() -> tuple[dict, float]:

@@ -88,6 +88,27 @@ class ModelArch:
         q, kv = self.num_heads * self.dim_head, self.num_kv_heads * self.dim_head
         return {"q_proj": (h, q), "k_proj": (h, kv), "v_proj": (h, kv), "o_proj": (q, h)}
 
+    def layer_activation_bytes(self, moe: bool) -> int:
+        """Bytes per token one decoder layer keeps for its backward in a 16-bit dtype, counted from what autograd
+        saves: each norm's input (RMSNorm: its fp32 upcast 4h and the 16-bit normalised copy 2h; LayerNorm, the
+        GPT-2 family with biases: its input 2h); the attention block's input, the outputs of its projections and
+        the kernel's output (o_proj's input); the MLP's input and, per unit of width, gate, up, activation and
+        product (gated, 8 B) or up and GeLU output (plain, 4 B); in an MoE layer each of the top-k experts holds its
+        own copy of the token. Flash attention: no s^2 scores (counted apart). For a 4h GeLU layer this is 32h,
+        Korthikanti et al.'s 34h without the dropout masks."""
+        h = self.hidden_size
+        norms = self.norms_per_layer * (2 * h if self.biases else 6 * h)
+        shapes = self.attention_shapes()
+        attention = 2 * h + 2 * shapes["o_proj"][0] + sum(2 * d_out for name, (_d_in, d_out) in shapes.items()
+                                                          if name != "o_proj")
+        per_width = 4 if self.mlp == "plain" else 8
+        if moe:
+            experts = max(1, self.experts_per_token) * (2 * h + per_width * self.expert_intermediate_size)
+            mlp = 2 * h + experts + per_width * self.shared_expert_intermediate_size
+        else:
+            mlp = 2 * h + per_width * self.intermediate_size
+        return norms + attention + mlp
+
     # -- parameter counts ------------------------------------------------------------------------------------
     def attention_params(self) -> int:
         if self.kv_lora_rank:  # MLA: the projections plus the RMSNorms of the q and kv latents

@@ -509,6 +509,12 @@ def _gpus_of(inp: _Inputs, role: str, hardware) -> tuple[int, int]:
 
 
 # -- per-role terms ----------------------------------------------------------------------------------------------
+def activation_units(arch: ModelArch, moe: bool) -> float:
+    """Activation bytes per token and hidden unit of one layer: the count of what autograd saves
+    (ModelArch.layer_activation_bytes) times the scale fitted on the measured rows."""
+    return K.activation_scale * arch.layer_activation_bytes(moe) / arch.hidden_size
+
+
 def _activation_terms(arch: ModelArch, batch: int, seq: int, checkpointing: bool, flash: bool, w: int,
                       forward_only: bool, with_logits: bool, what: str, fused: bool = False,
                       logit_seq: int | None = None, trl_logps: bool = False) -> list[Term]:
@@ -516,28 +522,23 @@ def _activation_terms(arch: ModelArch, batch: int, seq: int, checkpointing: bool
     completion only). ``trl_logps``: the loss is GRPOTrainer's selective_log_softmax, not a cross entropy."""
     h, L, a = arch.hidden_size, arch.num_layers, arch.num_heads
     lseq = min(seq, logit_seq) if logit_seq else seq
-    act, ck, lc, f = K.activation_bytes, K.checkpoint_bytes, K.loss_logits_copy_bytes, K.attention_score_factor
+    ck, lc, f = K.checkpoint_bytes, K.loss_logits_copy_bytes, K.attention_score_factor
     attn = 0 if flash else f * a * seq / h
-    dense_act = act
-    if arch.num_experts:
-        # MoE: the MLP's share of the 34 B (19 sbh for a 4h MLP) scales with the width the routed experts used per
-        # token (top-k x expert intermediate, plus a shared expert) against 4h; every expert's states still count
-        used = max(1, arch.experts_per_token) * arch.expert_intermediate_size + arch.shared_expert_intermediate_size
-        mlp = K.activation_mlp_bytes
-        act = act - mlp + mlp * used / (4 * h)
+    dense_act = activation_units(arch, False)
+    act = activation_units(arch, True) if arch.num_experts else dense_act
     per_layer = seq * batch * h * (max(act, dense_act if arch.dense_layer_count else 0) + attn)
-    # without checkpointing every layer's activations live: dense layers (DeepSeek's first k) keep the 4h share
+    # without checkpointing every layer's activations live: dense layers (DeepSeek's first k) keep their own count
     all_layers = seq * batch * h * (arch.moe_layer_count * act + arch.dense_layer_count * dense_act + L * attn) \
         if arch.num_experts else L * per_layer
     attn_note = "flash attention: no s^2 scores" if flash else f"+{f}as/h attention scores (no flash attention)"
     if arch.num_experts:
         attn_note += f"; MoE: {act:.1f} B with {max(1, arch.experts_per_token)} active experts"
         if arch.dense_layer_count:
-            attn_note += f" in {arch.moe_layer_count} layers, {dense_act} B in {arch.dense_layer_count} dense ones"
+            attn_note += f" in {arch.moe_layer_count} layers, {dense_act:.1f} B in {arch.dense_layer_count} dense ones"
     terms = []
     if forward_only:
         terms.append(Term("activations", int(per_layer),
-                          f"forward only, one layer live: s*b*h*{act} = {seq}*{batch}*{h}*{act} B "
+                          f"forward only, one layer live: s*b*h*{act:.1f} = {seq}*{batch}*{h}*{act:.1f} B "
                           f"({attn_note}; {what})",
                           SRC_ACTIVATIONS))
     elif checkpointing:
@@ -546,7 +547,7 @@ def _activation_terms(arch: ModelArch, batch: int, seq: int, checkpointing: bool
                           f"{gib(per_layer)} ({attn_note}; {what})", SRC_ACTIVATIONS))
     else:
         terms.append(Term("activations", int(all_layers),
-                          f"no checkpointing: L*s*b*h*{act} = {L}*{seq}*{batch}*{h}*{act} B ({attn_note}; {what})",
+                          f"no checkpointing: L*s*b*h*{act:.1f} = {L}*{seq}*{batch}*{h}*{act:.1f} B ({attn_note}; {what})",
                           SRC_ACTIVATIONS))
     if with_logits and fused and not forward_only:
         # Liger's fused linear cross entropy: chunks of ceil(BT / ceil(V/H)) rows, so one chunk of fp32 logits is
@@ -1117,12 +1118,13 @@ def _trl_generate_terms(arch: ModelArch, b: int, tokens: int, params: int, n: in
     prompt = min(tokens, _int_of(inp.get("seq.prompt_max_len"), tokens))
     per_token = arch.kv_bytes_per_token(w, latent=False)
     kv = seqs * tokens * per_token
-    prefill = seqs * prompt * arch.hidden_size * K.activation_bytes
+    units = max(activation_units(arch, False), activation_units(arch, True) if arch.num_experts else 0)
+    prefill = int(seqs * prompt * arch.hidden_size * units)
     out = [Term("generate_kv_cache", kv, f"HF generate KV cache: {seqs} sequences x {tokens} tokens x {per_token} B "
                                         f"({arch.kv_formula(w, latent=False)})",
                 SRC_HF_CACHE, phases=("generation",), at_length_bound=True),
            Term("generate_forward", prefill, f"prefill forward, one layer live: {seqs} x {prompt} prompt tokens x "
-                                             f"{arch.hidden_size} x {K.activation_bytes} B", SRC_TRL_GRPO,
+                                             f"{arch.hidden_size} x {units:.1f} B", SRC_TRL_GRPO,
                 phases=("generation",), at_length_bound=True)]
     if ctx["stage"] == 3:  # GRPOConfig.ds3_gather_for_generation defaults to True
         whole = w * params
