@@ -595,14 +595,18 @@ def _ds_micro_tokens(inp: _Inputs, ctx: dict, role: str, training: bool) -> tupl
     if dynamic is True and _int_of(budget, 0) > 0:
         # OpenRLHF fills a budget per GPU: with ring attention the group's rows hold budget x ring tokens, split
         return 1, int(budget), f"token budget {int(budget)} per GPU (dynamic batch)", True
+    # packed rows, or a length that only truncates (batches padded to their longest sample): at most this many
     packed = inp.flag("train.packing")
+    truncates = inp.flag("seq.max_len_truncates")
     tokens = -(-seq // split)
     how = f"micro batch {micro}, sequence {seq}" + (f" / {split} ring-attention/SP ranks" if split > 1 else "")
     if packed:
         how += ", packed: at most this many tokens"
+    elif truncates:
+        how += ", padded to the longest sample: at most this many tokens"
     elif ctx.get("generated"):
         how += ", padded to the longest generated response: at most this many tokens"
-    return micro, tokens, how, packed or bool(ctx.get("generated"))
+    return micro, tokens, how, packed or truncates or bool(ctx.get("generated"))
 
 
 def lora_params(arch: ModelArch, rank: int, targets) -> int:
@@ -1204,7 +1208,7 @@ def _fsdp_micro_tokens(inp: _Inputs, role: str, seq: int, training: bool) -> tup
         is_dynamic = _per_role(inp, role, dynamic) is True or (
             _per_role(inp, role, dynamic) is None and inp.flag("batch.dynamic"))
         tokens, mb = _per_role(inp, role, budget), _per_role(inp, role, micro)
-    unpadded = _per_role(inp, role, "train.remove_padding") is not False
+    unpadded = _per_role(inp, role, "train.remove_padding") is not False or inp.flag("seq.max_len_truncates")
     if is_dynamic and _int_of(tokens, 0) > 0:
         # a budget, not a count: micro batches fill it only when the mini batch holds that many real tokens
         return int(tokens), f"token budget {int(tokens)} per GPU (dynamic batch size)", True
@@ -1638,7 +1642,7 @@ def _estimate(job, hardware, read_config: Callable[[str], str | None] | None = N
         "framework": getattr(job, "framework", ""), "versions": versions or {},
         # an HF Trainer / TRL job under accelerate's FSDP: no verl experience phase unless it is RL, a reference
         # sharded on the GPUs like the policy (TRL prepare_fsdp), not parked in host RAM
-        "accelerate_fsdp": fsdp and getattr(job, "framework", "") in ("hf", "trl", "llamafactory"),
+        "accelerate_fsdp": fsdp and getattr(job, "framework", "") in ("hf", "trl", "llamafactory", "swift"),
     }
 
     ctx["strategy"] = strategy
@@ -1652,6 +1656,11 @@ def _estimate(job, hardware, read_config: Callable[[str], str | None] | None = N
     elif kind == "dpo" and getattr(job, "framework", "") == "trl" and _trl_dpo_logps_in_logits_dtype(versions,
                                                                                                   assumptions):
         ctx["trl_logps"] = True
+    unmodelled = inp.get("job.unmodelled")
+    if isinstance(unmodelled, str):
+        reason = f"{unmodelled} is not modelled"
+        assumptions.append(f"{reason}: no memory estimate, no verdict")
+        return Estimate([], [], [], _dedupe(assumptions), gpu, gpu_memory, hardware_known, {}, reason)
     if strategy not in ("deepspeed", "fsdp", "fsdp2") + PLAIN_STRATEGIES:
         # Megatron's tensor/pipeline/expert sharding (or KTransformers' CPU experts) is not modelled: no figures
         # rather than wrong ones
