@@ -132,6 +132,8 @@ VOCABULARY = (
     ("seq.prompt_max_len", int, "longest prompt, in tokens"),
     ("seq.generate_max_len", int, "longest generated response, in tokens"),
     ("seq.max_len", int, "longest sequence (prompt + response), in tokens"),
+    ("model.lm_logits", bool, "the trained model's loss runs the LM head over the vocabulary (absent: yes); False: a "
+                              "classification or embedding head"),
     ("seq.max_len_truncates", bool, "the longest sequence is only a truncation bound: micro batches are padded to "
                                     "their longest sample (or packed), so their token count depends on the data"),
     # -- training -------------------------------------------------------------------------------------------------

@@ -110,6 +110,9 @@ def interpret(command: "Command", source: "Source", project) -> list[Job]:
               framework="swift", settings=settings, assumptions=assumptions, hardware=dict(command.hardware))
     table = arguments()
     given = _given(command)
+    label, row, note = release_row(project)
+    if not megatron:
+        given = {**_argument_file(command, project, job, table, label), **given}  # the command line wins
     if "model" in given and isinstance(given["model"][0], str):
         value, path, span, origin = given["model"]
         settings.add(Setting("model.policy.path", value, path, span, origin))
@@ -117,7 +120,6 @@ def interpret(command: "Command", source: "Source", project) -> list[Job]:
         settings.add(Setting("train.strategy", "megatron", entry.path, entry.span,
                              f"`{program}`: ms-swift's Megatron-Core path ({table['megatron_commands']['source']})"))
         return [job]
-    label, row, note = release_row(project)
     if note:
         assumptions.append(note)
     command_row = row["commands"]["rlhf" if sub == "rlhf" else "sft"]
@@ -154,6 +156,10 @@ def interpret(command: "Command", source: "Source", project) -> list[Job]:
     hw = project.config.hardware_for(command.hardware) if project is not None and \
         getattr(project, "config", None) is not None else None
     _layout(settings, job, table, getattr(hw, "gpus_per_node", None))
+    task = given.get("task_type")
+    if task is not None and task[0] in table["task_types"]["without_lm_logits"]:
+        settings.add(Setting("model.lm_logits", False, task[1], task[2],
+                             f"task_type {task[0]}: a classification / embedding head, no vocabulary logits"))
     hf._derive(settings, "hf", command.path)
     hf._sharding(settings, command.path)
     note = hf._precision_and_defaults(settings, "hf")
@@ -303,3 +309,52 @@ def _layout(settings: Settings, job: Job, table: dict, node_gpus: int | None) ->
         job.settings.add(Setting("topology.layout_guess",
                                  "each process holds the whole model (without CUDA_VISIBLE_DEVICES, a process that "
                                  "sees several GPUs splits it over them by device_map)", None, None, source))
+
+
+def _argument_file(command: "Command", project, job: Job, table: dict, label: str) -> dict:
+    """The keys of the YAML argument file `swift sft FILE.yaml` names (ms-swift 4.1+), as _given's entries."""
+    from rlhf_lint.frameworks.hf import recipe_entries
+    from rlhf_lint.frameworks.jobs import not_checked
+    from rlhf_lint.readers.yaml import node_span
+
+    word = command.positionals[0] if command.positionals else None
+    if word is None or not word.known or not word.text.endswith((".yaml", ".yml", ".json")):
+        return {}
+    spec = table["argument_file"]
+    if _key(label) < _key(spec["since"]):
+        job.assumptions.append(f"ms-swift {label} reads no argument file ({word.text}): from {spec['since']} on")
+        return {}
+    target = project.resolve(command.path, word.text) if project is not None else None
+    if target is None or target.kind != "yaml":
+        job.assumptions.append(not_checked(word.text, "the ms-swift argument file") if target is None else
+                               f"the ms-swift argument file {word.text} is not read (JSON)")
+        return {}
+    entries = recipe_entries(target) or {}
+    name = os.path.basename(target.path)
+    out = {}
+    for key, (value, _key_node, node) in entries.items():
+        if key == "ENV":
+            continue
+        text = ",".join(str(v) for v in value) if isinstance(value, list) else value
+        out[key] = (text, target.path, node_span(node), f"{key} in {name}")
+    env = _file_env(target)
+    set_there = [k for k in spec["topology_env"] if k in env and k not in command.env]
+    if set_there:
+        job.settings.add(Setting("topology.layout_guess",
+                                 f"the ENV of {name} ({', '.join(set_there)}) does not change the processes read "
+                                 "from the launch", target.path, None, spec["source"].split(" ")[0]))
+    return out
+
+
+def _file_env(source) -> set:
+    """Names under the argument file's top-level ENV mapping."""
+    import yaml
+
+    docs = source.tree if isinstance(source.tree, list) else []
+    if not docs or not isinstance(docs[0], yaml.MappingNode):
+        return set()
+    for k, v in docs[0].value:
+        if isinstance(k, yaml.ScalarNode) and k.value == "ENV" and isinstance(v, yaml.MappingNode):
+            return {i.value for i, _ in v.value if isinstance(i, yaml.ScalarNode)}
+    return set()
+

@@ -1034,8 +1034,9 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
     # activations and logits of one micro batch
     b, tokens, how, bound = _ds_micro_tokens(inp, ctx, role, True)
     r.micro_tokens["training"] = (b * tokens, bound, how)
+    lm_logits = role != "critic" and inp.get("model.lm_logits") is not False
     r.terms += _bounded(bound, _activation_terms(arch, b, tokens, ctx["checkpointing"], ctx["flash"] or bound, w,
-                                                 False, role != "critic", how, ctx["fused_loss"],
+                                                 False, lm_logits, how, ctx["fused_loss"],
                                                  ctx.get("logit_tokens"), ctx.get("trl_logps", False)))
     # DeepSpeed buffers: sizes from the ds_config (zero_optimization), DeepSpeed's defaults when unset or "auto";
     # a bucket never holds more than the trained parameters (LoRA)
@@ -1341,12 +1342,13 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
     r.micro_tokens["training"] = (tokens, bound, how)
     r.terms += _bounded(bound, _activation_terms(arch, 1, tokens, checkpointing, True, c, False, False,
                                                  f"{tokens} tokens: {how}"))
-    if role != "critic" and inp.flag("train.fused_loss"):
+    lm_logits = role != "critic" and inp.get("model.lm_logits") is not False
+    if lm_logits and inp.flag("train.fused_loss"):
         # chunked log-probs (Liger's fused linear cross entropy): no full logits, one chunk ~ tokens x h
         r.terms.append(Term("logits", tokens * arch.hidden_size * (f32 + c), f"fused/chunked loss: one fp32 chunk ~ "
                             f"{tokens} x {arch.hidden_size} x {f32} B + the hidden-state gradient x {c} B", SRC_LIGER,
                             at_length_bound=bound))
-    elif role != "critic":
+    elif lm_logits:
         logits = tokens * V * c
         what = (f"{tokens} x {V} x {c} B bf16 logits (flash-attn cross entropy computes log-probs and writes its "
                 f"gradient in place)")

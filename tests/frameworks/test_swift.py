@@ -153,3 +153,29 @@ def test_a_length_that_only_truncates_is_never_an_error(tmp_path):
     found = _m001(tmp_path, "CUDA_VISIBLE_DEVICES=0 swift sft --model Qwen/Qwen2.5-7B-Instruct --torch_dtype "
                             "bfloat16 --max_length 32768 --per_device_train_batch_size 4\n")
     assert found and all(d.severity.name == "WARNING" for d in found)
+
+
+def test_argument_file_keys_come_before_the_command_line(tmp_path):
+    recipe = ("model: Qwen/Qwen2.5-7B-Instruct\ntuner_type: full\ntorch_dtype: bfloat16\nmax_length: 2048\n"
+              "per_device_train_batch_size: 2\ndeepspeed: zero3\n")
+    job = _job(tmp_path, "NPROC_PER_NODE=4 swift sft cfg.yaml --per_device_train_batch_size 1\n",
+               {"cfg.yaml": recipe})
+    assert job.value("model.policy.path") == "Qwen/Qwen2.5-7B-Instruct" and job.value("train.lora_rank") == 0
+    assert job.value("zero.stage") == 3 and job.value("batch.micro_train") == 1  # the command line wins
+    # releases before 4.1 take no argument file
+    old = _job(tmp_path / "old", "NPROC_PER_NODE=4 swift sft cfg.yaml\n",
+               {"cfg.yaml": recipe, "requirements.txt": "ms-swift==3.8.1\n"})
+    assert old.value("model.policy.path") is None and any("argument file" in a for a in old.assumptions)
+
+
+def test_classification_and_embedding_heads_have_no_vocabulary_logits(tmp_path):
+    text = ("NPROC_PER_NODE=2 swift sft --model Qwen/Qwen2.5-7B-Instruct --torch_dtype bfloat16 --max_length 2048 "
+            "--per_device_train_batch_size 8")
+    lm = _job(tmp_path / "lm", text + "\n")
+    cls = _job(tmp_path / "cls", text + " --task_type seq_cls --num_labels 2\n")
+    assert cls.value("model.lm_logits") is False
+
+    def logits(job):
+        return sum(t.bytes for t in estimate(job, A100).roles[0].terms if t.name == "logits")
+
+    assert logits(cls) == 0 < logits(lm)
