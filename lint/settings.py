@@ -19,10 +19,12 @@ ROLE = "<role>"
 
 VOCABULARY = (
     # -- what runs ------------------------------------------------------------------------------------------------
-    ("framework", str, "openrlhf | orz | verl | deepspeed | accelerate | trl | torchrun | hf (a script given "
+    ("framework", str, "openrlhf | orz | verl | deepspeed | accelerate | trl | llamafactory | swift | torchrun | hf (a script given "
                        "`--deepspeed FILE`: the Hugging Face Trainer reads the config) | python"),
     ("framework.version", str, "the release the job was linted against"),
     ("job.type", str, "ppo | grpo | reinforce | dpo | sft | rm | kto | ..."),
+    ("job.unmodelled", str, "why the estimate gives this launch no figures (a trainer or layout it does not model: "
+                            "ms-swift's GRPO / PPO / GKD, a model split over GPUs by device_map, an unknown tuner)"),
     ("job.entry", str, "the module or script that runs (``openrlhf.cli.train_ppo_ray``)"),
     ("algo.advantage_estimator", str, "gae | group_norm | reinforce | rloo | ..."),
     ("reward.remote_url", str, "a reward served over HTTP instead of a reward model"),
@@ -45,6 +47,8 @@ VOCABULARY = (
     ("model.<role>.params", (int, str), "the role's parameter count when given directly (int, or a size such as "
                                         "7B from the command line)"),
     # -- topology -------------------------------------------------------------------------------------------------
+    ("topology.layout_guess", str, "what the launch leaves open about how its processes place the model on GPUs "
+                                   "(a memory verdict resting on it is at most a warning)"),
     ("topology.world_size", int, "total training processes of a plain deepspeed/torchrun/accelerate launch"),
     ("topology.nodes", int, "nodes, the launcher's view"),
     ("topology.gpus_per_node", int, "GPUs per node, the launcher's view"),
@@ -128,6 +132,10 @@ VOCABULARY = (
     ("seq.prompt_max_len", int, "longest prompt, in tokens"),
     ("seq.generate_max_len", int, "longest generated response, in tokens"),
     ("seq.max_len", int, "longest sequence (prompt + response), in tokens"),
+    ("model.lm_logits", bool, "the trained model's loss runs the LM head over the vocabulary (absent: yes); False: a "
+                              "classification or embedding head"),
+    ("seq.max_len_truncates", bool, "the longest sequence is only a truncation bound: micro batches are padded to "
+                                    "their longest sample (or packed), so their token count depends on the data"),
     # -- training -------------------------------------------------------------------------------------------------
     ("train.strategy", str, "deepspeed (absent: every non-verl launch) | fsdp | fsdp2 | megatron | ddp (an HF Trainer "
                             "launch without a DeepSpeed config): which memory model applies (verl: "

@@ -233,6 +233,12 @@ def _trl_trainers() -> dict:
     return load("hf/training_args.json")["trl_commands"]["types"]
 
 
+def _swift_commands() -> dict:
+    from rlhf_lint.schemas import load
+
+    return load("swift/arguments.json")
+
+
 def _launch(command: Command, words: list[Word], i: int) -> bool:
     """Fill launcher, launcher_args, entry and args from words[i:]; False if this is not a launch."""
     specs = launcher_specs()
@@ -259,6 +265,17 @@ def _launch(command: Command, words: list[Word], i: int) -> bool:
         command.launcher = "llamafactory"
         _entry(command, words[i + 1], "llamafactory", words[i + 2 :])
         return True
+    if name in ("swift", "megatron") and i + 1 < len(words) and words[i + 1].known:
+        # `swift sft|pt|rlhf ...` and ms-swift's `megatron sft|pt|rlhf ...` (frameworks/swift.py reads them);
+        # `swift infer`, `swift deploy`, ... train nothing
+        table = _swift_commands()
+        train = table["commands"]["train"] if name == "swift" else table["megatron_commands"]["commands"]
+        sub = words[i + 1].text.replace("_", "-")
+        if sub in train:
+            command.launcher = "swift" if name == "swift" else "swift-megatron"
+            _entry(command, words[i + 1], command.launcher, words[i + 2 :])
+            return True
+        return False
     if name == "ray" and [w.text for w in words[i + 1 : i + 3]] == ["job", "submit"]:
         opts, j = _options(words, i + 3, specs["ray_job_submit"])
         command.launcher = "ray"
@@ -328,7 +345,15 @@ INTERPRETERS: list[tuple[str, str]] = [
 ]
 
 
-def interpreter_for(entry: str) -> Callable | None:
+# launchers whose own interpreter reads them, whatever their entry word says
+LAUNCHER_INTERPRETERS = {"swift": "rlhf_lint.frameworks.swift:interpret",
+                         "swift-megatron": "rlhf_lint.frameworks.swift:interpret"}
+
+
+def interpreter_for(entry: str, launcher: str = "") -> Callable | None:
+    if launcher in LAUNCHER_INTERPRETERS:
+        module, _, name = LAUNCHER_INTERPRETERS[launcher].partition(":")
+        return getattr(import_module(module), name)
     for prefix, spec in INTERPRETERS:
         if entry.startswith(prefix):
             module, _, name = spec.partition(":")
@@ -356,7 +381,7 @@ def build_shell_jobs(source: "Source", project) -> list[Job]:
         if command.entry is None:
             continue
         entry = command.entry.text if command.entry.known else ""
-        interpret = interpreter_for(entry)
+        interpret = interpreter_for(entry, command.launcher)
         if interpret is None:
             continue
         jobs.extend(interpret(command, source, project) or [])
@@ -511,7 +536,7 @@ def launch_topology(command: Command, source: "Source | None" = None, project=No
         return None
 
     launcher = command.launcher
-    if cvd is not None and launcher in ("torchrun", "accelerate", "trl", "llamafactory"):  # all start torchrun
+    if cvd is not None and launcher in ("torchrun", "accelerate", "trl", "llamafactory", "swift", "swift-megatron"):
         if cvd_ids is not None:
             top.devices = _word_setting("topology.device_ids", cvd, cvd_ids, "CUDA_VISIBLE_DEVICES")
         top.visible = _word_setting("topology.visible_gpus", cvd, len(cvd_ids) if cvd_ids is not None else UNKNOWN,
@@ -606,6 +631,8 @@ def launch_topology(command: Command, source: "Source | None" = None, project=No
         _trl_topology(top, command, project, visible_count)
     elif launcher == "llamafactory":
         _llamafactory_topology(top, command, project, visible_count)
+    elif launcher in ("swift", "swift-megatron"):
+        _swift_topology(top, command, project)
     elif _under_srun(command):
         # srun starting the program itself: one process per task
         ntasks = _count("topology.world_size", _scheduler_value(command, "--ntasks"),
@@ -830,6 +857,29 @@ def _llamafactory_topology(top: LaunchTopology, command: Command, project, visib
     nnodes = env.get("NNODES")
     top.nodes = (_count("topology.nodes", nnodes, f"NNODES, {why} starting torchrun") if nnodes is not None else
                  Setting("topology.nodes", 1, command.path, None, f"{why}: NNODES default 1"))
+
+
+def _swift_topology(top: LaunchTopology, command: Command, project) -> None:
+    """`swift sft|pt|rlhf` (and `megatron ...`): torchrun --nproc_per_node $NPROC_PER_NODE --nnodes $NNODES when
+    either is set (torchrun's default 1 for the other), else one process (schemas/hf/launchers.json swift_cli)."""
+    spec = _hf_launchers()["swift_cli"]
+    env = command.env
+    nproc, nnodes = env.get("NPROC_PER_NODE"), env.get("NNODES")
+    if nproc is None and nnodes is None:
+        why = f"swift without NPROC_PER_NODE/NNODES trains in one process ({spec['source'].split(' ')[0]})"
+        top.nodes = Setting("topology.nodes", 1, command.path, None, why)
+        top.per_node = Setting("topology.gpus_per_node", 1, command.path, None, why)
+        return
+    why = "swift starting torchrun"
+    if nproc is not None:
+        top.per_node = _count("topology.gpus_per_node", nproc, f"NPROC_PER_NODE, {why}")
+    else:
+        # torchrun's default is 1 per node, but a multi-node platform that sets NNODES (PAI-DLC) sets
+        # NPROC_PER_NODE in the environment too: left open
+        top.notes.append(f"NNODES without NPROC_PER_NODE: {why} with torchrun's default of one process per node, "
+                         "unless the environment sets NPROC_PER_NODE (cluster platforms do)")
+    top.nodes = (_count("topology.nodes", nnodes, f"NNODES, {why}") if nnodes is not None else
+                 Setting("topology.nodes", 1, command.path, None, f"{why}: NNODES unset, torchrun default --nnodes 1"))
 
 
 def _accelerate_config_counts(command: Command, config: Word, project) -> tuple[Setting | None, Setting | None]:

@@ -596,14 +596,18 @@ def _ds_micro_tokens(inp: _Inputs, ctx: dict, role: str, training: bool) -> tupl
     if dynamic is True and _int_of(budget, 0) > 0:
         # OpenRLHF fills a budget per GPU: with ring attention the group's rows hold budget x ring tokens, split
         return 1, int(budget), f"token budget {int(budget)} per GPU (dynamic batch)", True
+    # packed rows, or a length that only truncates (batches padded to their longest sample): at most this many
     packed = inp.flag("train.packing")
+    truncates = inp.flag("seq.max_len_truncates")
     tokens = -(-seq // split)
     how = f"micro batch {micro}, sequence {seq}" + (f" / {split} ring-attention/SP ranks" if split > 1 else "")
     if packed:
         how += ", packed: at most this many tokens"
+    elif truncates:
+        how += ", padded to the longest sample: at most this many tokens"
     elif ctx.get("generated"):
         how += ", padded to the longest generated response: at most this many tokens"
-    return micro, tokens, how, packed or bool(ctx.get("generated"))
+    return micro, tokens, how, packed or truncates or bool(ctx.get("generated"))
 
 
 def lora_params(arch: ModelArch, rank: int, targets) -> int:
@@ -1055,8 +1059,9 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
     # activations and logits of one micro batch
     b, tokens, how, bound = _ds_micro_tokens(inp, ctx, role, True)
     r.micro_tokens["training"] = (b * tokens, bound, how)
+    lm_logits = role != "critic" and inp.get("model.lm_logits") is not False
     r.terms += _bounded(bound, _activation_terms(arch, b, tokens, ctx["checkpointing"], ctx["flash"] or bound, w,
-                                                 False, role != "critic", how, ctx["fused_loss"],
+                                                 False, lm_logits, how, ctx["fused_loss"],
                                                  ctx.get("logit_tokens"), ctx.get("trl_logps", False)))
     # DeepSpeed buffers: sizes from the ds_config (zero_optimization), DeepSpeed's defaults when unset or "auto";
     # a bucket never holds more than the trained parameters (LoRA)
@@ -1230,7 +1235,7 @@ def _fsdp_micro_tokens(inp: _Inputs, role: str, seq: int, training: bool) -> tup
         is_dynamic = _per_role(inp, role, dynamic) is True or (
             _per_role(inp, role, dynamic) is None and inp.flag("batch.dynamic"))
         tokens, mb = _per_role(inp, role, budget), _per_role(inp, role, micro)
-    unpadded = _per_role(inp, role, "train.remove_padding") is not False
+    unpadded = _per_role(inp, role, "train.remove_padding") is not False or inp.flag("seq.max_len_truncates")
     if is_dynamic and _int_of(tokens, 0) > 0:
         # a budget, not a count: micro batches fill it only when the mini batch holds that many real tokens
         return int(tokens), f"token budget {int(tokens)} per GPU (dynamic batch size)", True
@@ -1363,12 +1368,13 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
     r.micro_tokens["training"] = (tokens, bound, how)
     r.terms += _bounded(bound, _activation_terms(arch, 1, tokens, checkpointing, True, c, False, False,
                                                  f"{tokens} tokens: {how}"))
-    if role != "critic" and inp.flag("train.fused_loss"):
+    lm_logits = role != "critic" and inp.get("model.lm_logits") is not False
+    if lm_logits and inp.flag("train.fused_loss"):
         # chunked log-probs (Liger's fused linear cross entropy): no full logits, one chunk ~ tokens x h
         r.terms.append(Term("logits", tokens * arch.hidden_size * (f32 + c), f"fused/chunked loss: one fp32 chunk ~ "
                             f"{tokens} x {arch.hidden_size} x {f32} B + the hidden-state gradient x {c} B", SRC_LIGER,
                             at_length_bound=bound))
-    elif role != "critic":
+    elif lm_logits:
         logits = tokens * V * c
         what = (f"{tokens} x {V} x {c} B bf16 logits (flash-attn cross entropy computes log-probs and writes its "
                 f"gradient in place)")
@@ -1664,7 +1670,7 @@ def _estimate(job, hardware, read_config: Callable[[str], str | None] | None = N
         "framework": getattr(job, "framework", ""), "versions": versions or {},
         # an HF Trainer / TRL job under accelerate's FSDP: no verl experience phase unless it is RL, a reference
         # sharded on the GPUs like the policy (TRL prepare_fsdp), not parked in host RAM
-        "accelerate_fsdp": fsdp and getattr(job, "framework", "") in ("hf", "trl", "llamafactory"),
+        "accelerate_fsdp": fsdp and getattr(job, "framework", "") in ("hf", "trl", "llamafactory", "swift"),
     }
 
     ctx["strategy"] = strategy
@@ -1678,6 +1684,11 @@ def _estimate(job, hardware, read_config: Callable[[str], str | None] | None = N
     elif kind == "dpo" and getattr(job, "framework", "") == "trl" and _trl_dpo_logps_in_logits_dtype(versions,
                                                                                                   assumptions):
         ctx["trl_logps"] = True
+    unmodelled = inp.get("job.unmodelled")
+    if isinstance(unmodelled, str):
+        reason = f"{unmodelled} is not modelled"
+        assumptions.append(f"{reason}: no memory estimate, no verdict")
+        return Estimate([], [], [], _dedupe(assumptions), gpu, gpu_memory, hardware_known, {}, reason)
     if strategy not in ("deepspeed", "fsdp", "fsdp2") + PLAIN_STRATEGIES:
         # Megatron's tensor/pipeline/expert sharding (or KTransformers' CPU experts) is not modelled: no figures
         # rather than wrong ones

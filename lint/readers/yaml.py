@@ -17,7 +17,8 @@ MAX_NODES = 200_000  # nodes of a file once its aliases and merge keys (<<) are 
 # environments. Other YAML (CI workflows, docs, k8s) is skipped after one regex, before PyYAML's slow composer.
 _RELEVANT_KEYS = lazy_compile(
     r"^(?:actor_rollout_ref|critic|reward_model|algorithm|trainer|data|compute_environment|distributed_type"
-    r"|deepspeed_config|dependencies|model_name_or_path)\s*:", re.MULTILINE)  # model_name_or_path: HF recipes
+    r"|deepspeed_config|dependencies|model_name_or_path|tuner_type|train_type|rlhf_type)\s*:",
+    re.MULTILINE)  # model_name_or_path: HF recipes; tuner_type, train_type, rlhf_type: ms-swift argument files
 _CONDA_NAME = lazy_compile(r"^(?:environment|conda|env)[\w.-]*\.ya?ml$", re.IGNORECASE)
 
 

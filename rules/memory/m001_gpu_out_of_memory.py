@@ -172,6 +172,8 @@ def gpu_out_of_memory(ctx):
         elif stand_in and group.certain_overflow:
             qualifier = (f" with a stand-in layer shape for {stand_in} (its size read from the name: vocabulary and "
                          f"widths of the nearest catalog model)")
+        elif ctx.job.value("topology.layout_guess"):
+            qualifier = f" if {ctx.job.value('topology.layout_guess')}"
         elif guessed_world:
             qualifier = (f" on {guessed_world} GPUs (the hardware profile's: no launch gives the world size, and "
                          f"more GPUs shard the states further)")

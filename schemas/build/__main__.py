@@ -5,18 +5,19 @@ checkout for what is not on the package index) and rewrites its tables under ``s
 says, per table, which releases were added and how many rows were added and closed. Options:
 
   --all              every builder (ORZ is skipped with a message unless --orz-source names a checkout)
-  --only NAME        one builder (repeatable): openrlhf, deepspeed, verl, accelerate, orz, requires, trl
+  --only NAME        one builder (repeatable): openrlhf, deepspeed, verl, accelerate, orz, requires, trl, swift
   --cache DIR        where releases are kept (default: ~/.cache/rlhf-lint/upstream, or $XDG_CACHE_HOME)
   --offline          use only what the cache holds (no pip, no index)
   --releases V,...   read these releases instead of "every release newer than the table's newest"
   --orz-source DIR   a checkout of Open-Reasoner-Zero (it is not on the package index)
+  --swift-source DIR a git directory of modelscope/ms-swift (its presets and argument files are read by tag)
 """
 from __future__ import annotations
 
 import argparse
 import sys
 
-BUILDERS = ("openrlhf", "deepspeed", "verl", "accelerate", "orz", "requires", "trl")
+BUILDERS = ("openrlhf", "deepspeed", "verl", "accelerate", "orz", "requires", "trl", "swift")
 
 
 class Skip(Exception):
@@ -57,6 +58,12 @@ def _run(name: str, cache, args, log) -> dict:
         from rlhf_lint.schemas.build import trl
 
         return trl.refresh(cache, releases, log)
+    if name == "swift":
+        if not args.swift_source:
+            raise Skip("no --swift-source git directory given (ms-swift is read by tag from a mirror)")
+        from rlhf_lint.schemas.build import swift
+
+        return swift.refresh(args.swift_source, releases, log)
     raise Skip(f"no builder {name!r}")
 
 
@@ -68,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--offline", action="store_true", help="use only the cache")
     parser.add_argument("--releases", default=None, help="comma-separated versions to read (one builder)")
     parser.add_argument("--orz-source", default=None, help="Open-Reasoner-Zero checkout")
+    parser.add_argument("--swift-source", default=None, help="modelscope/ms-swift git directory (bare is fine)")
     parser.add_argument("--report", nargs="?", const="HEAD", default=None, metavar="GIT_REF",
                         help="print what the data files changed against GIT_REF (default HEAD), per table; "
                              "refresh nothing")

@@ -1,0 +1,360 @@
+"""ms-swift launches: `swift sft|pt|rlhf --flag value ...` (HF Trainer and TRL trainers underneath) and ms-swift's
+`megatron sft|pt|rlhf` (a Megatron-Core job the estimate does not model).
+
+The flags map to the common settings through schemas/swift/arguments.json; what a launch leaves unset takes the
+defaults of the ms-swift release the repository pins (schemas/swift/releases.json, the newest release when nothing
+pins it), and `--deepspeed zero3` / `--fsdp fsdp2` the facts of the preset that release ships. The world size is
+launchers.launch_topology's (`_swift_topology`: torchrun only with NPROC_PER_NODE or NNODES). Three things ms-swift
+does differently from a plain HF Trainer launch are kept: `max_length` only truncates (batches are padded to their
+longest sample), a process that sees several GPUs per process splits its model over them (device_map), and the
+torch_dtype left unset is the checkpoint's.
+"""
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from rlhf_lint.readers.commands import Command
+    from rlhf_lint.readers.source import Source
+
+from rlhf_lint.frameworks.jobs import Job
+from rlhf_lint.model import UNKNOWN, Setting, Settings
+
+
+def arguments() -> dict:
+    from rlhf_lint.schemas import load
+
+    return load("swift/arguments.json")
+
+
+def releases() -> dict:
+    from rlhf_lint.schemas import load
+
+    return load("swift/releases.json")["releases"]
+
+
+def _key(version: str) -> tuple[int, ...]:
+    out = []
+    for part in version.split(".")[:3]:
+        digits = "".join(c for c in part if c.isdigit())
+        out.append(int(digits) if digits else 0)
+    return tuple(out)
+
+
+def release_row(project) -> tuple[str, dict, str | None]:
+    """(label, row of schemas/swift/releases.json, assumption or None) for the ms-swift release the repository
+    targets: the row of its minor series (or the nearest older one), the newest row when nothing pins ms-swift."""
+    from rlhf_lint.frameworks.edge import target_version
+
+    rows = releases()
+    order = sorted(rows, key=_key)
+    target = target_version(project, "ms-swift") if project is not None else None
+    if target is None:
+        newest = order[-1]
+        return newest, rows[newest], (f"ms-swift release not pinned: the defaults of the newest release in the "
+                                      f"tables, {newest}")
+    want = _key(target.version)
+    same = [v for v in order if _key(v)[:2] == want[:2]]
+    older = [v for v in order if _key(v) <= want]
+    label = same[-1] if same else (older[-1] if older else order[0])
+    note = None
+    if not same:
+        edge = "newer than" if want > _key(order[-1]) else "not among" if older else "older than"
+        note = (f"ms-swift {target.version} ({target.origin}) is {edge} the releases in the tables: the defaults of "
+                f"{label}")
+    return label, rows[label], note
+
+
+def _field_value(value, row: dict):
+    from rlhf_lint.frameworks.hf import coerce
+
+    typed = coerce(value, row["type"])
+    mapping = row.get("map")
+    if mapping is not None and typed is not UNKNOWN:
+        mapped = mapping.get(str(typed).lower(), row.get("map_default"))
+        typed = mapped if mapped is not None else UNKNOWN
+    return typed
+
+
+def _given(command: "Command") -> dict:
+    """name -> (text or UNKNOWN or True for a bare switch, path, span, origin) of every flag, the last one winning."""
+    out = {}
+    for arg in command.args:
+        name = arg.flag.lstrip("-").replace("-", "_")
+        word = arg.value
+        if word is None:
+            out[name] = (True, command.path, arg.flag_span, arg.flag)
+        elif len(arg.values) > 1 and all(w.known for w in arg.values):
+            out[name] = (",".join(w.text for w in arg.values), word.path, word.span, word.origin or arg.flag)
+        else:
+            out[name] = (word.text if word.known else UNKNOWN, word.path, word.span, word.origin or arg.flag)
+    return out
+
+
+def interpret(command: "Command", source: "Source", project) -> list[Job]:
+    from rlhf_lint.frameworks import hf
+    from rlhf_lint.frameworks.launchers import _topology
+
+    settings = Settings()
+    assumptions: list[str] = []
+    entry = command.entry
+    sub = entry.text.replace("_", "-")
+    megatron = command.launcher == "swift-megatron"
+    program = f"{'megatron' if megatron else 'swift'} {sub}"
+    settings.add(Setting("job.entry", program, entry.path, entry.span, entry.origin))
+    settings.add(Setting("framework", "swift", command.path, command.span))
+    _topology(command, settings, assumptions, source, project)
+    line = source.position(command.span.start).line if command.path == source.path else 0
+    job = Job(name=f"{os.path.basename(command.path)}:{line} {program}", path=command.path, span=command.span,
+              framework="swift", settings=settings, assumptions=assumptions, hardware=dict(command.hardware))
+    table = arguments()
+    given = _given(command)
+    label, row, note = release_row(project)
+    if not megatron:
+        given = {**_argument_file(command, project, job, table, label), **given}  # the command line wins
+    if "model" in given and isinstance(given["model"][0], str):
+        value, path, span, origin = given["model"]
+        settings.add(Setting("model.policy.path", value, path, span, origin))
+    if megatron:
+        settings.add(Setting("train.strategy", "megatron", entry.path, entry.span,
+                             f"`{program}`: ms-swift's Megatron-Core path ({table['megatron_commands']['source']})"))
+        return [job]
+    if note:
+        assumptions.append(note)
+    command_row = row["commands"]["rlhf" if sub == "rlhf" else "sft"]
+    defaults = command_row["fields"]
+
+    def value_of(name: str):
+        """(value, path, span, origin) as given, else the release default (path None), else None."""
+        if name in given:
+            return given[name]
+        if name in defaults:
+            d = defaults[name]
+            return (d["default"], None, None, f"ms-swift {label} default {name} {d['default']} ({d['source']})")
+        return None
+
+    rl_only = set(table["rl_only_fields"]["names"])
+    for name, field in table["fields"].items():
+        if name == "model":
+            continue
+        found = given.get(name) if name in rl_only else value_of(name)
+        if found is None or found[0] is None:
+            continue
+        value, path, span, origin = found
+        typed = _field_value(value, field)
+        if typed is UNKNOWN and field["type"] == "bool" and value is True:
+            typed = True
+        settings.add(Setting(field["key"], typed, path, span, origin))
+    _job_type(settings, job, given, value_of, sub, table)
+    _tuner(settings, job, given, value_of, table)
+    _quantization(settings, job, given, table)
+    _deepspeed(settings, job, given, row, label)
+    _fsdp(settings, job, given, row)
+    _length(settings, job, given, table)
+    _dtype(settings, given, table)
+    hw = project.config.hardware_for(command.hardware) if project is not None and \
+        getattr(project, "config", None) is not None else None
+    _layout(settings, job, table, getattr(hw, "gpus_per_node", None))
+    task = given.get("task_type")
+    if task is not None and task[0] in table["task_types"]["without_lm_logits"]:
+        settings.add(Setting("model.lm_logits", False, task[1], task[2],
+                             f"task_type {task[0]}: a classification / embedding head, no vocabulary logits"))
+    hf._derive(settings, "hf", command.path)
+    hf._sharding(settings, command.path)
+    note = hf._precision_and_defaults(settings, "hf")
+    if note:
+        assumptions.append(note)
+    settings.add(Setting("hf.certain", True, command.path, None))
+    return [job]
+
+
+def _job_type(settings: Settings, job: Job, given: dict, value_of, sub: str, table: dict) -> None:
+    entry = job.settings.get("job.entry")
+    if sub != "rlhf":
+        settings.add(Setting("job.type", table["commands"]["train"][sub], entry.path, entry.span, f"swift {sub}"))
+        return
+    found = value_of("rlhf_type")
+    kind = found[0] if found is not None else "dpo"
+    row = table["rlhf_types"]["types"].get(kind) if isinstance(kind, str) else None
+    path, span = (found[1], found[2]) if found is not None else (None, None)
+    if row is None:
+        settings.add(Setting("job.unmodelled", f"rlhf_type {kind if isinstance(kind, str) else '(not known)'}",
+                             path, span))
+        return
+    settings.add(Setting("job.type", row["job_type"], path, span, found[3] if found else ""))
+    if "unmodelled" in row:
+        settings.add(Setting("job.unmodelled", row["unmodelled"], path, span))
+
+
+def _tuner(settings: Settings, job: Job, given: dict, value_of, table: dict) -> None:
+    """full / LoRA from tuner_type (train_type before 4.0); the reference model DPO and KTO load with full tuning."""
+    names = table["tuner_fields"]["names"]
+    found = next((given[n] for n in names if n in given), None) or next(
+        (value_of(n) for n in names if value_of(n) is not None and value_of(n)[0] is not None), None)
+    tuner = found[0] if found is not None else "lora"
+    path, span, origin = (found[1], found[2], found[3]) if found is not None else (None, None, "")
+    kind = table["tuners"]["kinds"].get(tuner) if isinstance(tuner, str) else None
+    if kind is None:
+        settings.add(Setting("job.unmodelled", f"ms-swift tuner_type {tuner if isinstance(tuner, str) else '?'}",
+                             path, span))
+        return
+    if kind == "full":
+        settings.add(Setting("train.lora_rank", 0, path, span, origin or "tuner_type full"))
+    if given.get("use_galore", (False,))[0] not in (False, "false", "False", UNKNOWN, None):
+        settings.add(Setting("job.unmodelled", "GaLore under ms-swift", *given["use_galore"][1:3]))
+    kind_type = str(settings.value("job.type", ""))
+    rlhf = table["rlhf_types"]["types"]
+    wants_ref = any(r.get("ref_when_full") and r["job_type"] == kind_type for r in rlhf.values())
+    if kind_type in {r["job_type"] for r in rlhf.values()}:
+        # swift sets job roles itself: the reference copy only where rlhf_args.py loads one
+        job.roles = ("policy", "ref") if wants_ref and kind == "full" else ("policy",)
+        if wants_ref and kind == "lora":
+            job.assumptions.append(f"{kind_type} with LoRA: the reference is the model with its adapter disabled, "
+                                   f"no second copy ({table['rlhf_types']['source'].split(';')[0]})")
+
+
+def _quantization(settings: Settings, job: Job, given: dict, table: dict) -> None:
+    method = given.get("quant_method")
+    if settings.get("train.quantization") is None or method is None:
+        return
+    if isinstance(method[0], str) and method[0] not in table["quant_methods"]:
+        job.assumptions.append(f"quant_method {method[0]}: its weights are sized as bitsandbytes' of the same bits")
+
+
+def _deepspeed(settings: Settings, job: Job, given: dict, row: dict, label: str) -> None:
+    """`--deepspeed zero0..zero3_offload`: the preset's stage and offload; any other value is a ds_config path
+    (or JSON text) the project reads like any launch's."""
+    found = given.get("deepspeed")
+    if found is None:
+        return
+    value, path, span, origin = found
+    if value is UNKNOWN or not isinstance(value, str):
+        settings.add(Setting("deepspeed.config_unread", "(its value is not known)", path, span,
+                             "the --deepspeed value is not known"))
+        return
+    preset = row["deepspeed_presets"].get(value)
+    if preset is None:
+        if value.lstrip().startswith("{"):
+            settings.add(Setting("deepspeed.config_unread", "(inline JSON)", path, span, "--deepspeed JSON text"))
+        else:
+            settings.add(Setting("deepspeed.config_path", value, path, span, origin))
+        return
+    why = f"--deepspeed {value}: ms-swift {label}'s preset ({preset['source']})"
+    settings.add(Setting("zero.stage", int(preset["stage"]), path, span, why))
+    settings.add(Setting("offload.optimizer", preset["offload_optimizer"], path, span, why))
+    settings.add(Setting("offload.param", preset["offload_param"], path, span, why))
+    if isinstance(preset.get("overlap_comm"), bool):
+        settings.add(Setting("deepspeed.overlap_comm", preset["overlap_comm"], path, span, why))
+
+
+def _fsdp(settings: Settings, job: Job, given: dict, row: dict) -> None:
+    from rlhf_lint.frameworks import hf
+
+    found = given.get("fsdp")
+    if found is None or settings.get("zero.stage") is not None or settings.get("deepspeed.config_path") is not None:
+        return
+    value, path, span, origin = found
+    preset = row["fsdp_presets"].get(value) if isinstance(value, str) else None
+    text = preset["fsdp"] if preset is not None else value
+    if isinstance(text, str) and hf._fsdp_options(text):
+        where = f"--fsdp {value}" + (f" (preset {preset['source']})" if preset else "")
+        hf._add_trainer_fsdp(settings, job.assumptions, text, path, span, where)
+        if preset is not None and preset.get("fsdp_version") == 2 and settings.value("train.strategy") == "fsdp":
+            settings.add(Setting("train.strategy", "fsdp2", path, span, where))
+        if preset is not None and preset.get("activation_checkpointing") is True:
+            settings.add(Setting("train.gradient_checkpointing", True, path, span, f"{where}: activation_checkpointing"))
+        return
+    settings.add(Setting("train.strategy", UNKNOWN, path, span, "--fsdp names a config the linter does not read"))
+    job.assumptions.append(f"--fsdp {value if isinstance(value, str) else '?'}: an FSDP config file, not read")
+
+
+def _length(settings: Settings, job: Job, given: dict, table: dict) -> None:
+    settings.add(Setting("seq.max_len_truncates", True, None, None, table["max_length_unset"]["note"]))
+    if settings.get("seq.max_len") is None:
+        job.assumptions.append("max_length unset: ms-swift truncates at the model's max_model_len; the figures use "
+                               "the estimate's default length, as a bound")
+
+
+def _dtype(settings: Settings, given: dict, table: dict) -> None:
+    loaded = settings.get("hf.torch_dtype")
+    rule = table["mixed_precision_from_dtype"]
+    if loaded is not None and settings.get("hf.mixed_precision") is None and loaded.value in rule["map"]:
+        settings.add(Setting("hf.mixed_precision", rule["map"][loaded.value], loaded.path, loaded.span,
+                             f"bf16/fp16 unset: ms-swift sets them from torch_dtype {loaded.value} "
+                             f"({rule['source']})"))
+    if loaded is None and settings.get("train.quantization") is None:
+        settings.add(Setting("hf.torch_dtype", "auto", None, None,
+                             "ms-swift loads the model config's torch_dtype when none is given "
+                             f"({table['fields']['torch_dtype']['source'].split(' ')[0]})"))
+
+
+def _layout(settings: Settings, job: Job, table: dict, node_gpus: int | None) -> None:
+    """A process that sees at least twice its share of the node's GPUs splits its model over them (is_mp):
+    CUDA_VISIBLE_DEVICES says how many it sees, else the hardware profile's gpus-per-node."""
+    per = settings.value("topology.gpus_per_node")
+    visible = settings.value("topology.visible_gpus")
+    if visible is None and node_gpus:
+        visible = node_gpus
+    source = table["device_map"]["source"].split(" ")[0]
+    if type(per) is not int or per <= 0:
+        return
+    if type(visible) is int and visible // per >= 2:
+        settings.add(Setting("job.unmodelled", f"a model split over {visible // per} GPUs per process by device_map "
+                                               f"({source})", None, None))
+        return
+    if visible is None and per == 1 and settings.get("deepspeed.config_path") is None \
+            and settings.get("zero.stage") is None and settings.get("train.strategy") is None:
+        # DeepSpeed and FSDP refuse device_map (sft_args.py _init_deepspeed / _init_fsdp): only a plain run splits
+        job.settings.add(Setting("topology.layout_guess",
+                                 "each process holds the whole model (without CUDA_VISIBLE_DEVICES, a process that "
+                                 "sees several GPUs splits it over them by device_map)", None, None, source))
+
+
+def _argument_file(command: "Command", project, job: Job, table: dict, label: str) -> dict:
+    """The keys of the YAML argument file `swift sft FILE.yaml` names (ms-swift 4.1+), as _given's entries."""
+    from rlhf_lint.frameworks.hf import recipe_entries
+    from rlhf_lint.frameworks.jobs import not_checked
+    from rlhf_lint.readers.yaml import node_span
+
+    word = command.positionals[0] if command.positionals else None
+    if word is None or not word.known or not word.text.endswith((".yaml", ".yml", ".json")):
+        return {}
+    spec = table["argument_file"]
+    if _key(label) < _key(spec["since"]):
+        job.assumptions.append(f"ms-swift {label} reads no argument file ({word.text}): from {spec['since']} on")
+        return {}
+    target = project.resolve(command.path, word.text) if project is not None else None
+    if target is None or target.kind != "yaml":
+        job.assumptions.append(not_checked(word.text, "the ms-swift argument file") if target is None else
+                               f"the ms-swift argument file {word.text} is not read (JSON)")
+        return {}
+    entries = recipe_entries(target) or {}
+    name = os.path.basename(target.path)
+    out = {}
+    for key, (value, _key_node, node) in entries.items():
+        if key == "ENV":
+            continue
+        text = ",".join(str(v) for v in value) if isinstance(value, list) else value
+        out[key] = (text, target.path, node_span(node), f"{key} in {name}")
+    env = _file_env(target)
+    set_there = [k for k in spec["topology_env"] if k in env and k not in command.env]
+    if set_there:
+        job.settings.add(Setting("topology.layout_guess",
+                                 f"the ENV of {name} ({', '.join(set_there)}) does not change the processes read "
+                                 "from the launch", target.path, None, spec["source"].split(" ")[0]))
+    return out
+
+
+def _file_env(source) -> set:
+    """Names under the argument file's top-level ENV mapping."""
+    import yaml
+
+    docs = source.tree if isinstance(source.tree, list) else []
+    if not docs or not isinstance(docs[0], yaml.MappingNode):
+        return set()
+    for k, v in docs[0].value:
+        if isinstance(k, yaml.ScalarNode) and k.value == "ENV" and isinstance(v, yaml.MappingNode):
+            return {i.value for i, _ in v.value if isinstance(i, yaml.ScalarNode)}
+    return set()
+

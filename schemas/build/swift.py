@@ -1,0 +1,199 @@
+"""ms-swift's launch defaults, per release: the defaults of the argument fields that size memory for `swift sft` /
+`swift pt` (TrainArguments in 3.x, SftArguments from 4.0) and `swift rlhf` (RLHFArguments), resolved through the
+dataclasses' bases in Python's method resolution order, and the facts of the DeepSpeed / FSDP presets `--deepspeed
+zero3` and `--fsdp fsdp2` name (swift/llm/ds_config/*.json in 3.x, swift/config/*.json from 4.0). Read with ``ast``
+and ``json`` from a git mirror of modelscope/ms-swift (``git show TAG:path``: nothing is imported or run).
+Output: schemas/swift/releases.json.
+
+    python -m rlhf_lint.schemas.build --only swift --swift-source /path/to/ms-swift.git [--releases 3.2.2,4.5.2]
+
+Without --releases: the newest patch of every minor series from 3.0 on among the mirror's tags.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import subprocess
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TABLE = os.path.join(HERE, "swift", "releases.json")
+BLOB = "https://github.com/modelscope/ms-swift/blob/v{version}/{path}"
+OLDEST = (3, 0)
+
+# the fields read (the launch reader maps them to settings: schemas/swift/arguments.json)
+FIELDS = ("train_type", "tuner_type", "lora_rank", "target_modules", "per_device_train_batch_size",
+          "gradient_accumulation_steps", "gradient_checkpointing", "max_length", "packing", "padding_free",
+          "torch_dtype", "attn_impl", "use_liger_kernel", "sequence_parallel_size", "quant_method", "quant_bits",
+          "use_galore", "bf16", "fp16", "rlhf_type", "beta", "max_completion_length", "num_generations",
+          "use_vllm", "vllm_mode", "vllm_gpu_memory_utilization")
+# the argument class of each command (3.x name first)
+COMMANDS = {"sft": ("TrainArguments", "SftArguments"), "rlhf": ("RLHFArguments",)}
+PRESET_DIRS = ("swift/llm/ds_config", "swift/config")
+
+
+def _git(gitdir: str, *args: str) -> str:
+    out = subprocess.run(["git", "--git-dir", gitdir, *args], capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr.strip() or f"git {' '.join(args)} failed")
+    return out.stdout
+
+
+def _version(tag: str) -> tuple[int, ...] | None:
+    found = re.fullmatch(r"v(\d+)\.(\d+)\.(\d+)", tag)
+    return tuple(int(p) for p in found.groups()) if found else None
+
+
+def newest_patches(tags: list[str]) -> list[str]:
+    """The newest patch of each minor series from OLDEST on (tags like v3.2.2; post releases left out)."""
+    best: dict[tuple[int, int], tuple[int, ...]] = {}
+    for tag in tags:
+        v = _version(tag)
+        if v is not None and v[:2] >= OLDEST and v > best.get(v[:2], (0,)):
+            best[v[:2]] = v
+    return [".".join(map(str, v)) for _, v in sorted(best.items())]
+
+
+def _default(value: ast.AST):
+    """``= 8``, ``= field(default=8)``, ``= field(default_factory=lambda: ['all-linear'])``; ... when not literal."""
+    if isinstance(value, ast.Call) and getattr(value.func, "id", getattr(value.func, "attr", "")) == "field":
+        kw = {k.arg: k.value for k in value.keywords}
+        if "default" in kw:
+            value = kw["default"]
+        elif isinstance(kw.get("default_factory"), ast.Lambda):
+            value = kw["default_factory"].body
+        else:
+            return ...
+    try:
+        out = ast.literal_eval(value)
+    except (ValueError, TypeError, SyntaxError):
+        return ...
+    return out if isinstance(out, (str, int, float, bool, list, type(None))) else ...
+
+
+def classes_of(text: str, path: str) -> dict[str, dict]:
+    """{class: {"bases", "fields": {name: (default, line)}, "path"}} of the top-level classes of one file."""
+    out = {}
+    tree = ast.parse(text)
+    # a base imported from outside ms-swift (transformers' Seq2SeqTrainingArguments) is not ms-swift's class of
+    # the same name
+    external = {a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) and n.level == 0
+                and not (n.module or "").startswith("swift") for a in n.names}
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        fields = {}
+        for stmt in node.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+                fields[stmt.target.id] = (_default(stmt.value), stmt.lineno)
+        bases = [getattr(b, "id", getattr(b, "attr", "")) for b in node.bases]
+        bases = [f"{b} (external)" if b in external else b for b in bases]
+        out[node.name] = {"bases": bases, "fields": fields, "path": path}
+    return out
+
+
+def mro(classes: dict, name: str) -> list[str]:
+    """C3 linearisation over the classes the release defines (a base it does not define ends the chain there)."""
+    cls = classes.get(name)
+    if cls is None:
+        return [name]
+    seqs = [mro(classes, b) for b in cls["bases"]] + [list(cls["bases"])]
+    out = [name]
+    while any(seqs):
+        seqs = [s for s in seqs if s]
+        for s in seqs:
+            head = s[0]
+            if not any(head in t[1:] for t in seqs):
+                break
+        else:
+            raise ValueError(f"no C3 order for {name}")
+        out.append(head)
+        seqs = [t[1:] if t and t[0] == head else t for t in seqs]
+    return out
+
+
+def _argument_files(gitdir: str, tag: str) -> list[str]:
+    names = _git(gitdir, "ls-tree", "-r", "--name-only", tag, "swift").splitlines()
+    return [n for n in names if n.endswith(".py") and "megatron" not in n and (
+        "/argument/" in n or n.startswith("swift/arguments/") or re.search(r"/(rlhf_)?arguments\.py$|args_mixin\.py$", n))]
+
+
+def extract(gitdir: str, version: str) -> dict:
+    tag = f"v{version}"
+    classes: dict[str, dict] = {}
+    for path in _argument_files(gitdir, tag):
+        for name, cls in classes_of(_git(gitdir, "show", f"{tag}:{path}"), path).items():
+            classes.setdefault(name, cls)  # the first definition (argument folders sort before trainers)
+    row: dict = {"tag": tag, "commands": {}}
+    for command, names in COMMANDS.items():
+        name = next((n for n in names if n in classes), None)
+        if name is None:
+            continue
+        fields = {}
+        for cls_name in mro(classes, name):
+            cls = classes.get(cls_name)
+            for field_name, (default, line) in (cls["fields"].items() if cls else ()):
+                if field_name in FIELDS and field_name not in fields and default is not ...:
+                    fields[field_name] = {"default": default, "class": cls_name,
+                                          "source": BLOB.format(version=version, path=cls["path"]) + f"#L{line}"}
+        row["commands"][command] = {"class": name, "fields": dict(sorted(fields.items()))}
+    row["deepspeed_presets"], row["fsdp_presets"] = presets(gitdir, version)
+    return row
+
+
+def presets(gitdir: str, version: str) -> tuple[dict, dict]:
+    """The ZeRO stage and offload devices of each shipped ds_config, and the FSDP options of each FSDP preset."""
+    tag = f"v{version}"
+    names = _git(gitdir, "ls-tree", "-r", "--name-only", tag, "swift").splitlines()
+    ds, fsdp = {}, {}
+    for path in sorted(n for n in names if os.path.dirname(n) in PRESET_DIRS and n.endswith(".json")):
+        try:
+            data = json.loads(_git(gitdir, "show", f"{tag}:{path}"))
+        except ValueError:
+            continue
+        source = BLOB.format(version=version, path=path)
+        preset = os.path.splitext(os.path.basename(path))[0]
+        zero = data.get("zero_optimization")
+        if isinstance(zero, dict):
+            ds[preset] = {"stage": zero.get("stage", 0),
+                          "offload_optimizer": (zero.get("offload_optimizer") or {}).get("device", "none"),
+                          "offload_param": (zero.get("offload_param") or {}).get("device", "none"),
+                          "overlap_comm": zero.get("overlap_comm"), "source": source}
+        elif "fsdp" in data:
+            cfg = data.get("fsdp_config") or {}
+            fsdp[preset] = {"fsdp": data["fsdp"], "fsdp_version": cfg.get("fsdp_version", 2),
+                            "activation_checkpointing": cfg.get("activation_checkpointing"),
+                            "reshard_after_forward": cfg.get("reshard_after_forward"), "source": source}
+    return ds, fsdp
+
+
+def refresh(gitdir: str, releases: list[str] | None, log) -> dict:
+    if not gitdir:
+        raise ValueError("no --swift-source git directory")
+    wanted = releases or newest_patches(_git(gitdir, "tag").split())
+    try:
+        with open(TABLE, encoding="utf-8") as fh:
+            table = json.load(fh)
+    except FileNotFoundError:
+        table = {}
+    rows = table.get("releases", {})
+    added = [v for v in wanted if v not in rows]
+    for version in wanted:
+        log(f"  ms-swift {version}")
+        rows[version] = extract(gitdir, version)
+    order = sorted(rows, key=lambda v: tuple(int(p) for p in v.split(".")))
+    table = {
+        "note": "ms-swift argument defaults per release (schemas/build/swift.py: the dataclass fields of the `swift "
+                "sft`/`pt` argument class (TrainArguments in 3.x, SftArguments from 4.0) and of RLHFArguments, "
+                "through their bases in MRO order), and the DeepSpeed / FSDP presets the releases ship. Read by "
+                "rlhf_lint.frameworks.swift for what a launch leaves unset. A field with a non-literal default is "
+                "left out.",
+        "repository": "https://github.com/modelscope/ms-swift",
+        "releases": {v: rows[v] for v in order},
+    }
+    os.makedirs(os.path.dirname(TABLE), exist_ok=True)
+    with open(TABLE, "w", encoding="utf-8") as fh:
+        json.dump(table, fh, indent=1)
+        fh.write("\n")
+    return {"table": "swift/releases.json", "releases": added, "added": len(added), "newest": order[-1]}
