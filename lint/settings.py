@@ -19,8 +19,8 @@ ROLE = "<role>"
 
 VOCABULARY = (
     # -- what runs ------------------------------------------------------------------------------------------------
-    ("framework", str, "openrlhf | orz | verl | deepspeed | accelerate | trl | llamafactory | swift | torchrun | hf (a script given "
-                       "`--deepspeed FILE`: the Hugging Face Trainer reads the config) | python"),
+    ("framework", str, "openrlhf | orz | verl | deepspeed | accelerate | trl | llamafactory | swift | torchrun | hf "
+                       "(a script given `--deepspeed FILE`: the Hugging Face Trainer reads the config) | python"),
     ("framework.version", str, "the release the job was linted against"),
     ("job.type", str, "ppo | grpo | reinforce | dpo | sft | rm | kto | ..."),
     ("job.unmodelled", str, "why the estimate gives this launch no figures (a trainer or layout it does not model: "
