@@ -134,6 +134,9 @@ VOCABULARY = (
     ("seq.max_len", int, "longest sequence (prompt + response), in tokens"),
     ("model.lm_logits", bool, "the trained model's loss runs the LM head over the vocabulary (absent: yes); False: a "
                               "classification or embedding head"),
+    ("batch.pairs_packed_together", bool, "packing bins each preference pair whole (chosen + rejected count as one "
+                                          "sample of their summed length) into rows of the length bound, instead of "
+                                          "packing chosen and rejected rows apart"),
     ("seq.max_len_truncates", bool, "the longest sequence is only a truncation bound: micro batches are padded to "
                                     "their longest sample (or packed), so their token count depends on the data"),
     # -- training -------------------------------------------------------------------------------------------------

@@ -201,8 +201,11 @@ def _tuner(settings: Settings, job: Job, given: dict, value_of, table: dict) -> 
         return
     if kind == "full":
         settings.add(Setting("train.lora_rank", 0, path, span, origin or "tuner_type full"))
-    if given.get("use_galore", (False,))[0] not in (False, "false", "False", UNKNOWN, None):
-        settings.add(Setting("job.unmodelled", "GaLore under ms-swift", *given["use_galore"][1:3]))
+    for flag, spec in table["unmodelled_flags"]["flags"].items():
+        value = given.get(flag, (False,))[0]
+        if value is True or value is UNKNOWN or (
+                isinstance(value, str) and value.strip().lower() not in ("", "0", "false", "none")):
+            settings.add(Setting("job.unmodelled", spec["what"], *given[flag][1:3]))
     kind_type = str(settings.value("job.type", ""))
     rlhf = table["rlhf_types"]["types"]
     wants_ref = any(r.get("ref_when_full") and r["job_type"] == kind_type for r in rlhf.values())
@@ -271,6 +274,8 @@ def _fsdp(settings: Settings, job: Job, given: dict, row: dict) -> None:
 
 def _length(settings: Settings, job: Job, given: dict, table: dict) -> None:
     settings.add(Setting("seq.max_len_truncates", True, None, None, table["max_length_unset"]["note"]))
+    settings.add(Setting("batch.pairs_packed_together", True, None, None,
+                         f"ms-swift packs each pair whole ({table['packing_pairs']['source'].split(' ')[0]})"))
     if settings.get("seq.max_len") is None:
         job.assumptions.append("max_length unset: ms-swift truncates at the model's max_model_len; the figures use "
                                "the estimate's default length, as a bound")

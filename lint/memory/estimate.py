@@ -586,7 +586,9 @@ def _ds_micro_tokens(inp: _Inputs, ctx: dict, role: str, training: bool) -> tupl
     seq = ctx["seq"]
     if training:
         dynamic, budget = _per_role(inp, role, "batch.dynamic"), _per_role(inp, role, "batch.max_tokens_per_gpu")
-        micro = ctx["micro_train"] * (2 if ctx["paired"] else 1)
+        # a pair is two rows, unless packing bins whole pairs (chosen + rejected) into rows of the length bound
+        in_one_row = inp.flag("train.packing") and inp.flag("batch.pairs_packed_together")
+        micro = ctx["micro_train"] * (2 if ctx["paired"] and not in_one_row else 1)
     else:
         dynamic = _per_role(inp, role, "batch.forward_dynamic")
         if dynamic is None:

@@ -129,6 +129,27 @@ def test_megatron_and_rl_trainers_get_no_figures(tmp_path):
     assert "device_map" in estimate(split, A100).unmodelled
 
 
+def test_lisa_and_galore_get_no_figures_rather_than_a_full_fine_tunes(tmp_path):
+    # a full fine-tune's 7B states would overflow a 24 GB card: LISA and GaLore train otherwise, so no verdict
+    for flags in ("--lisa_activated_layers 2", "--lisa_activated_layers $LAYERS", "--use_galore true"):
+        job = _job(tmp_path / flags.split()[0].strip("-"), "CUDA_VISIBLE_DEVICES=0 swift sft --model "
+                                                           f"Qwen/Qwen2.5-7B-Instruct --tuner_type full {flags}\n")
+        assert estimate(job, A10).unmodelled, flags
+    plain = _job(tmp_path / "off", "CUDA_VISIBLE_DEVICES=0 swift sft --model Qwen/Qwen2.5-7B-Instruct "
+                                   "--tuner_type full --lisa_activated_layers 0\n")
+    assert not estimate(plain, A10).unmodelled
+
+
+def test_packing_bins_a_preference_pair_whole(tmp_path):
+    # swift packs chosen + rejected as one sample of their summed length: a packed micro batch of 1 is one row of
+    # max_length tokens, where unpacked it is two rows (chosen, rejected) of up to max_length each
+    line = ("NPROC_PER_NODE=4 CUDA_VISIBLE_DEVICES=0,1,2,3 swift rlhf --rlhf_type dpo --model Qwen/Qwen2.5-7B-Instruct "
+            "--tuner_type full --torch_dtype bfloat16 --deepspeed zero3 --max_length 8192{}\n")
+    packed = estimate(_job(tmp_path / "p", line.format(" --packing true")), A100).role("policy")
+    padded = estimate(_job(tmp_path / "u", line.format("")), A100).role("policy")
+    assert packed.micro_tokens["training"][0] == 8192 and padded.micro_tokens["training"][0] == 2 * 8192
+
+
 def _m001(tmp_path, text):
     from rlhf_lint.api import check
 
