@@ -60,6 +60,7 @@ def _estimate_options_row(config: dict):
              "vllm.num_engines": 1 if config.get("vllm_utilization") else None,
              "vllm.gpu_memory_utilization": config.get("vllm_utilization"),
              "vllm.tensor_parallel_size": config.get("vllm_tp"), "vllm.max_num_seqs": config.get("vllm_max_num_seqs"),
+             "vllm.max_num_batched_tokens": config.get("vllm_max_num_batched_tokens"),
              "train.lora_targets": tuple(config["lora_targets"].split(",")) if config.get("lora_targets") else None}
     if config.get("max_tokens_per_gpu"):
         extra |= {"batch.dynamic": True, "batch.max_tokens_per_gpu": config["max_tokens_per_gpu"]}
@@ -124,6 +125,9 @@ def band(config: dict, est) -> tuple[float, float] | None:
     return tuple(max(group.band_total(p, end, leave_out) for p in group.phases) / GIB for end in (0, 1))
 
 
+NO_FIGURE = "no figure"
+
+
 def measure(config: dict, est) -> float | str:
     quantity = config["quantity"]
     if quantity == "verdict":
@@ -136,6 +140,8 @@ def measure(config: dict, est) -> float | str:
         # the fullest GPU group's largest phase. "peak": what a device-level reading (nvidia-smi, NVML) sees, every
         # term with the CUDA context and allocator slack; "peak_allocated": torch.cuda.max_memory_allocated, which
         # sees neither
+        if not any(g.phases for g in est.groups):
+            return NO_FIGURE  # a launch the estimate gives no figures (an unmodelled trainer or layout)
         group = max((g for g in est.groups if g.phases), key=lambda g: g.peak)
         if quantity == "peak":
             return group.peak / GIB
@@ -183,7 +189,7 @@ def rows() -> list[dict]:
         if unit == "verdict":
             row["right"] = ours == published
             row["not_wrong"] = ours == published or ours == "tight"
-        else:
+        elif ours != NO_FIGURE:
             row["error"] = (ours - published) / published
             row["band"] = band(config, est)
         out.append(row)
@@ -201,6 +207,7 @@ def summary(table: list[dict]) -> dict:
                 "verdicts_tight": sum(r["ours"] == "tight" for r in verdicts),
                 "verdicts_wrong": sum(not r["not_wrong"] and r["ours"] != "no verdict" for r in verdicts),
                 "verdicts_none": sum(r["ours"] == "no verdict" for r in verdicts), "verdicts": len(verdicts),
+                "sizes_without_figure": sum(r["ours"] == NO_FIGURE for r in items),
                 # a measured peak below the low end is where a "does not fit" error could have been false
                 "bands": len(banded), "below_band": sum(r["published"] < r["band"][0] for r in banded),
                 "above_band": sum(r["published"] > r["band"][1] for r in banded)}
@@ -216,6 +223,8 @@ def markdown(table: list[dict]) -> str:
         if r["unit"] == "verdict":
             pub, ours, err = r["published"], r["ours"], "right" if r["right"] else (
                 "tight (warning)" if r["not_wrong"] else "MISSED" if r["ours"] == "no verdict" else "WRONG")
+        elif r["ours"] == NO_FIGURE:
+            pub, ours, err = f"{r['published']:.2f} GiB", NO_FIGURE, "MISSED"
         else:
             pub, ours, err = f"{r['published']:.2f} GiB", f"{r['ours']:.2f} GiB", f"{r['error']:+.1%}"
             if r.get("band"):
@@ -367,12 +376,12 @@ def main(argv: list[str]) -> int:
         worst = "-" if f["worst_abs_error"] is None else f"{f['worst_abs_error']:.1%}"
         print(f"{name}: {f['rows']} rows; median |error| {med}, worst {worst}; verdicts {f['verdicts_right']} of "
               f"{f['verdicts']} right, {f['verdicts_tight']} tight, {f['verdicts_wrong']} wrong, "
-              f"{f['verdicts_none']} without a verdict; GPU peaks "
+              f"{f['verdicts_none']} without a verdict; {f['sizes_without_figure']} sizes without a figure; GPU peaks "
               f"{f['bands'] - f['below_band'] - f['above_band']} of {f['bands']} inside their band, "
               f"{f['above_band']} above, {f['below_band']} below")
     if "--check" in argv:
         bad = [r["id"] for r in table if (r["unit"] == "verdict" and not r["not_wrong"])
-               or (r["unit"] != "verdict" and abs(r["error"]) > 0.25)]
+               or (r["unit"] != "verdict" and abs(r.get("error", 1.0)) > 0.25)]
         if bad:
             print("out of bounds: " + ", ".join(bad), file=sys.stderr)
             return 1
