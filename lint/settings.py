@@ -74,6 +74,8 @@ VOCABULARY = (
     ("vllm.gpu_memory_utilization", float, "share of the GPU a vLLM engine reserves"),
     ("vllm.enable_sleep", bool, "vLLM frees its memory between generations"),
     ("vllm.max_num_seqs", int, "sequences a vLLM engine schedules at once"),
+    ("vllm.max_num_batched_tokens", int, "tokens a vLLM engine schedules in one step (what the V1 engine's profile "
+                                         "run puts through the model)"),
     ("vllm.enforce_eager", bool, "vLLM runs without CUDA graphs"),
     ("vllm.sleep_level", int, "1: a sleeping vLLM parks its weights in host RAM; 2: discards them (ORZ)"),
     ("vllm.sync_wake", str, "all | weights: what a sleeping vLLM wakes for the weight sync (whole reservation, or "

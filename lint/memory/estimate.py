@@ -32,6 +32,9 @@ SRC_VLLM_UTIL = "https://verl.readthedocs.io/en/latest/perf/perf_tuning.html"  #
 SRC_VLLM_KV = "https://github.com/vllm-project/vllm/issues/2418"
 SRC_VLLM_NON_TORCH = "https://github.com/vllm-project/vllm/blob/v0.8.5/vllm/worker/worker.py"  # non_torch in profile
 SRC_VLLM_SLEEP = "https://github.com/vllm-project/vllm/pull/22310"
+# KV = total x utilisation - (weights + torch peak + non-torch increase) over a snapshot taken at init: V1 worker
+# (0.9.2) and the V0 worker before it (0.6.4)
+SRC_VLLM_SNAPSHOT = "https://github.com/vllm-project/vllm/pull/19312 (V1); https://github.com/vllm-project/vllm/pull/10511 (V0)"
 SRC_OVERHEAD = "https://github.com/RahulSChand/gpu_poor"
 SRC_SAVE = "https://github.com/OpenRLHF/OpenRLHF/issues/1126"
 SRC_LOAD = "https://huggingface.co/docs/transformers/main/en/main_classes/deepspeed"
@@ -1490,6 +1493,27 @@ def _sampler_bytes(versions: dict | None) -> int:
     return K.vllm_sampler_logit_bytes
 
 
+def _vllm_engine(versions: dict | None, gpu_name: str | None, gpu_memory: int | None) -> dict:
+    """How the vLLM release the launch targets sizes its engine: the V1 engine (0.8 on; an unknown release is
+    taken to be current) profiles max_num_batched_tokens, whose default for the offline LLM class is 16384 tokens
+    and 1024 sequences on a card of 70 GiB or more that is no A100, else 8192 and 256; the KV budget is measured
+    from a snapshot taken after the CUDA context exists in V0 from 0.6.4 and in V1 from 0.9.2 (SRC_VLLM_SNAPSHOT)."""
+    from rlhf_lint.frameworks.deepspeed import version_tuple
+
+    text = str((versions or {}).get("vllm") or "")
+    release = version_tuple(text) if text and text[0].isdigit() else None
+    v1 = release is None or release >= (0, 8)
+    big = gpu_memory is not None and gpu_memory >= 70 * GIB and "A100" not in str(gpu_name or "").upper()
+    # the V0 worker measured from a snapshot from 0.6.4 (SRC_VLLM_SNAPSHOT_V0); the V1 worker of 0.8.0-0.9.1 took
+    # every byte outside torch, the CUDA context included, out of the KV cache
+    snapshot = release is None or (0, 6, 4) <= release < (0, 8) or release >= (0, 9, 2)
+    return {"v1": v1, "snapshot": snapshot,
+            "batched_tokens": K.vllm_v1_batched_tokens[1 if big else 0],
+            "max_num_seqs": K.vllm_v1_max_num_seqs[1 if big else 0] if v1 else K.vllm_max_num_seqs,
+            "why": ("the LLM class's default on a card of 70 GiB or more other than an A100" if big else
+                    "the LLM class's default on an A100 or a card under 70 GiB") if v1 else "vLLM < 0.8"}
+
+
 def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, gpu_memory: int | None,
                versions: dict | None = None, colocated_seqs: int | None = None,
                free_at_init: int | None = None) -> RoleEstimate:
@@ -1516,14 +1540,20 @@ def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, g
                                f"and the band's low end leaves the reservation out")
     weights = w * params // tp
     max_len = ctx["seq"]
+    engine = _vllm_engine(versions, ctx.get("gpu_name"), gpu_memory)
     if colocated_seqs is not None:
         max_seqs = colocated_seqs
     else:
-        max_seqs = int(inp.number("vllm.max_num_seqs", K.vllm_max_num_seqs, "vLLM's default max_num_seqs assumed"))
-    # vLLM's profile run: one batch of max(max_len, vllm_profile_min_tokens) tokens through the model, then the sampler
-    # on max_num_seqs full-vocabulary rows (top-k/top-p forced: sampler.py sorts them) while the batch's hidden
-    # states are still held; the forward's MLP transients are freed by then, so the peak is the larger of the two
-    tokens = max(max_len, K.vllm_profile_min_tokens)
+        max_seqs = int(inp.number("vllm.max_num_seqs", engine["max_num_seqs"],
+                                  f"vLLM's default max_num_seqs assumed ({engine['why']})"))
+    # vLLM's profile run: one batch through the model (V0 without chunked prefill: max(max_len, 2048) tokens; V1:
+    # max_num_batched_tokens), then the sampler on max_num_seqs full-vocabulary rows while the batch's hidden states
+    # are still held; the forward's MLP transients are freed by then, so the peak is the larger of the two
+    if engine["v1"]:
+        tokens = int(inp.number("vllm.max_num_batched_tokens", engine["batched_tokens"],
+                                f"vLLM's default max_num_batched_tokens assumed ({engine['why']})"))
+    else:
+        tokens = max(max_len, K.vllm_profile_min_tokens)
     mlp = K.vllm_profile_intermediate_factor * arch.intermediate_size + K.vllm_profile_hidden_factor * arch.hidden_size
     sampler = max_seqs * arch.vocab_size * _sampler_bytes(versions) + tokens * arch.hidden_size * w
     profile = max(tokens * mlp * w // tp, sampler)
@@ -1541,21 +1571,38 @@ def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, g
                             unsure=util_unknown))
     else:
         reservation = int(util * gpu_memory)
-        # vLLM's profile run measures the memory outside torch (CUDA context, NCCL) and takes it out of the KV
-        # cache: the budget covers the engine's own context, which is counted once below
-        r.terms.append(Term("vllm_reservation", reservation - K.cuda_context,
-                            f"gpu_memory_utilization {util} x {gib(gpu_memory)} (fraction of the whole GPU), less "
-                            f"the CUDA context counted below"
-                            + ("; TRL colocate: inside the training process" if colocated_seqs is not None else "")
-                            + ("; the launch's value cannot be read: assumed" if util_unknown else ""),
-                            SRC_TRL_COLOCATE if colocated_seqs is not None else SRC_VLLM_UTIL, unsure=util_unknown))
+        if engine["snapshot"]:
+            # vLLM measures from a snapshot taken after its CUDA context exists (V0 from 0.6.4, V1 from 0.9.2): the
+            # budget holds weights, the profile peak, what the profile run added outside torch, and the KV cache
+            r.terms.append(Term("vllm_reservation", reservation,
+                                f"gpu_memory_utilization {util} x {gib(gpu_memory)} (fraction of the whole GPU); the "
+                                f"CUDA context, below, lies outside it (vLLM profiles from a snapshot taken after the "
+                                f"context exists: V0 from 0.6.4, V1 from 0.9.2)"
+                                + ("; TRL colocate: inside the training process" if colocated_seqs is not None else "")
+                                + ("; the launch's value cannot be read: assumed" if util_unknown else ""),
+                                SRC_VLLM_SNAPSHOT, unsure=util_unknown))
+        else:
+            # vLLM's profile run measures the memory outside torch (CUDA context, NCCL) and takes it out of the KV
+            # cache: the budget covers the engine's own context, which is counted once below
+            r.terms.append(Term("vllm_reservation", reservation - K.cuda_context,
+                                f"gpu_memory_utilization {util} x {gib(gpu_memory)} (fraction of the whole GPU), less "
+                                f"the CUDA context counted below"
+                                + ("; TRL colocate: inside the training process" if colocated_seqs is not None else "")
+                                + ("; the launch's value cannot be read: assumed" if util_unknown else ""),
+                                SRC_TRL_COLOCATE if colocated_seqs is not None else SRC_VLLM_UTIL,
+                                unsure=util_unknown))
     if not inp.flag("vllm.enforce_eager"):
         r.terms.append(Term("cuda_graphs", K.vllm_cuda_graphs, "CUDA graph capture, outside the reservation (assumed)",
                             SRC_VLLM_UTIL))
-    r.terms.append(Term("runtime", K.cuda_context, f"CUDA context {gib(K.cuda_context)} (inside the reservation "
-                                                   f"while awake)", SRC_VLLM_NON_TORCH))
+    outside = engine["snapshot"] and free_at_init is None
+    r.terms.append(Term("runtime", K.cuda_context, f"CUDA context {gib(K.cuda_context)} "
+                                                   f"({'outside' if outside else 'inside'} the reservation while awake)",
+                        SRC_VLLM_SNAPSHOT if outside else SRC_VLLM_NON_TORCH))
     per_token = arch.kv_bytes_per_token(w, tp)
-    kv_bytes = None if reservation is None else reservation - weights - profile - K.cuda_context
+    # what the profile run adds outside torch (cuBLAS workspaces, NCCL buffers) comes out of the KV cache; without
+    # the snapshot the whole non-torch memory did, the CUDA context included
+    taken = K.vllm_non_torch_increase if outside else K.cuda_context
+    kv_bytes = None if reservation is None else reservation - weights - profile - taken
     r.kv = {
         "weights_per_gpu": weights, "profile_peak": profile, "kv_bytes": kv_bytes, "bytes_per_token": per_token,
         # what the weights alone leave: the profile peak and the context are assumed, the weights are not
@@ -1564,7 +1611,8 @@ def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, g
         "one_sequence": max_len, "tokens_needed": max_seqs * max_len, "max_num_seqs": max_seqs,
         "engines": engines, "tensor_parallel": tp, "gpu_memory_utilization": util, "utilization_unknown": util_unknown,
         "formula": f"KV = reservation - weights {gib(weights)} (2 B x {_count(params)} / TP {tp}) - profile peak "
-                   f"{gib(profile)}; per token {arch.kv_formula(w, per_rank=True)} = {per_token} B",
+                   f"{gib(profile)} ({tokens} tokens) - {'non-torch increase' if outside else 'CUDA context'} "
+                   f"{gib(taken)}; per token {arch.kv_formula(w, per_rank=True)} = {per_token} B",
         "source": SRC_VLLM_KV,
     }
     r.resident = ["vllm_reservation", "cuda_graphs", "runtime"]
@@ -1657,6 +1705,7 @@ def _estimate(job, hardware, read_config: Callable[[str], str | None] | None = N
         assumptions.append(f"sequence length {seq} assumed: the length is not a number")
     micro_train = int(inp.number("batch.micro_train", 1, None if fsdp else "micro train batch 1 assumed"))
     ctx = {
+        "gpu_name": None if gpu is None else gpu.name,
         "stage": stage, "eval_stage": 3 if stage == 3 else 0, "w": w, "a": dtype_bytes(acc, 4), "a_name": acc,
         "offload_optimizer": (lambda v: None if v in (None, "none", False) else str(v))(inp.get("offload.optimizer")),
         "offload_param": (lambda v: None if v in (None, "none", False) else str(v))(inp.get("offload.param")),

@@ -15,7 +15,8 @@ def vllm_kv_cache_too_small(ctx):
     the profiling peak, and the KV bytes per token (2 x layers x KV heads per rank x head size x 2 bytes). Reports
     when the cache holds fewer tokens than prompt + generation length, and says how many sequences fit otherwise.
     An error when the weights alone leave no room for one sequence; a warning when only the assumed terms (the
-    profiling peak, the CUDA context: how much of it vLLM counts depends on what the process held before) do.
+    profiling peak, and the memory outside torch vLLM takes out of it: what the profile run adds where vLLM measures
+    from a snapshot (V0 from 0.6.4, V1 from 0.9.2), else the CUDA context too) do.
 
     ## Why it matters
     vLLM refuses to start: "The model's max seq len is larger than the maximum number of tokens that can be stored
@@ -49,6 +50,6 @@ def vllm_kv_cache_too_small(ctx):
     if kv["kv_bytes_at_most"] // kv["bytes_per_token"] >= kv["one_sequence"]:
         yield Finding(span, f"vLLM may not hold one {kv['one_sequence']}-token sequence: {what}; the weights alone "
                             f"leave {_gib(kv['kv_bytes_at_most'])}, so this rests on the assumed profiling peak and "
-                            f"CUDA context{_assumed(est)}", severity=Severity.WARNING)
+                            f"memory outside torch{_assumed(est)}", severity=Severity.WARNING)
         return
     yield Finding(span, f"vLLM cannot hold one {kv['one_sequence']}-token sequence: {what}{_assumed(est)}")

@@ -94,7 +94,7 @@ def test_case3_reports_the_colocated_vllm_reservation():
     m001, m005 = result.diagnostics
     assert "vLLM reserves 0.85" in m005.message and "A100-80GB" in m001.message
     # the overflow is the start-up weight sync (ORZ trainer.py L66-80), not training: vLLM sleeps while models train
-    assert "(weight-sync phase total 81.0 GiB" in m005.message and "in the weight-sync phase" in m001.message
+    assert "(weight-sync phase total 82.2 GiB" in m005.message and "in the weight-sync phase" in m001.message
     assert "0.75 fits" in m005.message
 
 
@@ -154,9 +154,10 @@ def test_case3_start_up_figures_of_docs_accuracy():
     published = 79.15 - 66.85 - 278 / 1024
     # +24%: four processes' CUDA contexts at the fitted 1.25 GiB each, allocator term refitted (row G2)
     assert round(outside, 2) == 14.93 and 0 < (outside - published) / published < 0.25
-    assert round(group.phase_total("weight-sync") / gib, 2) == 80.96  # vLLM's context inside its budget
+    # the example pins no vLLM: current vLLM's budget excludes its CUDA context (a snapshot taken after it exists)
+    assert round(group.phase_total("weight-sync") / gib, 2) == 82.21
     fits = {u: estimate(with_settings(job, {"vllm.gpu_memory_utilization": u}), hardware).group_of("vllm")
             for u in (0.8, 0.5)}
-    assert [round(g.peak / gib, 1) for g in fits.values()] == [77.0, 53.3] and all(g.fits for g in fits.values())
+    assert [round(g.peak / gib, 1) for g in fits.values()] == [78.3, 54.5] and all(g.fits for g in fits.values())
     # ORZ's base default adam_offload=True would have fitted: the Adam states on the GPU are what tipped it
     assert estimate(with_settings(job, {"offload.optimizer": "cpu"}), hardware).group_of("vllm").fits

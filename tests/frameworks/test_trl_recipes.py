@@ -92,13 +92,14 @@ def test_colocated_vllm_reserves_on_the_training_gpus_and_server_does_not(tmp_pa
     vllm = colo.role("vllm")
     gpu = colo.gpu_memory
     reservation = {t.name: t.bytes for t in vllm.terms}["vllm_reservation"]
-    assert reservation == int(K.trl_colocate_gpu_memory_utilization * gpu) - K.cuda_context
+    # no vLLM pinned: current vLLM, whose budget leaves its CUDA context outside (tests/memory/test_vllm_profile.py)
+    assert reservation == int(K.trl_colocate_gpu_memory_utilization * gpu)
     assert vllm.kv["max_num_seqs"] == 16 * 1 * 4  # per_device_train_batch_size x TP x gradient_accumulation_steps
     held = _terms(colo, "training", "vllm")
     assert held["vllm_reservation"] == reservation  # held through training: no sleep mode
     assert group.peak > server.groups[0].peak + reservation - 2 * GIB
     more = estimate(jobs["util.yaml"], H100).role("vllm")
-    assert {t.name: t.bytes for t in more.terms}["vllm_reservation"] == int(0.5 * gpu) - K.cuda_context
+    assert {t.name: t.bytes for t in more.terms}["vllm_reservation"] == int(0.5 * gpu)
 
 
 def test_vllm_mode_default_follows_the_trl_release(tmp_path):

@@ -17,7 +17,9 @@ def test_subset_of_the_accuracy_table():
     cal = _calibrate()
     wanted = {"G1", "G5", "G6", "H1", "H2", "P2", "P9", "P11", "P17", "P23", "I22", "I23", "F3", "F8", "F10"}
     got = {r["id"]: cal.measure(r["config"], cal._estimate_row(r["config"])) for r in cal.ROWS if r["id"] in wanted}
-    assert round(got["G1"], 2) == 66.03  # vLLM's budget less its CUDA context (fitted 1.25 GiB), published 66.85
+    # vLLM's whole budget, 0.85 x 79.15 GiB: the example pins no vLLM, and a current one leaves its CUDA context
+    # outside the budget (published 66.85)
+    assert round(got["G1"], 2) == 67.28
     assert abs(got["G5"] - 211e9 / 2**30) / (211e9 / 2**30) < 0.02  # CPU Adam + fp32 gradients, 13B
     # ZeRO-2 OOM in the Adam step: a warning, not "fits" (the step holds 2.9 GiB more than the resident terms);
     # ZeRO-3 runs (LLaMA-Factory 1221)
@@ -32,7 +34,7 @@ def test_subset_of_the_accuracy_table():
     # FastChat's Trainer --fsdp launch of LLaMA-7B on 2 x A6000 (an OOM); verl's never-reset allocation peak with
     # vLLM's pool counted (play-verl logs: 53.04 and 83.59 GiB)
     assert got["F3"] == "oom"
-    assert round(got["F8"], 2) == 52.84 and round(got["F10"], 2) == 87.59
+    assert round(got["F8"], 2) == 52.81 and round(got["F10"], 2) == 87.38
 
 
 def test_docs_table_is_what_the_script_prints():

@@ -71,7 +71,7 @@ def test_fsdp_states_are_fp32_sharded_and_gradients_live_only_while_training():
     (node,) = est.nodes
     assert {t.name: t.bytes for t in node.persistent}["params:ref"] == 2 * P
     assert round(group.phase_total("training") / GIB, 1) == 44.2
-    assert round(group.phase_total("generation") / GIB, 1) == 58.6  # vLLM: its CUDA context is inside its reservation
+    assert round(group.phase_total("generation") / GIB, 1) == 59.9  # vLLM's budget; the one CUDA context beside it
 
 
 def test_offloaded_states_leave_generation_and_come_back_for_the_update(tmp_path):
@@ -133,7 +133,7 @@ def test_vllm_is_blamed_only_in_phases_that_hold_its_reservation(tmp_path):
     result = run([awake], ["M"], config())
     assert triples(result) == [("M001", 8, 1), ("M005", 25, 54)]
     m005 = result.diagnostics[1].message
-    assert "while actor, ref hold 44.2 GiB" in m005 and "(training phase total 106.8 GiB)" in m005
+    assert "while actor, ref hold 44.2 GiB" in m005 and "(training phase total 108.0 GiB)" in m005
     assert m005.endswith("; 0.3 fits")  # the whole band of the training phase fits
     assert "let vLLM sleep while training" in result.diagnostics[0].message
     (tmp_path / "fix").mkdir()

@@ -78,20 +78,20 @@ def test_orz_weight_sync_overflow_is_the_reservation_to_lower():
     result = run([ORZ_BAD], ["M"])
     assert triples(result) == [("M001", 11, 7), ("M005", 36, 37)]
     m001, m005 = (d.message for d in result.diagnostics)
-    # the nominal peak overflows by 0.3 GiB; the band's low end fits: tight, a warning (an error needs certainty)
-    assert m001.startswith("tight: actor + ref + critic + vllm need 79.8 GiB per GPU (band 76.6 GiB to 83.0 GiB) in "
+    # the nominal peak overflows by 2 GiB; the band's low end fits: tight, a warning (an error needs certainty)
+    assert m001.startswith("tight: actor + ref + critic + vllm need 81.1 GiB per GPU (band 77.8 GiB to 84.3 GiB) in "
                            "the weight-sync phase")
     assert [d.severity.label for d in result.diagnostics] == ["warning", "warning"]
-    assert "vLLM gpu_memory_utilization 0.65 (-4.0 GiB)" in m001
+    assert "vLLM gpu_memory_utilization 0.6 (-7.9 GiB)" in m001
     assert m005.startswith("vLLM reserves 0.7 x 79.1 GiB = 55.4 GiB per GPU while actor, ref, critic hold 24.4 GiB")
-    assert m005.endswith("(weight-sync phase total 79.8 GiB: vLLM woken while the policy sends it its weights, at "
-                         "start-up and after every update); 0.65 fits")
+    assert m005.endswith("(weight-sync phase total 81.1 GiB: vLLM woken while the policy sends it its weights, at "
+                         "start-up and after every update); 0.6 fits")
 
 
 def test_orz_weight_sync_fix_writes_the_highest_utilisation_that_fits(tmp_path):
     fixed, result = fix_copy(ORZ_BAD, tmp_path, ["M005"])
     assert fixed == ORZ_BAD.read_text().replace("gpu_memory_utilization: float = 0.7",
-                                                "gpu_memory_utilization: float = 0.65")
+                                                "gpu_memory_utilization: float = 0.6")
     assert triples(result) == []
     assert triples(run([tmp_path / ORZ_BAD.name], ["M"])) == []
 

@@ -57,7 +57,7 @@ def test_case3_colocated_vllm_reservation(memjob_kind):
     m001, m005 = result.diagnostics
     assert "actor + ref + critic + reward + vllm need" in m001.message
     assert "cheapest change that fits: vLLM gpu_memory_utilization 0.45 " in m001.message
-    assert "(band 88.6 GiB to 107.4 GiB)" in m001.message and m001.severity.label == "error"  # even the low end
+    assert "(band 89.9 GiB to 108.6 GiB)" in m001.message and m001.severity.label == "error"  # even the low end
     assert "vLLM reserves 0.85 x 79.1 GiB = 67.3 GiB" in m005.message
     assert m005.fix is not None and m005.fix.applicability.value == "safe"
 
