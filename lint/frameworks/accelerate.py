@@ -80,11 +80,30 @@ def _entries(node) -> dict[str, Entry]:
     return out
 
 
-def read(source: Source) -> AccelerateConfig | None:
-    """The config when the YAML is an accelerate config (top-level compute_environment / distributed_type)."""
+# accelerate also loads a config written as JSON (commands/config/config_args.py: from_json_file); such a file is
+# composed as YAML, JSON being YAML, when it is small and names accelerate's keys
+_JSON_CONFIG_BYTES = 64 << 10
+
+
+def _json_docs(source: Source) -> list:
     import yaml
 
-    docs = source.tree if isinstance(source.tree, list) else []
+    text = source.text
+    if len(text) > _JSON_CONFIG_BYTES or not any(f'"{k}"' in text for k in SIGNATURE_KEYS):
+        return []
+    try:
+        node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader)
+    except yaml.YAMLError:
+        return []
+    return [node] if node is not None else []
+
+
+def read(source: Source) -> AccelerateConfig | None:
+    """The config when the YAML (or JSON) is an accelerate config (top-level compute_environment /
+    distributed_type)."""
+    import yaml
+
+    docs = _json_docs(source) if source.kind == "json" else source.tree if isinstance(source.tree, list) else []
     if not docs or not isinstance(docs[0], yaml.MappingNode):
         return None
     top = _entries(docs[0])

@@ -719,7 +719,7 @@ def _accelerate_plugin(job: Job, project) -> None:
         job.assumptions.append(not_checked(acc.value, "the accelerate config"))
         job.settings.add(Setting("accelerate.config_unread", acc.value, acc.path, acc.span,
                                  "the accelerate config the launch names was not read"))
-    cfg = read(target) if target is not None and target.kind == "yaml" and target.tree is not None else None
+    cfg = read(target) if target is not None and target.kind in ("yaml", "json") and target.tree is not None else None
     if cfg is None:
         return
     stage = cfg.zero_stage() if cfg.uses_deepspeed else None

@@ -345,6 +345,16 @@ INTERPRETERS: list[tuple[str, str]] = [
 ]
 
 
+def swift_script_command(entry: str) -> str | None:
+    """"sft" | "pt" | "rlhf" when the entry is ms-swift's own CLI script (swift/cli/sft.py, run by a launcher such
+    as accelerate or torchrun instead of `swift sft`), else None."""
+    head, _, name = entry.replace("\\", "/").rpartition("/")
+    stem = name[:-3] if name.endswith(".py") else ""
+    if (head == "swift/cli" or head.endswith("/swift/cli")) and stem in _swift_commands()["commands"]["train"]:
+        return stem
+    return None
+
+
 # launchers whose own interpreter reads them, whatever their entry word says
 LAUNCHER_INTERPRETERS = {"swift": "rlhf_lint.frameworks.swift:interpret",
                          "swift-megatron": "rlhf_lint.frameworks.swift:interpret"}
@@ -353,6 +363,9 @@ LAUNCHER_INTERPRETERS = {"swift": "rlhf_lint.frameworks.swift:interpret",
 def interpreter_for(entry: str, launcher: str = "") -> Callable | None:
     if launcher in LAUNCHER_INTERPRETERS:
         module, _, name = LAUNCHER_INTERPRETERS[launcher].partition(":")
+        return getattr(import_module(module), name)
+    if swift_script_command(entry) is not None:  # `accelerate launch swift/cli/sft.py ...`: the CLI's own script
+        module, _, name = LAUNCHER_INTERPRETERS["swift"].partition(":")
         return getattr(import_module(module), name)
     for prefix, spec in INTERPRETERS:
         if entry.startswith(prefix):
@@ -912,6 +925,33 @@ def _topology(command: Command, settings: Settings, assumptions: list[str], sour
     assumptions.extend(top.notes)
 
 
+def accelerate_launch_settings(command: Command, settings: Settings) -> None:
+    """What `accelerate launch` says itself: its --config_file, --deepspeed_config_file, the counts and the
+    --mixed_precision it passes on (schemas/launchers.json accelerate)."""
+    config = _launcher_value(command, "--config_file")
+    if config is not None and config.known:
+        settings.add(Setting("accelerate.config_path", config.text, config.path, config.span, config.origin))
+    ds = _launcher_value(command, "--deepspeed_config_file")
+    if ds is not None and ds.known:
+        settings.add(Setting("deepspeed.config_path", ds.text, ds.path, ds.span, ds.origin))
+    for flag, row in launcher_specs()["accelerate"]["settings"].items():
+        word = _launcher_value(command, flag)
+        if word is None:
+            continue
+        value = UNKNOWN
+        if word.known:
+            kind = row["type"]
+            value = int(word.text) if kind == "int" and word.text.isdecimal() else (word.text if kind == "str" else UNKNOWN)
+        settings.add(Setting(row["key"], value, word.path, word.span, word.origin))
+    mp = _launcher_value(command, "--mixed_precision")
+    if mp is not None:
+        from rlhf_lint.frameworks.precision import accelerate_dtype
+
+        dtype = accelerate_dtype(mp.text) if mp.known else None
+        settings.add(Setting("precision.param_dtype", UNKNOWN if dtype is None else dtype,
+                             mp.path, mp.span, mp.origin))
+
+
 def interpret_generic(command: Command, source: "Source", project) -> list[Job]:
     """A deepspeed / torchrun / accelerate / python launch of any program: topology and config files."""
     settings = Settings()
@@ -936,28 +976,7 @@ def interpret_generic(command: Command, source: "Source", project) -> list[Job]:
                                    "config's \"auto\" values")
             framework = framework or "deepspeed"
     if command.launcher == "accelerate":
-        config = _launcher_value(command, "--config_file")
-        if config is not None and config.known:
-            settings.add(Setting("accelerate.config_path", config.text, config.path, config.span, config.origin))
-        ds = _launcher_value(command, "--deepspeed_config_file")
-        if ds is not None and ds.known:
-            settings.add(Setting("deepspeed.config_path", ds.text, ds.path, ds.span, ds.origin))
-        for flag, row in launcher_specs()["accelerate"]["settings"].items():
-            word = _launcher_value(command, flag)
-            if word is None:
-                continue
-            value = UNKNOWN
-            if word.known:
-                kind = row["type"]
-                value = int(word.text) if kind == "int" and word.text.isdecimal() else (word.text if kind == "str" else UNKNOWN)
-            settings.add(Setting(row["key"], value, word.path, word.span, word.origin))
-        mp = _launcher_value(command, "--mixed_precision")
-        if mp is not None:
-            from rlhf_lint.frameworks.precision import accelerate_dtype
-
-            dtype = accelerate_dtype(mp.text) if mp.known else None
-            settings.add(Setting("precision.param_dtype", UNKNOWN if dtype is None else dtype,
-                                 mp.path, mp.span, mp.origin))
+        accelerate_launch_settings(command, settings)
     settings.add(Setting("framework", framework or command.launcher or "python", command.path, command.span))
     line = source.position(command.span.start).line if command.path == source.path else 0
     label = entry.text if entry is not None and entry.known else "?"

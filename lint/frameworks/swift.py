@@ -98,13 +98,20 @@ def interpret(command: "Command", source: "Source", project) -> list[Job]:
 
     settings = Settings()
     assumptions: list[str] = []
+    from rlhf_lint.frameworks.launchers import swift_script_command
+
     entry = command.entry
-    sub = entry.text.replace("_", "-")
+    script = command.launcher not in ("swift", "swift-megatron")  # swift/cli/sft.py under accelerate, torchrun
+    sub = swift_script_command(entry.text) if script else entry.text.replace("_", "-")
     megatron = command.launcher == "swift-megatron"
     program = f"{'megatron' if megatron else 'swift'} {sub}"
     settings.add(Setting("job.entry", program, entry.path, entry.span, entry.origin))
     settings.add(Setting("framework", "swift", command.path, command.span))
     _topology(command, settings, assumptions, source, project)
+    if script and command.launcher == "accelerate":
+        from rlhf_lint.frameworks.launchers import accelerate_launch_settings
+
+        accelerate_launch_settings(command, settings)
     line = source.position(command.span.start).line if command.path == source.path else 0
     job = Job(name=f"{os.path.basename(command.path)}:{line} {program}", path=command.path, span=command.span,
               framework="swift", settings=settings, assumptions=assumptions, hardware=dict(command.hardware))
@@ -161,6 +168,8 @@ def interpret(command: "Command", source: "Source", project) -> list[Job]:
         settings.add(Setting("model.lm_logits", False, task[1], task[2],
                              f"task_type {task[0]}: a classification / embedding head, no vocabulary logits"))
     hf._derive(settings, "hf", command.path)
+    if script:
+        hf._accelerate_plugin(job, project)  # an accelerate config's DeepSpeed or FSDP plugin
     hf._sharding(settings, command.path)
     note = hf._precision_and_defaults(settings, "hf")
     if note:

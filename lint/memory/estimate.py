@@ -1336,6 +1336,12 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
                             f"every bf16 unit gathered in forward kept for backward (no reshard after forward), "
                             f"{c} B x {_count(P)}; the root unit's bf16 gradient {c} B x {_count(root)}; one layer's "
                             f"unsharded gradient and its fp32 copy ({c}+{f32}) B x {_count(layer)}", SRC_FSDP))
+    elif lora or quantized:
+        # a frozen base has no gradients to unshard: only the adapters' (counted with the model states)
+        r.terms.append(Term("gathered_params", c * (root + 2 * layer),
+                            f"bf16 root unit {_count(root)} (embedding, LM head: gathered through forward and "
+                            f"backward) + current and prefetched decoder layer {c} B x 2 x {_count(layer)}; the "
+                            f"frozen base has no gradients to unshard", SRC_FSDP))
     else:
         r.terms.append(Term("gathered_params", c * (2 * root + 2 * layer) + (c + f32) * layer,
                             f"bf16 root unit {_count(root)} (embedding, LM head: gathered through forward and "

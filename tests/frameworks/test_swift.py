@@ -150,6 +150,23 @@ def test_packing_bins_a_preference_pair_whole(tmp_path):
     assert packed.micro_tokens["training"][0] == 8192 and padded.micro_tokens["training"][0] == 2 * 8192
 
 
+def test_swift_cli_script_under_accelerate_reads_the_json_accelerate_config(tmp_path):
+    # `accelerate launch --config_file fsdp.json swift/cli/sft.py ...`: the CLI's own script, sharded by the FSDP
+    # plugin of an accelerate config written as JSON
+    config = ('{"compute_environment": "LOCAL_MACHINE", "distributed_type": "FSDP", "mixed_precision": "bf16", '
+              '"num_processes": 2, "fsdp_config": {"fsdp_version": 2, "fsdp_activation_checkpointing": true}}')
+    job = _job(tmp_path, "CUDA_VISIBLE_DEVICES=0,1 accelerate launch --config_file fsdp.json swift/cli/sft.py "
+                         "--model Qwen/Qwen2.5-7B-Instruct --train_type lora --torch_dtype bfloat16 --max_length 2048\n",
+               {"fsdp.json": config})
+    assert job.value("job.type") == "sft" and job.value("train.strategy") in ("fsdp", "fsdp2")
+    assert job.value("train.gradient_checkpointing") is True  # fsdp_activation_checkpointing
+    policy = estimate(job, A100).role("policy")
+    weights = {t.name: t for t in policy.terms}["weights"]
+    assert "FSDP full shard" in weights.formula
+    # LoRA: the frozen base has no gradients for FSDP to unshard
+    assert "no gradients to unshard" in {t.name: t for t in policy.terms}["gathered_params"].formula
+
+
 def _m001(tmp_path, text):
     from rlhf_lint.api import check
 
