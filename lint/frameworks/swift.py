@@ -34,17 +34,10 @@ def releases() -> dict:
     return load("swift/releases.json")["releases"]
 
 
-def _key(version: str) -> tuple[int, ...]:
-    out = []
-    for part in version.split(".")[:3]:
-        digits = "".join(c for c in part if c.isdigit())
-        out.append(int(digits) if digits else 0)
-    return tuple(out)
-
-
 def release_row(project) -> tuple[str, dict, str | None]:
     """(label, row of schemas/swift/releases.json, assumption or None) for the ms-swift release the repository
     targets: the row of its minor series (or the nearest older one), the newest row when nothing pins ms-swift."""
+    from rlhf_lint.frameworks.deepspeed import version_tuple as _key
     from rlhf_lint.frameworks.edge import target_version
 
     rows = releases()
@@ -327,6 +320,7 @@ def _layout(settings: Settings, job: Job, table: dict, node_gpus: int | None) ->
 
 def _argument_file(command: "Command", project, job: Job, table: dict, label: str) -> dict:
     """The keys of the YAML argument file `swift sft FILE.yaml` names (ms-swift 4.1+), as _given's entries."""
+    from rlhf_lint.frameworks.deepspeed import version_tuple as _key
     from rlhf_lint.frameworks.hf import recipe_entries
     from rlhf_lint.frameworks.jobs import not_checked
     from rlhf_lint.readers.yaml import node_span
