@@ -299,6 +299,11 @@ class InternalError:
 DEBUG = {"raise": False}
 
 
+class OverBounds(Exception):
+    """Input a reader will not finish in bounded time or memory (tree-sitter's error recovery on deeply nested,
+    broken text): the file is recorded as skipped (F004) and the others are still checked."""
+
+
 class ParseError(Exception):
     def __init__(self, message: str, offset: int | None = None, end: int | None = None):
         super().__init__(message)

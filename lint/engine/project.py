@@ -10,7 +10,7 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
 from rlhf_lint.startup.records import record
 from rlhf_lint.engine.config import Config
 from rlhf_lint.frameworks.jobs import Job, builders_for, not_checked
-from rlhf_lint.model import DEBUG, InternalError, ParseError, Setting, Span
+from rlhf_lint.model import DEBUG, InternalError, OverBounds, ParseError, Setting, Span
 from rlhf_lint.readers.kinds import may_declare_pins
 from rlhf_lint.readers.numbers import overlong_number, overlong_run
 from rlhf_lint.readers.source import Source
@@ -77,6 +77,9 @@ def parse_source(source: Source) -> None:
     except ParseError as exc:
         source.tree = None
         source.parse_error = exc
+    except OverBounds as exc:
+        source.tree, source.parse_error = None, None
+        source.skipped.append((Span(0, 0), str(exc)))
     except RecursionError:
         source.tree = None
         source.parse_error = ParseError("nesting too deep to parse", 0)

@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
 
 from rlhf_lint.startup.records import field, record
 from rlhf_lint.readers.commands import Word, WordPart
-from rlhf_lint.model import HARDWARE_KEYS, ParseError, Span, UNKNOWN
+from rlhf_lint.model import HARDWARE_KEYS, OverBounds, ParseError, Span, UNKNOWN
 from rlhf_lint.readers.source import Source
 from rlhf_lint.startup.lazyre import lazy_compile
 
@@ -71,6 +71,26 @@ def _parser():
     return tree_sitter.Parser(tree_sitter.Language(bash.language()))
 
 
+# tree-sitter's error recovery is superlinear on deeply nested broken text (a 52 KB fuzzed script took 3.7 s, twice
+# that size 5.6 s; a real script of the 64 KiB read bound parses in milliseconds): a parse past this budget is
+# abandoned and the file reported as not checked
+PARSE_SECONDS = 1.5
+_CHUNK = 1 << 16
+
+
+def _parse(data: bytes):
+    from time import monotonic
+
+    parser, start = _parser(), monotonic()
+    try:
+        return parser.parse(lambda offset, _point: data[offset:offset + _CHUNK],
+                            progress_callback=lambda *_: monotonic() - start > PARSE_SECONDS)
+    except ValueError:  # the progress callback cancelled the parse
+        parser.reset()  # else the next parse resumes this one
+        raise OverBounds(f"this script did not parse within {PARSE_SECONDS:g} s (deeply nested or broken text): "
+                         "not checked") from None
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # documents: a text parsed by tree-sitter, with a map from its byte offsets to character offsets of a real file
 # ---------------------------------------------------------------------------------------------------------------
@@ -91,7 +111,7 @@ class _Doc:
                 table.extend([i] * len(ch.encode("utf-8")))
             table.append(len(text))
             self._b2c = table
-        self.tree = _parser().parse(self.data)
+        self.tree = _parse(self.data)
 
     def __getstate__(self) -> dict:
         # a tree-sitter tree cannot be pickled: a parsed script sent back by a parsing worker process
@@ -103,7 +123,7 @@ class _Doc:
         self.__dict__.update(state)
         self.source = None
         self.data = self.text.encode("utf-8")
-        self.tree = _parser().parse(self.data)
+        self.tree = _parser().parse(self.data)  # parsed within the budget once already
 
     def char(self, byte: int) -> int:
         c = byte if self._b2c is None else self._b2c[min(byte, len(self._b2c) - 1)]
@@ -581,7 +601,10 @@ class _Evaluator:
         saved = (self.collect, self.source, self.source_depth)
         try:
             self.collect, self.source, self.source_depth = False, target, self.source_depth + 1
-            doc = _Doc(target.text, target.path, source=target)
+            try:
+                doc = _Doc(target.text, target.path, source=target)
+            except OverBounds:  # that file reports it itself; here it is not followed
+                return
             # a sourced script sees positional parameters we cannot know; its commands are its own file's
             self.run(doc, doc.tree.root_node)
         finally:
@@ -603,8 +626,11 @@ class _Evaluator:
         if mapped is None:
             return
         text, outer = mapped
-        sub = _Doc(text, doc.path, outer=outer + [outer[-1] + 1 if outer else doc.char(payload.end_byte)],
-                   source=doc.source)
+        try:
+            sub = _Doc(text, doc.path, outer=outer + [outer[-1] + 1 if outer else doc.char(payload.end_byte)],
+                       source=doc.source)
+        except OverBounds:  # a payload that does not parse in bounded time: its commands stay unread
+            return
         saved_env = self.env
         self.env = dict(self.env)
         self.source_depth += 1
@@ -1262,7 +1288,10 @@ def script_of(source: Source, project=None) -> ShellScript | None:
             return None  # a script over its bound (F004) is not evaluated here either
         cached = getattr(source, "_shell_script", None)
         if cached is None:
-            cached = read_script(source)
+            try:
+                cached = read_script(source)
+            except OverBounds:
+                return None
             source._shell_script = cached
         script = cached
     if project is None or not script.sourced:
@@ -1282,5 +1311,8 @@ def script_of(source: Source, project=None) -> ShellScript | None:
                 return None  # never read outside the repository
             return found
 
-        script._with_project = read_script(source, resolve)
+        try:
+            script._with_project = read_script(source, resolve)
+        except OverBounds:  # parsed once within the budget, not the second time: keep the first reading
+            script._with_project = script
     return script._with_project

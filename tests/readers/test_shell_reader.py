@@ -447,3 +447,20 @@ def test_arrays_that_agree_stay_known_and_scalars_that_differ_stay_unknown():
         python -m m "${A[@]}" $S "${T[@]}"
     ''')
     assert argv(src, -1)[3:] == ["x=1", UNKNOWN, UNKNOWN]
+
+
+def test_a_parse_past_its_time_budget_is_skipped_and_the_other_files_are_checked(tmp_path, monkeypatch):
+    # tree-sitter's error recovery on deeply nested broken text is superlinear; the reader abandons such a parse
+    # (PARSE_SECONDS) and the file is reported as not checked (F004), here with a budget small enough to trip
+    from rlhf_lint.engine.runner import Options, lint
+    from rlhf_lint.readers import shell
+
+    monkeypatch.setattr(shell, "PARSE_SECONDS", 0.001)
+    broken = "#!/bin/bash\ndeepspeed train.py --save_" + "(" * 30000 + "\n"
+    (tmp_path / "broken.sh").write_text(broken)
+    (tmp_path / "ok.sh").write_text("#!/bin/bash\ndeepspeed train.py --zero_stage 3 --zero_stage 2\n")
+    result = lint([str(tmp_path)], Config(), Options(select=["F004", "S002"]))
+    found = sorted((d.path.rsplit("/", 1)[-1], d.code) for d in result.diagnostics)
+    assert found == [("broken.sh", "F004"), ("ok.sh", "S002")]
+    (f004,) = [d for d in result.diagnostics if d.code == "F004"]
+    assert "did not parse within" in f004.message
