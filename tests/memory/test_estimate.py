@@ -55,6 +55,45 @@ def test_model_resolution(reference, how, name, guessed):
         assert res.note
 
 
+@pytest.mark.parametrize("reference, how, name", [
+    # RL and post-training bases: each by its hub id, and by the names launches give them
+    ("Qwen/QwQ-32B", "catalog", "Qwen/QwQ-32B"),
+    ("Qwen/QwQ-32B-Preview", "name", "Qwen/QwQ-32B"),
+    ("Qwen/Qwen3-Coder-30B-A3B-Instruct", "catalog", "Qwen/Qwen3-Coder-30B-A3B-Instruct"),
+    ("/models/qwen3-coder-30b-a3b-instruct", "name", "Qwen/Qwen3-Coder-30B-A3B-Instruct"),
+    ("Qwen/Qwen3-Coder-480B-A35B-Instruct", "catalog", "Qwen/Qwen3-Coder-480B-A35B-Instruct"),
+    ("Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8", "name", "Qwen/Qwen3-Coder-480B-A35B-Instruct"),
+    ("ByteDance-Seed/Seed-OSS-36B-Instruct", "catalog", "ByteDance-Seed/Seed-OSS-36B-Instruct"),
+    ("ByteDance-Seed/Seed-OSS-36B-Base-woSyn", "name", "ByteDance-Seed/Seed-OSS-36B-Instruct"),
+    ("mistralai/Mistral-Nemo-Base-2407", "catalog", "mistralai/Mistral-Nemo-Base-2407"),
+    ("mistralai/Mistral-Nemo-Instruct-2407", "name", "mistralai/Mistral-Nemo-Base-2407"),
+    ("nvidia/Mistral-NeMo-12B-Instruct", "name", "mistralai/Mistral-Nemo-Base-2407"),
+    ("agentica-org/DeepScaleR-1.5B-Preview", "name", "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B"),
+    ("/ckpt/deepscaler-1.5b-preview/global_step_100/actor/huggingface", "name",
+     "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B"),
+    ("Qwen/Qwen2.5-Math-72B-Instruct", "name", "Qwen/Qwen2.5-72B"),
+    ("Qwen/Qwen2.5-Math-7B", "name", "Qwen/Qwen2.5-7B"),
+    ("mistralai/Mistral-7B-Instruct-v0.3", "name", "mistralai/Mistral-7B-v0.3"),  # not v0.1's 32000 vocabulary
+    ("microsoft/Phi-3.5-mini-instruct", "name", "microsoft/Phi-3-mini-4k-instruct"),
+    ("Qwen/Qwen3-30B-A3B-Instruct-2507", "name", "Qwen/Qwen3-30B-A3B"),  # dated releases of known models
+    ("Qwen/Qwen3-235B-A22B-Instruct-2507", "name", "Qwen/Qwen3-235B-A22B"),
+])
+def test_rl_base_models_resolve(reference, how, name):
+    res = resolve_model(reference)
+    assert (res.how, res.arch.name) == (how, name)
+
+
+def test_rl_base_model_counts():
+    # Qwen3-Coder-30B-A3B: model.safetensors.index.json's total_size is 61,064,245,248 bytes of bf16
+    assert resolve_model("Qwen/Qwen3-Coder-30B-A3B-Instruct").param_count == 61_064_245_248 // 2
+    coder = resolve_model("Qwen/Qwen3-Coder-480B-A35B-Instruct").arch
+    assert coder.moe_layer_count == 62 and coder.dim_head == 128
+    seed = resolve_model("ByteDance-Seed/Seed-OSS-36B-Instruct").arch
+    assert seed.attention_shapes()["q_proj"] == (5120, 80 * 128) and seed.qkv_bias
+    # the Nemo aliases leave NVIDIA's pruned 8B Minitron to its size
+    assert resolve_model("nvidia/Mistral-NeMo-Minitron-8B-Base").how == "size"
+
+
 def test_bare_size_is_taken_as_given():
     assert resolve_model("7.5B").param_count == 7_500_000_000
     assert resolve_model("unknown/model").arch is None
