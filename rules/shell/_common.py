@@ -47,6 +47,8 @@ def _collect(doc, out: Assignments, same_file: bool) -> None:
             for child in node.named_children:
                 if child.type == "variable_name":
                     out.add(doc.text_of(child), line)
+                elif child.type in ("command_substitution", "expansion", "simple_expansion", "string"):
+                    out.complete = False  # `export $(grep -v '^#' .env | xargs)`: names made at run time
         elif t in ("arithmetic_expansion", "compound_statement") and doc.text_of(node).startswith(("((", "$((")):
             for sub in _descendants(node):
                 if sub.type == "variable_name":  # `(( n = 1 ))`: counted as assigned, whatever the operator
@@ -63,6 +65,8 @@ def _collect(doc, out: Assignments, same_file: bool) -> None:
                     text = doc.text_of(arg).strip("'\"").split("=", 1)[0]
                     if _identifier(text):
                         out.add(text, line)
+                    elif text.startswith(("$", "`")):
+                        out.complete = False  # `export $(grep -v '^#' .env | xargs)`: names read at run time
         stack.extend(node.children)
 
 
