@@ -74,6 +74,8 @@ VOCABULARY = (
     ("vllm.gpu_memory_utilization", float, "share of the GPU a vLLM engine reserves"),
     ("vllm.enable_sleep", bool, "vLLM frees its memory between generations"),
     ("vllm.max_num_seqs", int, "sequences a vLLM engine schedules at once"),
+    ("rollout.engine", str, "vllm | sglang: the inference engine of the rollout role (the estimate's vllm role; "
+                            "absent: vLLM)"),
     ("vllm.max_num_batched_tokens", int, "tokens a vLLM engine schedules in one step (what the V1 engine's profile "
                                          "run puts through the model)"),
     ("vllm.enforce_eager", bool, "vLLM runs without CUDA graphs"),

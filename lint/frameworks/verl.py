@@ -533,17 +533,27 @@ def settings_from(cfg: VerlConfig) -> Settings:
     settings.add(Setting("topology.shared_process", tuple(placement["shared_process"]["roles"]),
                          origin="verl hybrid engine (one worker process per GPU holds every role)"))
     # the rollout's memory is modelled beside FSDP workers only (Megatron's TP/PP sharding is not modelled)
-    if cfg.get("actor_rollout_ref.rollout.name") in ("vllm", None) and strategy in ("fsdp", "fsdp2"):
+    engine = cfg.get("actor_rollout_ref.rollout.name")
+    if engine in ("vllm", "sglang", None) and strategy in ("fsdp", "fsdp2"):
         tp = cfg.known_int("actor_rollout_ref.rollout.tensor_model_parallel_size") or 1
         if nodes and per_node and tp > 0:
             # one rollout engine per tensor-parallel group, inside the workers of those GPUs
             settings.add(Setting("vllm.num_engines", nodes * per_node // tp,
                                  origin="verl hybrid engine: world size / rollout tensor_model_parallel_size"))
-        sleeps = placement["rollout_sleeps"]
-        value = cfg.get(sleeps["key"]) if cfg.exists(sleeps["key"]) else sleeps["default"]
-        if isinstance(value, bool):
-            settings.add(Setting("vllm.enable_sleep", value, origin=f"{sleeps['key']} (verl frees the rollout's "
-                                                                      "memory after generation)"))
+        if engine == "sglang":
+            sglang = placement["sglang_rollout"]
+            origin = f"verl's SGLang rollout ({sglang['source'][1]})"
+            settings.add(Setting("rollout.engine", "sglang", origin=origin))
+            # the memory saver releases weights and KV pool after every generation; the weights come back from
+            # the actor at the next sync, so nothing is parked in host RAM
+            settings.add(Setting("vllm.enable_sleep", True, origin=origin))
+            settings.add(Setting("vllm.sleep_level", 2, origin=origin))
+        else:
+            sleeps = placement["rollout_sleeps"]
+            value = cfg.get(sleeps["key"]) if cfg.exists(sleeps["key"]) else sleeps["default"]
+            if isinstance(value, bool):
+                settings.add(Setting("vllm.enable_sleep", value, origin=f"{sleeps['key']} (verl frees the "
+                                                                          "rollout's memory after generation)"))
     forced = placement["inference_cpu_offload"]
     if strategy in ("fsdp", "fsdp2") and cfg.exact and cfg.fork is None and _release_order(cfg.release)[0] == 0:
         from packaging.version import Version

@@ -1546,6 +1546,8 @@ def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, g
                                f"and the band's low end leaves the reservation out")
     weights = w * params // tp
     max_len = ctx["seq"]
+    if inp.get("rollout.engine") == "sglang" and gpu_memory is not None and free_at_init is None:
+        return _sglang_role(r, util, util_unknown, weights, gpu_memory, inp)
     engine = _vllm_engine(versions, ctx.get("gpu_name"), gpu_memory)
     if colocated_seqs is not None:
         max_seqs = colocated_seqs
@@ -1622,6 +1624,34 @@ def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, g
         "source": SRC_VLLM_KV,
     }
     r.resident = ["vllm_reservation", "cuda_graphs", "runtime"]
+    return r
+
+
+SRC_SGLANG_STATIC = "https://github.com/volcengine/verl/blob/v0.4.1/verl/workers/rollout/sglang_rollout/sglang_rollout.py#L390-L394"
+
+
+def _sglang_role(r: RoleEstimate, util: float, util_unknown: bool, weights: int, gpu_memory: int,
+                 inp: _Inputs) -> RoleEstimate:
+    """verl's SGLang rollout: an engine whose scheduler runs in a process of its own, with mem_fraction_static =
+    gpu_memory_utilization. SGLang sizes its static pool (weights and KV cache) as that fraction of the GPU less what
+    the GPU already holds when it starts, so the whole fraction is an upper bound: counted in the figures, 0 at the
+    band's low end (no error rests on it). Its KV cache is not modelled (M007 stays silent)."""
+    r.terms.append(Term("vllm_reservation", int(util * gpu_memory),
+                        f"SGLang mem_fraction_static {util:g} (verl passes gpu_memory_utilization) x {gib(gpu_memory)}: "
+                        f"weights {gib(weights)} and KV pool; at most this, as SGLang takes the fraction less what the "
+                        f"GPU holds when it starts" + ("; the launch's value cannot be read: assumed"
+                                                       if util_unknown else ""),
+                        SRC_SGLANG_STATIC, unsure=True))
+    if not inp.flag("vllm.enforce_eager"):
+        r.terms.append(Term("cuda_graphs", K.vllm_cuda_graphs, "CUDA graph capture, outside the static pool (assumed)",
+                            SRC_SGLANG_STATIC))
+    r.terms.append(Term("engine_process", K.cuda_context, f"the SGLang scheduler's own process on the GPU: its CUDA "
+                                                          f"context {gib(K.cuda_context)}, kept while it sleeps",
+                        SRC_SGLANG_STATIC))
+    r.terms.append(Term("runtime", K.cuda_context, f"CUDA context {gib(K.cuda_context)}", SRC_VLLM_NON_TORCH))
+    r.kv = {"engine": "sglang", "weights_per_gpu": weights, "gpu_memory_utilization": util,
+            "utilization_unknown": util_unknown}
+    r.resident = ["vllm_reservation", "cuda_graphs", "engine_process", "runtime"]
     return r
 
 
@@ -1949,7 +1979,8 @@ def _phases(members: list[RoleEstimate], processes: list[list[str]], inp: _Input
                                                       f"{gib(weights)}", SRC_VLLM_SLEEP),
                         Term("runtime", K.cuda_context, f"CUDA context {gib(K.cuda_context)}", SRC_OVERHEAD)]
             if vllm_sleeps and phase not in ("generation", WEIGHT_SYNC):
-                return [t for t in m.terms if t.name == "runtime"]  # asleep: weights and KV cache released
+                # asleep: weights and KV cache released; an engine's own process keeps its context
+                return [t for t in m.terms if t.name in ("runtime", "engine_process")]
             return list(m.terms)
         if phase == WEIGHT_SYNC:
             if m is policy and sync_loaded:

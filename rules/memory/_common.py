@@ -105,6 +105,11 @@ def _vllm_phases(group) -> list[str]:
             if any(role == "vllm" and t.name == "vllm_reservation" for role, t in items)]
 
 
+def rollout_label(ctx) -> str:
+    """What the rollout engine is called in a message: SGLang for verl's SGLang rollout, else vLLM."""
+    return "SGLang" if ctx.job.value("rollout.engine") == "sglang" else "vLLM"
+
+
 def _best_utilization(ctx, est) -> float | None:
     """The highest gpu_memory_utilization (in steps of 0.05) at which every phase that holds vLLM's reservation
     fits (length-dependent terms at their bound included) and the KV cache still holds one full-length sequence.

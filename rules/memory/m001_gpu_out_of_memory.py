@@ -6,7 +6,7 @@ from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.memory._common import (
     PHASE_NOTES, _m001_reports, _assumed, _best_utilization, _breakdown, _checkpointing_off, _estimate, _gib, _need,
     _no_verdict, _replicas_guessed, _shape_guessed, _unread_config, _world_size_guessed,
-    _what_if,
+    _what_if, rollout_label,
 )
 
 
@@ -50,7 +50,8 @@ def _candidates(ctx, est, group) -> list[tuple[str, dict, str]]:
             out.append(("let vLLM sleep while training", {"vllm.enable_sleep": True}, "vllm_sleep"))
         best = _best_utilization(ctx, est)
         if best is not None:
-            out.append((f"vLLM gpu_memory_utilization {best:g}", {"vllm.gpu_memory_utilization": best}, "vllm_util"))
+            out.append((f"{rollout_label(ctx)} gpu_memory_utilization {best:g}", {"vllm.gpu_memory_utilization": best},
+                        "vllm_util"))
     return out
 
 

@@ -5,6 +5,7 @@ from rlhf_lint.model import Applicability, Finding, Severity
 from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.memory._common import (
     PHASE_NOTES, _best_utilization, _estimate, _gib, _no_verdict, _replicas_guessed, _span_of, _vllm_phases,
+    rollout_label,
 )
 
 
@@ -80,7 +81,7 @@ def vllm_gpu_memory_utilization(ctx):
     unread = bool(vllm.kv.get("utilization_unknown"))  # written but unreadable: the utilisation is assumed
     severity = None if group.band_total(phase, 0) > group.gpu_memory and not guessed and not unread \
         else Severity.WARNING
-    message = (f"vLLM reserves {util:g}{' (assumed: the launch sets it, but not readably)' if unread else ''} x "
+    message = (f"{rollout_label(ctx)} reserves {util:g}{' (assumed: the launch sets it, but not readably)' if unread else ''} x "
                f"{_gib(group.gpu_memory)} = {_gib(util * group.gpu_memory)} per GPU "
                f"while {', '.join(holders) or 'the other roles'} hold {_gib(others)} on the same GPUs"
                f"{' if every GPU holds a full replica (DDP: no DeepSpeed or FSDP config seen)' if guessed else ''} "

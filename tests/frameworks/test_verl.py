@@ -165,8 +165,8 @@ def test_hybrid_engine_places_every_role_in_one_process_per_gpu():
     generation = group.phases["generation"]
     assert [t.name for _, t in generation].count("runtime") == 1  # one CUDA context for the whole worker
     reservation = [t.bytes for role, t in generation if t.name == "vllm_reservation"]
-    # the budget covers vLLM's own CUDA context (measured by its profile run), counted once for the worker
-    assert reservation == [int(0.9 * est.gpu_memory)]  # no vLLM pinned: the context outside the budget
+    # no vLLM pinned: a current vLLM, whose budget leaves the worker's CUDA context (counted once) outside
+    assert reservation == [int(0.9 * est.gpu_memory)]
     assert all(role != "vllm" for role, _ in group.phases["training"])  # the rollout sleeps while training
     (node,) = est.nodes
     assert [t.name for t in node.persistent if t.name.startswith("process:")] == ["process:actor+critic+vllm"]
@@ -302,3 +302,26 @@ def test_an_unknown_word_may_override_any_key(tmp_path, tail, partial):
     assert (job.verl.get("data.train_batch_size") is UNKNOWN) is partial
     # the estimate keeps the default, the likeliest value (filled in, an unknown would be taken at its worst)
     assert job.value("train.remove_padding") is not UNKNOWN and job.value("train.strategy") == "fsdp"
+
+
+def test_sglang_rollout_is_counted_as_an_upper_bound_with_its_own_process():
+    from rlhf_lint.engine.config import Hardware
+    from rlhf_lint.memory.estimate import K, estimate
+
+    _, job = project_job("sglang_rollout.sh", config())
+    assert job.value("rollout.engine") == "sglang" and job.value("vllm.enable_sleep") is True
+    est = estimate(job, Hardware(gpu="H100-80GB", gpus_per_node=8))
+    (group,) = est.groups
+    terms = {t.name: t for role, t in group.phases["generation"] if role == "vllm"}
+    # SGLang's static pool is mem_fraction_static of the GPU less what the GPU holds when it starts: the whole
+    # fraction is counted, and left out of the band's low end
+    assert terms["vllm_reservation"].bytes == int(0.9 * est.gpu_memory) and terms["vllm_reservation"].unsure
+    assert terms["engine_process"].bytes == K.cuda_context  # the scheduler's own process on the GPU
+    asleep = {t.name for role, t in group.phases["training"] if role == "vllm"}
+    assert asleep == {"engine_process"}  # released while training, the process stays
+    assert not group.certain_overflow  # no error rests on the upper bound
+    cfg = config()
+    cfg.hardware = Hardware(gpu="H100-80GB", gpus_per_node=8)
+    result = run([FIXTURES / "sglang_rollout.sh"], ["M005"], cfg)
+    (m005,) = result.diagnostics
+    assert m005.message.startswith("SGLang reserves 0.9 x 79.2 GiB") and m005.severity.label == "warning"
