@@ -281,6 +281,8 @@ class ShellScript:
     hardware: dict = field(default_factory=dict)
     hardware_span: Span | None = None
     sourced: list[str] = field(default_factory=list)  # references of `source X` / `. X`
+    # `source "$(dirname "$0")/env.sh"`: references whose value cannot be read, as written (its variables unknown)
+    sourced_unread: list[str] = field(default_factory=list)
     syntax_error: tuple[str, int, int] | None = None
     unparsed: list[Span] = field(default_factory=list)  # words tree-sitter-bash misread: their values are unknown
     doc: Any = None  # the top-level _Doc (tree-sitter tree), for rules that read nodes
@@ -591,6 +593,8 @@ class _Evaluator:
     def _source(self, word: Word) -> None:
         if word.known:
             self.script.sourced.append(word.text)
+        elif self.source is not None and word.path == self.source.path:
+            self.script.sourced_unread.append(self.source.text[word.span.start:word.span.end])
         if self.resolve is None or not word.known or self.source_depth >= MAX_SOURCE_DEPTH:
             return
         target = self.resolve(self.source.path, word.text)

@@ -91,6 +91,8 @@ def assignments(source, project) -> Assignments | None:
         return cache
     out = Assignments()
     _collect(script.doc, out, True)
+    if script.sourced_unread:
+        out.complete = False  # a file sourced by a path the reader cannot know: any name may come from it
     for reference in script.sourced:
         found = project.resolve(source.path, reference) if project is not None else None
         sub = script_of(found) if found is not None and found.kind == "shell" else None
@@ -120,28 +122,19 @@ def sourced_by_others(source, project) -> bool:
 
 
 def _sourced_references(other, project) -> set[str]:
-    """Real paths of the files ``other`` sources, and "name:" + the last path component of every reference."""
+    """Real paths of the files ``other`` sources, and "name:" + the last path component of every reference, readable
+    or not."""
     import os
     from rlhf_lint.readers.shell import script_of
 
     script = script_of(other)
-    if script is None or script.doc is None:
+    if script is None:
         return set()
     out = set()
-    doc = script.doc
-    stack = [doc.tree.root_node]
-    while stack:
-        node = stack.pop()
-        stack.extend(node.children)
-        if node.type != "command":
-            continue
-        name = node.child_by_field_name("name")
-        args = node.children_by_field_name("argument")
-        if name is None or doc.text_of(name).strip() not in ("source", ".") or not args:
-            continue
-        written = doc.text_of(args[0]).strip("'\"")
-        out.add("name:" + written.rsplit("/", 1)[-1])
-        found = project.resolve(other.path, written)
+    for reference in script.sourced:
+        found = project.resolve(other.path, reference)
         if found is not None:
             out.add(os.path.realpath(found.path))
+    for written in script.sourced + script.sourced_unread:
+        out.add("name:" + written.strip("'\"").rsplit("/", 1)[-1])
     return out

@@ -92,7 +92,8 @@ def test_s001_crlf_continuation_runs_as_one_command_only_after_the_fix(tmp_path)
 def test_unset_variable_is_not_reported_when_a_name_may_come_from_elsewhere(tmp_path):
     # eval and `set -a` may set any name; a sourced file outside the repository is not read
     for preamble in ("eval \"$(cat env.txt)\"", "set -a", "source /etc/profile.d/cluster.sh",
-                     "export $(grep -v '^#' .env | xargs)", "declare -x \"$name=1\""):
+                     "export $(grep -v '^#' .env | xargs)", "declare -x \"$name=1\"",
+                     "source \"$(dirname \"$0\")/env.sh\""):
         target = tmp_path / "run.sh"
         target.write_text(f"#!/bin/bash\n{preamble}\npython3 -m verl.trainer.main_ppo data.train_files=$train\n")
         assert _diags(target, "S007") == [], preamble
