@@ -234,7 +234,7 @@ def _trl_trainers() -> dict:
 
 
 def _swift_commands() -> dict:
-    from rlhf_lint.schemas import load
+    from rlhf_lint.schemas import load  # not frameworks.swift.arguments: swift imports this module
 
     return load("swift/arguments.json")
 

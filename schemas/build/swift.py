@@ -40,19 +40,11 @@ def _git(gitdir: str, *args: str) -> str:
     return out.stdout
 
 
-def _version(tag: str) -> tuple[int, ...] | None:
-    found = re.fullmatch(r"v(\d+)\.(\d+)\.(\d+)", tag)
-    return tuple(int(p) for p in found.groups()) if found else None
-
-
 def newest_patches(tags: list[str]) -> list[str]:
-    """The newest patch of each minor series from OLDEST on (tags like v3.2.2; post releases left out)."""
-    best: dict[tuple[int, int], tuple[int, ...]] = {}
-    for tag in tags:
-        v = _version(tag)
-        if v is not None and v[:2] >= OLDEST and v > best.get(v[:2], (0,)):
-            best[v[:2]] = v
-    return [".".join(map(str, v)) for _, v in sorted(best.items())]
+    """The newest patch of each minor series from OLDEST on, among tags like v3.2.2 (post releases left out)."""
+    from rlhf_lint.schemas.build.upstream import newest_patches as newest
+
+    return newest([t[1:] for t in tags if re.fullmatch(r"v\d+\.\d+\.\d+", t)], OLDEST)
 
 
 def _default(value: ast.AST):

@@ -13,7 +13,7 @@ import ast
 import json
 import os
 
-from rlhf_lint.schemas.build.upstream import top_level_classes
+from rlhf_lint.schemas.build.upstream import newest_patches, top_level_classes
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TABLE = os.path.join(HERE, "hf", "trl_config_defaults.json")
@@ -95,23 +95,6 @@ def release_defaults(release, wanted: set[str]) -> dict:
     return out
 
 
-def _newest_patches(listed: list[str]) -> list[str]:
-    from packaging.version import InvalidVersion, Version
-
-    best: dict[tuple, Version] = {}
-    for v in listed:
-        try:
-            parsed = Version(v)
-        except InvalidVersion:
-            continue
-        if parsed.is_prerelease or parsed.release[:2] < OLDEST:
-            continue
-        key = parsed.release[:2]
-        if key not in best or parsed > best[key]:
-            best[key] = parsed
-    return [str(v) for _, v in sorted(best.items())]
-
-
 def refresh(cache, versions: list[str] | None = None, log=print) -> dict:
     from packaging.version import Version
     from rlhf_lint.schemas.build.upstream import index_versions
@@ -126,7 +109,7 @@ def refresh(cache, versions: list[str] | None = None, log=print) -> dict:
             data = json.load(fh)
     if versions is None:
         listed = cache.cached_versions("trl") if cache.offline else index_versions("trl")
-        versions = _newest_patches(listed)
+        versions = newest_patches(listed, OLDEST)
     summary = {"table": "hf/trl_config_defaults.json", "added": 0, "closed": 0, "releases": []}
     for v in sorted(versions, key=Version):
         release = cache.release("trl", v, "wheel")

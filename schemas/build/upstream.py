@@ -196,3 +196,21 @@ def top_level_classes(text: str) -> list:
     except SyntaxError:
         return []
     return [node for node in tree.body if isinstance(node, ast.ClassDef)]
+
+
+def newest_patches(versions: list[str], oldest: tuple[int, int]) -> list[str]:
+    """The newest final release of each minor series from ``oldest`` on (pre-releases left out), oldest first."""
+    from packaging.version import InvalidVersion, Version
+
+    best: dict[tuple, Version] = {}
+    for v in versions:
+        try:
+            parsed = Version(v)
+        except InvalidVersion:
+            continue
+        if parsed.is_prerelease or parsed.release[:2] < oldest:
+            continue
+        key = parsed.release[:2]
+        if key not in best or parsed > best[key]:
+            best[key] = parsed
+    return [str(v) for _, v in sorted(best.items())]

@@ -11,7 +11,7 @@ import pytest
 
 from rlhf_lint.schemas.build import accelerate, deepspeed, openrlhf, orz, requires, verl
 from rlhf_lint.schemas.build.ds_config import extend as ds_extend
-from rlhf_lint.schemas.build.upstream import Cache, Offline, Release, metadata_requires
+from rlhf_lint.schemas.build.upstream import Cache, Offline, Release, metadata_requires, newest_patches
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "upstream")
 
@@ -273,4 +273,48 @@ def test_trl_config_defaults_follow_trl_bases_to_training_arguments():
     assert grpo["per_device_train_batch_size"] == 1 and grpo["gradient_checkpointing"] is False
     assert grpo["num_generations"] == 8 and "learning_rate" not in grpo
     assert found["SFTConfig"]["source"].endswith("/v9.9.0/trl/trainer/sft_config.py")
-    assert trl._newest_patches(["0.6.0", "0.7.1", "0.7.11", "0.7.2", "1.0.0rc1", "1.0.0", "x"]) == ["0.7.11", "1.0.0"]
+    assert newest_patches(["0.6.0", "0.7.1", "0.7.11", "0.7.2", "1.0.0rc1", "1.0.0", "x"], trl.OLDEST) == \
+        ["0.7.11", "1.0.0"]
+
+
+def test_swift_builder_reads_defaults_through_bases_and_the_presets(tmp_path):
+    # a tiny ms-swift-shaped git repository written for this test: the builder reads it with `git show`, never imports
+    import subprocess
+
+    from rlhf_lint.schemas.build import swift
+
+    repo = tmp_path / "ms-swift"
+    (repo / "swift" / "llm" / "argument").mkdir(parents=True)
+    (repo / "swift" / "llm" / "ds_config").mkdir(parents=True)
+    (repo / "swift" / "llm" / "argument" / "base_args.py").write_text(
+        "from dataclasses import dataclass, field\n"
+        "@dataclass\nclass TunerArguments:\n    train_type: str = 'lora'\n    lora_rank: int = 8\n"
+        "    target_modules: list = field(default_factory=lambda: ['all-linear'])\n"
+        "@dataclass\nclass BaseArguments(TunerArguments):\n    max_length: int = None\n    lora_rank: int = 16\n")
+    (repo / "swift" / "llm" / "argument" / "train_args.py").write_text(
+        "from transformers import Seq2SeqTrainingArguments\nfrom .base_args import BaseArguments\n"
+        "class TrainArguments(BaseArguments, Seq2SeqTrainingArguments):\n"
+        "    gradient_checkpointing: bool = True\n    per_device_train_batch_size: int = 1\n"
+        "    torch_dtype: str = compute_default()\n")
+    (repo / "swift" / "llm" / "ds_config" / "zero3_offload.json").write_text(
+        '{"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}, "overlap_comm": true}}')
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo)]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(git + ["add", "."], check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "x"], check=True)
+    for tag in ("v3.2.1", "v3.2.2", "v3.2.2.post1", "v2.6.0"):
+        subprocess.run(git + ["tag", tag], check=True)
+    gitdir = str(repo / ".git")
+    assert swift.newest_patches(subprocess.run(git + ["tag"], capture_output=True, text=True).stdout.split()) == \
+        ["3.2.2"]
+    row = swift.extract(gitdir, "3.2.2")
+    fields = row["commands"]["sft"]["fields"]
+    # own fields over the bases' in C3 order; a non-literal default is left out
+    assert {k: v["default"] for k, v in fields.items()} == {
+        "gradient_checkpointing": True, "per_device_train_batch_size": 1, "max_length": None, "lora_rank": 16,
+        "train_type": "lora", "target_modules": ["all-linear"]}
+    assert fields["lora_rank"]["class"] == "BaseArguments"
+    assert fields["lora_rank"]["source"].endswith("/v3.2.2/swift/llm/argument/base_args.py#L10")
+    assert row["deepspeed_presets"]["zero3_offload"]["stage"] == 3
+    assert row["deepspeed_presets"]["zero3_offload"]["offload_optimizer"] == "cpu"
+    assert row["deepspeed_presets"]["zero3_offload"]["offload_param"] == "none"
