@@ -245,6 +245,10 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
             _refuse(f"{name} {value}: out of range for any launch")
     if beta is not None and (beta != beta or not in_range(beta)):
         _refuse(f"--beta {beta}: not a finite number")
+    if optimizer is not None and not optimizer.strip():
+        _refuse("--optimizer '': name an optimizer (adamw, adamw_8bit, adafactor, ...) or leave the option out")
+    if lora_targets is not None and not any(t.strip() for t in lora_targets.split(",")):
+        _refuse(f"--lora-targets {lora_targets!r} names no module: write q_proj,v_proj or leave it out (all linear)")
     if quantization not in (None, "none") and not lora_rank:
         _refuse("--quantization needs --lora-rank (a quantised base is frozen; only adapters train)")
     if model is not None and model[:1].isdigit():

@@ -240,7 +240,8 @@ def test_estimate_refuses_nonsense_with_exit_2():
     for args in (["--gpu-memory", "80"], ["--gpu", "NOPE-9000"], ["--gpus", "0"], ["--gpus", "-2"],
                  ["--micro-batch", "0"], ["--host-memory", "512"], ["--quantization", "4bit"],
                  ["--job-type", "banana"], ["--gpu-memory", "0GiB"], ["--host-memory", "0GB"],
-                 ["--seq-len", str(10**20)], ["--job-type", "grpo", "--beta", "nan"]):
+                 ["--seq-len", str(10**20)], ["--job-type", "grpo", "--beta", "nan"], ["--optimizer", " "],
+                 ["--lora-rank", "8", "--lora-targets", ",,"]):
         proc = run_cli("estimate", "--model", "7B", "--gpus", "8", *args, cwd=ROOT)
         assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
 
