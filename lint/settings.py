@@ -95,6 +95,8 @@ VOCABULARY = (
                                     "absent: when DeepSpeed does not sleep)"),
     ("deepspeed.sleep_keeps", tuple, "estimate terms a sleeping DeepSpeed engine keeps on the GPU"),
     ("accelerate.config_path", str, "the accelerate config YAML an ``accelerate launch`` names"),
+    ("runtime.expandable_segments", bool, "PyTorch's caching allocator maps expandable segments (PYTORCH_CUDA_ALLOC_CONF "
+                                          "expandable_segments:True, or a launcher that sets it)"),
     # -- precision ------------------------------------------------------------------------------------------------
     ("precision.param_dtype", str, "bf16 | fp16 | fp32 (| fp8 from accelerate): the model's training dtype"),
     ("precision.grad_accum_dtype", str, "bf16 | fp16 | fp32 (absent: DeepSpeed ZeRO accumulates in the model dtype; "

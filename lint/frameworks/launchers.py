@@ -397,8 +397,33 @@ def build_shell_jobs(source: "Source", project) -> list[Job]:
         interpret = interpreter_for(entry, command.launcher)
         if interpret is None:
             continue
-        jobs.extend(interpret(command, source, project) or [])
+        built = interpret(command, source, project) or []
+        allocator = allocator_setting(command)
+        for job in built:
+            if allocator is not None and job.settings.get("runtime.expandable_segments") is None:
+                job.settings.add(allocator)
+        jobs.extend(built)
     return jobs
+
+
+def allocator_setting(command: Command) -> Setting | None:
+    """runtime.expandable_segments from the allocator variable the launch sets for its processes
+    (schemas/memory/allocator.json env): PYTORCH_ALLOC_CONF first, then PYTORCH_CUDA_ALLOC_CONF."""
+    from rlhf_lint.schemas import load
+
+    spec = load("memory/allocator.json")["env"]
+    word = next((command.env[n] for n in spec["names"] if n in command.env), None)
+    if word is None:
+        return None
+    value = UNKNOWN
+    if word.known:
+        value = False  # PyTorch's default: the option left out of the list
+        for item in word.text.split(","):
+            key, _, setting = item.strip().partition(":")
+            if key.strip() == spec["option"]:
+                value = setting.strip() == spec["true"]
+    return Setting("runtime.expandable_segments", value, word.path, word.span, word.origin or "the launch's environment",
+                   raw=word.text if word.known else None)
 
 
 def _launcher_value(command: Command, *flags: str) -> Word | None:
@@ -468,10 +493,12 @@ class LaunchTopology:
     per_node: Setting | None = None  # topology.gpus_per_node: processes (one GPU each) per node
     devices: Setting | None = None  # topology.device_ids: the GPU indices the launch names on a node
     visible: Setting | None = None  # topology.visible_gpus: GPUs CUDA_VISIBLE_DEVICES leaves to the processes
+    allocator: Setting | None = None  # runtime.expandable_segments a launcher sets for the processes it starts
     notes: list = field(default_factory=list)
 
     def settings(self) -> list[Setting]:
-        return [s for s in (self.nodes, self.per_node, self.devices, self.visible, self.world) if s is not None]
+        return [s for s in (self.nodes, self.per_node, self.devices, self.visible, self.world, self.allocator)
+                if s is not None]
 
 
 
@@ -870,6 +897,13 @@ def _llamafactory_topology(top: LaunchTopology, command: Command, project, visib
     nnodes = env.get("NNODES")
     top.nodes = (_count("topology.nodes", nnodes, f"NNODES, {why} starting torchrun") if nnodes is not None else
                  Setting("topology.nodes", 1, command.path, None, f"{why}: NNODES default 1"))
+    if row.get("alloc_conf"):
+        # the launcher writes PYTORCH_CUDA_ALLOC_CONF into torchrun's environment unless OPTIM_TORCH is off
+        optim = env.get(row["alloc_conf_unless"])
+        on = True if optim is None else (optim.text.strip().lower() in truthy if optim.known else UNKNOWN)
+        top.allocator = Setting("runtime.expandable_segments", on, command.path, None,
+                                f"{why} ({release}) sets PYTORCH_CUDA_ALLOC_CONF={row['alloc_conf']} for torchrun"
+                                + (f" unless {row['alloc_conf_unless']} is off" if optim is not None else ""))
 
 
 def _swift_topology(top: LaunchTopology, command: Command, project) -> None:

@@ -36,6 +36,7 @@ SRC_VLLM_SLEEP = "https://github.com/vllm-project/vllm/pull/22310"
 # (0.9.2) and the V0 worker before it (0.6.4)
 SRC_VLLM_SNAPSHOT = "https://github.com/vllm-project/vllm/pull/19312 (V1); https://github.com/vllm-project/vllm/pull/10511 (V0)"
 SRC_OVERHEAD = "https://github.com/RahulSChand/gpu_poor"
+SRC_EXPANDABLE = "https://github.com/pytorch/pytorch/pull/96995"
 SRC_SAVE = "https://github.com/OpenRLHF/OpenRLHF/issues/1126"
 SRC_LOAD = "https://huggingface.co/docs/transformers/main/en/main_classes/deepspeed"
 SRC_LF_LOAD = ("https://github.com/hiyouga/LLaMA-Factory/blob/ff6d4d12/src/llamafactory/model/patcher.py#L428-L434 "
@@ -71,7 +72,7 @@ STEP = "step"  # the optimizer step, after the backward freed its transient tens
 # data parallelism without DeepSpeed or FSDP (HF Trainer / accelerate DDP, one GPU): ZeRO-0 terms, torch's dtypes
 PLAIN_STRATEGIES = ("ddp", "none", "single")
 # packages whose release changes a term of the estimate (read from the configuration, else the repository's pins)
-VERSIONED_PACKAGES = ("trl", "vllm", "peft", "transformers", "torch")
+VERSIONED_PACKAGES = ("trl", "vllm", "peft", "transformers", "torch", "verl")
 
 
 # -- the model's numbers (schemas/memory/constants.json: value, unit, meaning and source of each) ----------------
@@ -157,6 +158,7 @@ class RoleEstimate:
     host_states: int = 0  # bytes per rank of states kept in host RAM instead of the GPU (FSDP CPUOffload)
     state_bytes_per_param: float = 0  # optimizer-side bytes per trained parameter (master copy + states)
     gpus_assumed: bool = False  # its GPU count is the hardware profile's: no launch gives the world size
+    expandable_segments: bool = False  # its allocator maps expandable segments: fragmentation slack unsure
 
     @property
     def total(self) -> int:
@@ -1111,7 +1113,7 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
             _step_term(r, f32 * sub, f"fp32 gradient copy of one sub-group {_sci(sub)} x {f32} B", SRC_DS_STAGE3)
     if ctx.get("trl_grpo") and role == "policy":
         r.terms += _trl_generate_terms(arch, b, tokens, r.params, r.gpus, inp, ctx)
-    _runtime(r)
+    _runtime(r, ctx)
     r.resident = ["weights", "gradients", "optimizer_states", "deepspeed_buffers", "runtime"]
     return r
 
@@ -1184,7 +1186,7 @@ def _inference_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
         r.terms.append(Term("gathered_params", w * arch.largest_module_params() + prefetch * w,
                             f"{w} B x largest module {_count(arch.largest_module_params())} (gathered for its "
                             f"forward) + prefetch {_sci(prefetch)} x {w} B", SRC_DS_MEMORY))
-    _runtime(r)
+    _runtime(r, ctx)
     r.resident = ["weights", "runtime"]
     return r
 
@@ -1371,7 +1373,7 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
             r.host_states = sum(t.bytes for t in r.terms if t.name in moved)
             r.terms = [Term(t.name, 0, f"in host RAM (fsdp_offload_params): {gib(t.bytes)} per rank", SRC_FSDP_OFFLOAD)
                        if t.name in moved else t for t in r.terms]
-        _runtime(r)  # no verl experience phase: TRL's log-prob passes are forwards of the training micro batch
+        _runtime(r, ctx)  # no verl experience phase: TRL's log-prob passes are forwards of the training micro batch
         r.resident = ["runtime"] + [t.name for t in r.terms if t.name in ("weights", "optimizer_states")
                                     and not t.phases]
         return r
@@ -1414,7 +1416,7 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
     r.terms.append(Term("gathered_params", c * (root + 2 * layer),
                         f"bf16 root unit {_count(root)} + current and prefetched layer 2 x {_count(layer)}, "
                         f"x {c} B (forward only)", SRC_FSDP, ("experience",)))
-    _runtime(r)
+    _runtime(r, ctx)
     r.resident = ["runtime"] + [t.name for t in r.terms if t.name in ("weights", "optimizer_states") and not t.phases]
     return r
 
@@ -1450,7 +1452,7 @@ def _fsdp_inference_role(role: str, arch: ModelArch, params: int, n: int, inp: _
         r.terms.append(Term("logits", tokens * arch.vocab_size * c,
                             f"{tokens} x {arch.vocab_size} x {c} B bf16 logits (no entropy for the reference)",
                             SRC_VERL_LOGPROB, at_length_bound=bound))
-    _runtime(r)
+    _runtime(r, ctx)
     r.resident = ["weights", "runtime"]
     return r
 
@@ -1460,21 +1462,31 @@ def _fsdp_inference_role(role: str, arch: ModelArch, params: int, n: int, inp: _
 CHURNING = ("activations", "logits", "gathered_params", "optimizer_step")
 
 
-def _slack(owner_terms: list[Term], label: str) -> list[Term]:
+def _slack(owner_terms: list[Term], label: str, expandable: bool = False) -> list[Term]:
     """The runtime of one process: its CUDA context plus allocator slack on its transient tensors. The slack on
-    tensors sized at a length bound is a term of its own, at the bound too: it shrinks with them (a token budget)."""
+    tensors sized at a length bound is a term of its own, at the bound too: it shrinks with them (a token budget).
+    With expandable segments the slack is fitted on runs without them, so it is unsure: in the figure, 0 at the
+    band's low end (schemas/memory/allocator.json)."""
     context, fragmentation = K.cuda_context, K.allocator_fragmentation
     churn = [t for t in owner_terms if t.name in CHURNING and t.phases != (STEP,)]
     step = [t for t in owner_terms if t.name in CHURNING and t.phases == (STEP,)]
     fixed = sum(t.bytes for t in churn if not t.at_length_bound)
     bound = sum(t.bytes for t in churn if t.at_length_bound)
-    out = [Term("runtime", context + int(fixed * fragmentation),
-                f"{label}CUDA context and NCCL {gib(context)} + allocator fragmentation {fragmentation:.0%} of "
-                f"{gib(fixed)} of transient tensors", SRC_OVERHEAD)]
+    if expandable:
+        out = [Term("runtime", context, f"{label}CUDA context and NCCL {gib(context)}", SRC_OVERHEAD)]
+        if fixed:
+            out.append(Term("allocator_slack", int(fixed * fragmentation),
+                            f"allocator fragmentation {fragmentation:.0%} of {gib(fixed)} of transient tensors, "
+                            f"at most: expandable segments reuse freed blocks at other sizes", SRC_EXPANDABLE,
+                            unsure=True))
+    else:
+        out = [Term("runtime", context + int(fixed * fragmentation),
+                    f"{label}CUDA context and NCCL {gib(context)} + allocator fragmentation {fragmentation:.0%} of "
+                    f"{gib(fixed)} of transient tensors", SRC_OVERHEAD)]
     if bound:
         out.append(Term("allocator_slack", int(bound * fragmentation),
                         f"allocator fragmentation {fragmentation:.0%} of the {gib(bound)} of transient tensors sized "
-                        f"at the length bound", SRC_OVERHEAD, at_length_bound=True))
+                        f"at the length bound", SRC_EXPANDABLE if expandable else SRC_OVERHEAD, at_length_bound=True))
     size = sum(t.bytes for t in step)
     if size > fixed:
         # the step phase: the step reuses the blocks the backward's transients left cached, so only what it
@@ -1482,12 +1494,13 @@ def _slack(owner_terms: list[Term], label: str) -> list[Term]:
         out.append(Term("allocator_slack", int((size - fixed) * fragmentation),
                         f"allocator fragmentation {fragmentation:.0%} of what the optimizer step's {gib(size)} needs "
                         f"beyond the {gib(fixed)} of transient tensors above", SRC_OVERHEAD, (STEP,),
-                        unsure=all(t.unsure for t in step)))
+                        unsure=expandable or all(t.unsure for t in step)))
     return out
 
 
-def _runtime(r: RoleEstimate) -> None:
-    r.terms += _slack(r.terms, "")
+def _runtime(r: RoleEstimate, ctx: dict) -> None:
+    r.expandable_segments = bool(ctx.get("expandable_segments"))
+    r.terms += _slack(r.terms, "", r.expandable_segments)
 
 
 def _sampler_bytes(versions: dict | None) -> int:
@@ -1761,6 +1774,7 @@ def _estimate(job, hardware, read_config: Callable[[str], str | None] | None = N
     }
 
     ctx["strategy"] = strategy
+    ctx["expandable_segments"] = _expandable_segments(job, inp, strategy, versions, assumptions)
     if _trl_grpo(job, inp, versions):
         # TRL runs the LM head on the completion only (logits_to_keep, grpo_trainer.py _get_per_token_logps)
         ctx["logit_tokens"] = int(gen) if gen is not None else None
@@ -1875,6 +1889,28 @@ def _strategy(job, inp: _Inputs) -> str:
     if isinstance(critic, str) and critic != value and "critic" in (getattr(job, "roles", ()) or ()):
         return f"{value} actor with a {critic} critic"
     return value.lower()
+
+
+def _expandable_segments(job, inp: _Inputs, strategy: str, versions: dict | None, assumptions: list[str]) -> bool:
+    """Whether the training processes' allocator maps expandable segments: the launch's PYTORCH_CUDA_ALLOC_CONF (or
+    a launcher that sets it), else a framework release that turns it on itself (schemas/memory/allocator.json)."""
+    from rlhf_lint.schemas import load
+
+    setting = inp.settings.get("runtime.expandable_segments")
+    if setting is not None and isinstance(setting.value, bool):
+        if setting.value:
+            assumptions.append(f"expandable segments ({setting.origin}): the allocator's fragmentation slack is "
+                               f"counted at most, and left out of the band's low end")
+        return setting.value
+    for row in load("memory/allocator.json")["frameworks"]:
+        release = _release(versions, row["package"])
+        since = tuple(int(x) for x in row["since"].split(".")[:2])
+        if getattr(job, "framework", "") == row["framework"] and strategy in row["strategies"] and release \
+                and release >= since:
+            assumptions.append(f"{row['package']} {versions[row['package']]}: {row['what']}: the allocator's "
+                               f"fragmentation slack is counted at most, and left out of the band's low end")
+            return True
+    return False
 
 
 def _dedupe(items: list[str]) -> list[str]:
@@ -2033,7 +2069,8 @@ def _one_process(phase: str, models: list[RoleEstimate], held) -> list[tuple[str
     # vLLM's reservation is a cap that already covers its own allocator's slack
     names = "+".join(m.role for m in models)
     lead = models[0].role
-    items += [(lead, t) for t in _slack([t for _, t in items], f"one process holds {names}: context once; ")]
+    items += [(lead, t) for t in _slack([t for _, t in items], f"one process holds {names}: context once; ",
+                                        any(m.expandable_segments for m in models))]
     return items
 
 

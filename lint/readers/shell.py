@@ -297,8 +297,10 @@ _STATEMENT_CONTAINERS = {"program", "compound_statement", "subshell", "list", "p
 _DECLARATIONS = {"export", "local", "declare", "readonly", "typeset"}
 # variables of the environment that change which GPUs a launch uses (rlhf_lint.frameworks.launchers reads them)
 # (and llamafactory-cli's torchrun variables: schemas/hf/launchers.json llamafactory_cli env)
+# (and PyTorch's allocator options: schemas/memory/allocator.json)
 LAUNCH_ENV = ("CUDA_VISIBLE_DEVICES", "FORCE_TORCHRUN", "NNODES", "NODE_RANK", "RANK", "NPROC_PER_NODE", "MASTER_ADDR",
-              "USE_RAY", "USE_KT", "USE_MCA", "USE_MEGATRON_BRIDGE")
+              "USE_RAY", "USE_KT", "USE_MCA", "USE_MEGATRON_BRIDGE", "OPTIM_TORCH", "PYTORCH_CUDA_ALLOC_CONF",
+              "PYTORCH_ALLOC_CONF")
 
 
 class _Evaluator:
