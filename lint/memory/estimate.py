@@ -1892,16 +1892,11 @@ def _strategy(job, inp: _Inputs) -> str:
 
 
 def _expandable_segments(job, inp: _Inputs, strategy: str, versions: dict | None, assumptions: list[str]) -> bool:
-    """Whether the training processes' allocator maps expandable segments: the launch's PYTORCH_CUDA_ALLOC_CONF (or
-    a launcher that sets it), else a framework release that turns it on itself (schemas/memory/allocator.json)."""
+    """Whether the training processes' allocator maps expandable segments: a framework release that turns it on
+    itself whatever the environment says (schemas/memory/allocator.json), else the launch's PYTORCH_CUDA_ALLOC_CONF
+    or a launcher that sets it."""
     from rlhf_lint.schemas import load
 
-    setting = inp.settings.get("runtime.expandable_segments")
-    if setting is not None and isinstance(setting.value, bool):
-        if setting.value:
-            assumptions.append(f"expandable segments ({setting.origin}): the allocator's fragmentation slack is "
-                               f"counted at most, and left out of the band's low end")
-        return setting.value
     for row in load("memory/allocator.json")["frameworks"]:
         release = _release(versions, row["package"])
         since = tuple(int(x) for x in row["since"].split(".")[:2])
@@ -1910,6 +1905,11 @@ def _expandable_segments(job, inp: _Inputs, strategy: str, versions: dict | None
             assumptions.append(f"{row['package']} {versions[row['package']]}: {row['what']}: the allocator's "
                                f"fragmentation slack is counted at most, and left out of the band's low end")
             return True
+    setting = inp.settings.get("runtime.expandable_segments")
+    if setting is not None and setting.value is True:
+        assumptions.append(f"expandable segments ({setting.origin}): the allocator's fragmentation slack is "
+                           f"counted at most, and left out of the band's low end")
+        return True
     return False
 
 

@@ -108,3 +108,13 @@ def test_verl_turns_it_on_for_fsdp_training_from_0_6():
     assert _expandable_segments(Job(), Inputs(), "fsdp2", {"verl": "0.5.0"}, []) is False
     assert _expandable_segments(Job(), Inputs(), "megatron", {"verl": "0.7.0"}, []) is False
     assert _expandable_segments(Job(), Inputs(), "fsdp", {}, []) is False
+
+    class SaysFalse:  # verl sets the allocator itself during training: the launch's variable does not decide
+        class settings:
+            @staticmethod
+            def get(key):
+                from rlhf_lint.model import Setting
+
+                return Setting(key, False, "run.sh", None, "export PYTORCH_CUDA_ALLOC_CONF")
+
+    assert _expandable_segments(Job(), SaysFalse(), "fsdp", {"verl": "0.6.1"}, []) is True
