@@ -7,7 +7,7 @@ from rlhf_lint.readers.source import Source
 
 DS = '{"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2}, "bf16": {"enabled": true}}'
 LAUNCH = ("#!/bin/bash\n# rlhf-lint: hardware gpu=A100-80GB gpus-per-node=8\n{env}"
-          "deepspeed --num_gpus 8 train.py --deepspeed ds.json --model_name_or_path Qwen/Qwen2.5-7B "
+          "{prefix}deepspeed --num_gpus 8 train.py --deepspeed ds.json --model_name_or_path Qwen/Qwen2.5-7B "
           "--per_device_train_batch_size 4 --max_seq_length 4096 --bf16 --gradient_checkpointing\n")
 
 
@@ -21,8 +21,8 @@ def _project(files: dict[str, str], versions=None) -> Project:
     return Project(sources, Config(versions=versions or {}))
 
 
-def _estimate(env: str, versions=None):
-    project = _project({"train.sh": LAUNCH.format(env=env), "ds.json": DS}, versions)
+def _estimate(env: str, versions=None, prefix: str = ""):
+    project = _project({"train.sh": LAUNCH.format(env=env, prefix=prefix), "ds.json": DS}, versions)
     [job] = project.jobs
     return job, estimate(job, project.config.hardware_for(job.hardware), versions=versions)
 
@@ -47,16 +47,12 @@ def test_the_launch_variable_makes_the_slack_unsure_and_keeps_the_figure():
 
 def test_other_allocator_options_and_false_change_nothing():
     _, off = _estimate("")
-    for env in ("PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128 ", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:False ",
-                "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:true\n"):  # PyTorch accepts only True / False
-        job, est = _estimate(env if env.endswith("\n") else "")
-        if not env.endswith("\n"):
-            project = _project({"train.sh": LAUNCH.format(env="").replace("deepspeed --num", env + "deepspeed --num"),
-                                "ds.json": DS})
-            [job] = project.jobs
-            est = estimate(job, project.config.hardware_for(job.hardware))
-        assert job.settings.get("runtime.expandable_segments").value is False, env
-        assert est.groups[0].low_peak == off.groups[0].low_peak, env
+    for env, prefix in (("", "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128 "),
+                        ("", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:False "),
+                        ("export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:true\n", "")):  # only True / False
+        job, est = _estimate(env, prefix=prefix)
+        assert job.settings.get("runtime.expandable_segments").value is False, (env, prefix)
+        assert est.groups[0].low_peak == off.groups[0].low_peak, (env, prefix)
 
 
 def test_the_device_generic_name_is_read_first():
