@@ -206,6 +206,8 @@ def _refuse(message: str) -> None:
 @click.option("--quantization", type=click.Choice(["none", "4bit", "8bit"]), default=None,
               help="Frozen base weights quantised (QLoRA: 4bit).")
 @click.option("--fused-loss/--no-fused-loss", default=None, help="Chunked/fused cross entropy (Liger): no logits.")
+@click.option("--freeze-vision/--no-freeze-vision", default=None,
+              help="Multimodal full tuning: vision tower and projector frozen (LLaMA-Factory, ms-swift default).")
 @click.option("--packing/--no-packing", default=None, help="Samples packed into micro batches (lengths a bound).")
 @click.option("--max-tokens-per-gpu", type=click.IntRange(min=1), default=None,
               help="Token budget per micro batch and GPU (dynamic batching).")
@@ -218,7 +220,8 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
              offload_optimizer, offload_param, dtype, grad_accum_dtype, micro_batch, seq_len, gradient_checkpointing,
              flash_attn, job_type, strategy, master_dtype, adapter_dtype, optimizer, lora_rank, lora_targets,
              quantization, fused_loss, packing, max_tokens_per_gpu, ring_attn_size, sequence_parallel_size,
-             expert_parallel_size, output_format, prompt_len=None, completion_len=None, beta=None, pin_memory=None):
+             expert_parallel_size, output_format, prompt_len=None, completion_len=None, beta=None, pin_memory=None,
+             freeze_vision=None):
     """Estimate GPU and host memory per role of a launch script, or of a job given by options
     (`rlhf-lint estimate --model Qwen/Qwen2.5-7B --gpus 8 --gpu A100-80GB --zero 3`)."""
     from rlhf_lint.engine.config import ConfigError, Hardware, find_config_file, load_config
@@ -281,7 +284,7 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
                  "train.sequence_parallel_size": sequence_parallel_size,
                  "train.expert_parallel_size": expert_parallel_size, "seq.prompt_max_len": prompt_len,
                  "seq.generate_max_len": completion_len, "trl.beta": beta,
-                 "deepspeed.offload_param_pin_memory": pin_memory,
+                 "deepspeed.offload_param_pin_memory": pin_memory, "train.freeze_vision": freeze_vision,
                  "train.lora_targets": tuple(t.strip() for t in lora_targets.split(",") if t.strip())
                  if lora_targets else None}
         if max_tokens_per_gpu:

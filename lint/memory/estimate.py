@@ -758,6 +758,9 @@ def _adapter_dtype(inp: _Inputs, ctx: dict, quantized: bool) -> tuple[int, str, 
 
 
 SRC_FREEZE = "https://github.com/hiyouga/LLaMA-Factory/blob/ff6d4d12/src/llamafactory/model/adapter.py"
+SRC_FROZEN_VISION = ("https://github.com/hiyouga/LLaMA-Factory/blob/v0.9.5/src/llamafactory/model/model_utils/visual.py "
+                     "(get_forbidden_modules); https://github.com/modelscope/ms-swift/blob/v4.5.2/swift/arguments/"
+                     "tuner_args.py#L204-L216 (_init_multimodal_full)")
 SRC_GALORE = "https://arxiv.org/abs/2403.03507"  # GaLore: Adam moments of rank-r projected gradients
 SRC_APOLLO = "https://arxiv.org/abs/2412.05270"
 SRC_BADAM = "https://arxiv.org/abs/2404.02827"  # BAdam: Adam on one block at a time
@@ -812,6 +815,8 @@ def _partial(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, k: float
         return _projected_part(r, arch, inp, ctx, k, master)
     if inp.get("train.block_optimizer") in ("layer", "ratio"):
         return _block_part(r, arch, inp, ctx, opt_bytes)
+    if inp.get("train.freeze_vision") is True and arch.extra_params:
+        return _frozen_vision_part(r, arch, ctx, k, a, master)
     return None
 
 
@@ -831,15 +836,35 @@ def _freeze_part(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, k: f
         which = "an unknown number of layers"
     if t.note:
         inp.assumptions.append(f"{r.role}: {t.note}")
-    w, P, T = ctx["w"], r.params, min(t.params, r.params)
-    up = master if ctx["plain"] and master > w else w  # no DeepSpeed: LLaMA-Factory upcasts what trains
-    out = _PartialTraining(T, k, a, f"{'' if ctx['plain'] else 'fp32 master + '}optimizer states of {which}",
-                           SRC_FREEZE, w * (P - T) + up * T,
-                           f"{w} B x {_count(P - T)} frozen + {up} B x {_count(T)} trained ({which})")
+    out = _some_frozen(r, ctx, k, a, master, min(t.params, r.params), which, SRC_FREEZE)
+    w, up = ctx["w"], _trained_weight_bytes(ctx, master)
     if t.unsure:
         out.unsure = _MayAlsoHold((up - w) * t.unsure, a * t.unsure, int(k * t.unsure),
                                   f"freeze tuning: {_count(t.unsure)} parameters may also train ({t.note})")
     return out
+
+
+def _some_frozen(r: RoleEstimate, ctx: dict, k: float, a: int, master: int, trained: int, which: str,
+                 source: str) -> _PartialTraining:
+    """``trained`` of the role's parameters get gradients and optimizer states, the rest stays frozen in the
+    weights' dtype."""
+    w, P, up = ctx["w"], r.params, _trained_weight_bytes(ctx, master)
+    return _PartialTraining(trained, k, a, f"{'' if ctx['plain'] else 'fp32 master + '}optimizer states of {which}",
+                            source, w * (P - trained) + up * trained,
+                            f"{w} B x {_count(P - trained)} frozen + {up} B x {_count(trained)} trained ({which})")
+
+
+def _trained_weight_bytes(ctx: dict, master: int) -> int:
+    """Bytes of a trained parameter: without DeepSpeed, LLaMA-Factory upcasts what trains to the master dtype."""
+    return master if ctx["plain"] and master > ctx["w"] else ctx["w"]
+
+
+def _frozen_vision_part(r: RoleEstimate, arch: ModelArch, ctx: dict, k: float, a: int,
+                        master: int) -> _PartialTraining:
+    """Full tuning of a multimodal model whose vision tower and projector are frozen (LLaMA-Factory's
+    freeze_vision_tower, ms-swift's freeze_vit, both on by default): only the language model trains."""
+    return _some_frozen(r, ctx, k, a, master, max(0, r.params - arch.extra_params), "the language model",
+                        SRC_FROZEN_VISION)
 
 
 def _projected_part(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, k: float,
@@ -1324,7 +1349,9 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
     off_opt = str(_per_role(inp, role, "offload.optimizer", "none")) == "cpu"
     lora = _int_of(inp.get("train.lora_rank"), 0) > 0 and role in ("actor", "policy")
     quantized = str(inp.get("train.quantization", "none") or "none").lower() not in ("none", "")
-    frozen = inp.get("train.freeze_layers") is not None  # freeze tuning: like LoRA, most of the model is frozen
+    # freeze tuning or a frozen vision tower: like LoRA, part of the model is frozen
+    frozen = inp.get("train.freeze_layers") is not None or (inp.get("train.freeze_vision") is True
+                                                             and bool(arch.extra_params))
     if ctx.get("accelerate_fsdp") and (lora or quantized or frozen):
         # FULL_SHARD holds what ZeRO-3 holds: the frozen base in its loaded dtype (or 4/8-bit), the adapters with
         # their gradients and optimizer states, every one sharded (rather than verl's fp32 actor)

@@ -27,7 +27,7 @@ FIELDS = ("train_type", "tuner_type", "lora_rank", "target_modules", "per_device
           "gradient_accumulation_steps", "gradient_checkpointing", "max_length", "packing", "padding_free",
           "torch_dtype", "attn_impl", "use_liger_kernel", "sequence_parallel_size", "quant_method", "quant_bits",
           "use_galore", "bf16", "fp16", "rlhf_type", "beta", "max_completion_length", "num_generations",
-          "use_vllm", "vllm_mode", "vllm_gpu_memory_utilization")
+          "use_vllm", "vllm_mode", "vllm_gpu_memory_utilization", "freeze_vit")
 # the argument class of each command (3.x name first)
 COMMANDS = {"sft": ("TrainArguments", "SftArguments"), "rlhf": ("RLHFArguments",)}
 PRESET_DIRS = ("swift/llm/ds_config", "swift/config")
