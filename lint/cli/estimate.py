@@ -86,6 +86,28 @@ def _job_from_options(model, gpus, gpus_per_node, zero, offload_optimizer, offlo
     return Job(f"{model} on {gpus} GPUs", "<command line>", None, framework, settings, roles=roles)
 
 
+def _add_ds_config(job, path: str) -> None:
+    """The DeepSpeed config's settings under those the flags gave (a flag wins, as a launch's own value wins over an
+    "auto" the HF Trainer fills); a file that cannot be read or parsed is refused (exit 2)."""
+    from rlhf_lint.engine.project import parse_source
+    from rlhf_lint.engine.runner import read_source
+    from rlhf_lint.frameworks.deepspeed import settings_from_ds_config
+    from rlhf_lint.model import UNKNOWN
+    from rlhf_lint.readers.source import Source
+
+    source = read_source(path, True)
+    if not isinstance(source, Source):
+        _refuse(f"--ds-config {path}: {getattr(source, 'message', 'not a file')}")
+    source.kind = "ds_config"
+    parse_source(source)
+    if source.tree is None:
+        why = source.parse_error or (source.skipped[0][1] if source.skipped else "not parsed")
+        _refuse(f"--ds-config {path}: {why}")
+    for setting in settings_from_ds_config(source.tree, path):
+        if setting.value is not UNKNOWN and job.settings.get(setting.key) is None:
+            job.settings.add(setting)
+
+
 def _width() -> int:
     """The terminal's width on a terminal, else 100 (logs, CI)."""
     import shutil
@@ -194,8 +216,13 @@ def _refuse(message: str) -> None:
 @click.option("--beta", type=float, default=None, help="grpo: KL coefficient (0: no reference model).")
 @click.option("--pin-memory/--no-pin-memory", default=None,
               help="offload_param.pin_memory: offloaded parameters in pinned host memory (power-of-two blocks).")
-@click.option("--strategy", type=click.Choice(["deepspeed", "ddp"]), default=None,
-              help="ddp: torch data parallelism without DeepSpeed (HF Trainer): no ZeRO, torch's dtypes.")
+@click.option("--strategy", type=click.Choice(["deepspeed", "ddp", "fsdp", "fsdp2"]), default=None,
+              help="ddp: torch data parallelism without DeepSpeed (HF Trainer): no ZeRO, torch's dtypes. fsdp, "
+                   "fsdp2: FSDP full shard under the HF Trainer (accelerate); --offload-param cpu is its CPU "
+                   "offload.")
+@click.option("--ds-config", "ds_config", type=click.Path(dir_okay=False), default=None,
+              help="A DeepSpeed config: its ZeRO stage, offload, dtypes, bucket sizes, sub_group_size and stage-3 "
+                   "limits (the other flags win).")
 @click.option("--master-dtype", type=click.Choice(["bf16", "fp16", "fp32"]), default=None,
               help="Dtype of the weights the optimizer updates (bf16 with --dtype bf16: no fp32 master copy).")
 @click.option("--adapter-dtype", type=click.Choice(["bf16", "fp16", "fp32"]), default=None,
@@ -221,7 +248,7 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
              flash_attn, job_type, strategy, master_dtype, adapter_dtype, optimizer, lora_rank, lora_targets,
              quantization, fused_loss, packing, max_tokens_per_gpu, ring_attn_size, sequence_parallel_size,
              expert_parallel_size, output_format, prompt_len=None, completion_len=None, beta=None, pin_memory=None,
-             freeze_vision=None):
+             freeze_vision=None, ds_config=None):
     """Estimate GPU and host memory per role of a launch script, or of a job given by options
     (`rlhf-lint estimate --model Qwen/Qwen2.5-7B --gpus 8 --gpu A100-80GB --zero 3`)."""
     from rlhf_lint.engine.config import ConfigError, Hardware, find_config_file, load_config
@@ -252,6 +279,13 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
         _refuse("--optimizer '': name an optimizer (adamw, adamw_8bit, adafactor, ...) or leave the option out")
     if lora_targets is not None and not any(t.strip() for t in lora_targets.split(",")):
         _refuse(f"--lora-targets {lora_targets!r} names no module: write q_proj,v_proj or leave it out (all linear)")
+    if strategy not in (None, "deepspeed"):
+        for name, value in (("--zero", zero), ("--offload-optimizer", offload_optimizer), ("--ds-config", ds_config)):
+            if value is not None:
+                _refuse(f"{name} is a DeepSpeed option; --strategy {strategy} runs without DeepSpeed"
+                        + (" (FSDP offloads with --offload-param cpu)" if strategy.startswith("fsdp") else ""))
+        if strategy == "ddp" and offload_param not in (None, "none"):
+            _refuse("--offload-param: --strategy ddp keeps every parameter on the GPU (use fsdp or DeepSpeed)")
     if quantization not in (None, "none") and not lora_rank:
         _refuse("--quantization needs --lora-rank (a quantised base is frozen; only adapters train)")
     if model is not None and model[:1].isdigit():
@@ -291,7 +325,9 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
             extra |= {"batch.dynamic": True, "batch.max_tokens_per_gpu": max_tokens_per_gpu}
         job = _job_from_options(model, gpus or 1, gpus_per_node, zero, offload_optimizer, offload_param, dtype,
                                 grad_accum_dtype, micro_batch, seq_len, gradient_checkpointing, flash_attn, job_type,
-                                extra)
+                                extra, "hf" if strategy in ("fsdp", "fsdp2") else None)
+        if ds_config is not None:
+            _add_ds_config(job, ds_config)
         hw = config.hardware.merged(overrides)
         results.append((job.name, run_estimate(job, hw, _read_local_config, config.versions)))
     elif paths:

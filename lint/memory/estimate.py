@@ -1225,6 +1225,8 @@ SRC_VERL_V01_FSDP = "https://github.com/volcengine/verl/blob/v0.1/verl/trainer/p
 SRC_VERL_OLD_VLLM = ("https://github.com/volcengine/verl/blob/v0.3.0.post1/verl/third_party/vllm/vllm_v_0_6_3/"
                      "worker.py (num_gpu_blocks = free_gpu_memory * gpu_memory_utilization); docs/examples/config.rst")
 SRC_VERL_ZERO_GRAD = f"{SRC_VERL}/workers/actor/dp_actor.py#L555"  # gradients freed after update_policy
+SRC_TRAINER_ZERO_GRAD = ("https://github.com/huggingface/transformers/blob/v4.46.0/src/transformers/trainer.py "
+                         "(_inner_training_loop: model.zero_grad() after optimizer.step())")
 SRC_VERL_DYNAMIC = f"{SRC_VERL}/workers/actor/dp_actor.py#L440-L447"  # token budget x SP, sliced over SP ranks
 SRC_VERL_LOGPROB = f"{SRC_VERL}/utils/torch_functional.py#L72-L122"  # flash-attn cross entropy, in-place backward
 SRC_VERL_ENTROPY = f"{SRC_VERL}/utils/torch_functional.py#L224-L262"  # softmax of the logits; chunked variant
@@ -1323,9 +1325,11 @@ def _fsdp_full_states(r: RoleEstimate, inp: _Inputs, ctx: dict, role: str, shard
         r.terms.append(Term("optimizer_states", 0, "LoRA: Adam moments of the adapters only (neglected)",
                             SRC_VERL_OFFLOAD))
         return
+    freed, src_freed = (("the Trainer's model.zero_grad() after each optimizer step", SRC_TRAINER_ZERO_GRAD)
+                        if ctx.get("accelerate_fsdp") else ("zero_grad at the end of update_policy", SRC_VERL_ZERO_GRAD))
     r.terms.append(Term("gradients", m * P // shards,
-                        f"{master} gradient shard {m} B x {_count(P)} / {shards}, freed after the update "
-                        f"(zero_grad at the end of update_policy)", SRC_VERL_ZERO_GRAD, ("training", STEP)))
+                        f"{master} gradient shard {m} B x {_count(P)} / {shards}, freed after the update ({freed})",
+                        src_freed, ("training", STEP)))
     opt, opt_bytes = optimizer_bytes(inp)
     # torch optimizers keep states in the parameters' dtype; 8-bit ones their own
     states = int(opt_bytes * m / f32 * P) if opt in MOMENT_OPTIMIZERS else int(opt_bytes * P)

@@ -241,9 +241,48 @@ def test_estimate_refuses_nonsense_with_exit_2():
                  ["--micro-batch", "0"], ["--host-memory", "512"], ["--quantization", "4bit"],
                  ["--job-type", "banana"], ["--gpu-memory", "0GiB"], ["--host-memory", "0GB"],
                  ["--seq-len", str(10**20)], ["--job-type", "grpo", "--beta", "nan"], ["--optimizer", " "],
-                 ["--lora-rank", "8", "--lora-targets", ",,"]):
+                 ["--lora-rank", "8", "--lora-targets", ",,"], ["--strategy", "fsdp", "--zero", "3"],
+                 ["--strategy", "ddp", "--offload-optimizer", "cpu"], ["--strategy", "ddp", "--offload-param", "cpu"],
+                 ["--strategy", "fsdp2", "--ds-config", "ds.json"], ["--ds-config", "no/such/ds.json"]):
         proc = run_cli("estimate", "--model", "7B", "--gpus", "8", *args, cwd=ROOT)
         assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
+
+
+def test_estimate_reads_a_ds_config_under_the_flags(tmp_path):
+    ds = tmp_path / "ds.json"
+    ds.write_text(json.dumps({"train_micro_batch_size_per_gpu": "auto", "bf16": {"enabled": "auto"},
+                              "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"},
+                                                    "stage3_prefetch_bucket_size": 2e8}}))
+    common = ("estimate", "--model", QWEN7, "--gpus", "8", "--gpu", "A100-80GB", "--dtype", "bf16", "--format", "json")
+
+    def policy(*args):
+        proc = run_cli(*common, *args, cwd=ROOT)
+        assert proc.returncode == 0, proc.stderr
+        return next(r for r in json.loads(proc.stdout)["roles"] if r["role"] == "policy")
+
+    read = policy("--ds-config", str(ds))
+    assert read["per_gpu"]["weights"] == 2 * P() // 8  # stage 3 from the file
+    assert read["per_gpu"]["optimizer_states"] == 0  # its CPU offload
+    assert "prefetch 2e8" in read["formulas"]["gathered_params"]["formula"]
+    flagged = policy("--ds-config", str(ds), "--zero", "2")  # the flag wins over the file
+    assert flagged["per_gpu"]["weights"] == 2 * P()
+    ds.write_text('{"zero_optimization": {"stage": 3,')
+    proc = run_cli(*common, "--ds-config", str(ds), cwd=ROOT)
+    assert proc.returncode == 2 and "invalid JSON" in proc.stderr and str(ds) in proc.stderr
+
+
+def test_estimate_strategy_fsdp_shards_the_hf_trainer_states():
+    fsdp = estimate(_job_from_options(QWEN7, 8, None, None, None, None, "bf16", None, 1, 2048, True, True, "sft",
+                                      {"train.strategy": "fsdp"}, "hf"), A100)
+    t = terms(fsdp)
+    assert t["weights"] == 4 * P() // 8 and t["optimizer_states"] == 8 * P() // 8  # fp32 shards, Adam moments
+    offloaded = estimate(_job_from_options(QWEN7, 8, None, None, None, "cpu", "bf16", None, 1, 2048, True, True,
+                                           "sft", {"train.strategy": "fsdp"}, "hf"), A100)
+    assert terms(offloaded)["weights"] == 0 and offloaded.nodes[0].total > fsdp.nodes[0].total
+    proc = run_cli("estimate", "--model", QWEN7, "--gpus", "8", "--strategy", "fsdp2", "--format", "json", cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    [role] = json.loads(proc.stdout)["roles"]
+    assert role["per_gpu"]["weights"] == 4 * P() // 8
 
 
 def test_estimate_output_lines_fit_100_columns_off_a_terminal():
