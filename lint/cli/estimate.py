@@ -103,6 +103,10 @@ def _add_ds_config(job, path: str) -> None:
     if source.tree is None:
         why = source.parse_error or (source.skipped[0][1] if source.skipped else "not parsed")
         _refuse(f"--ds-config {path}: {why}")
+    from rlhf_lint.readers.json import JObject
+
+    if not isinstance(getattr(source.tree, "root", None), JObject):
+        _refuse(f"--ds-config {path}: not a DeepSpeed config (its top level is not a JSON object)")
     for setting in settings_from_ds_config(source.tree, path):
         if setting.value is not UNKNOWN and job.settings.get(setting.key) is None:
             job.settings.add(setting)

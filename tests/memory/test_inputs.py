@@ -266,9 +266,11 @@ def test_estimate_reads_a_ds_config_under_the_flags(tmp_path):
     assert "prefetch 2e8" in read["formulas"]["gathered_params"]["formula"]
     flagged = policy("--ds-config", str(ds), "--zero", "2")  # the flag wins over the file
     assert flagged["per_gpu"]["weights"] == 2 * P()
-    ds.write_text('{"zero_optimization": {"stage": 3,')
-    proc = run_cli(*common, "--ds-config", str(ds), cwd=ROOT)
-    assert proc.returncode == 2 and "invalid JSON" in proc.stderr and str(ds) in proc.stderr
+    for text, why in (('{"zero_optimization": {"stage": 3,', "invalid JSON"), ("[1, 2]", "not a DeepSpeed config"),
+                      ("\x00\x01binary", "binary")):
+        ds.write_text(text)
+        proc = run_cli(*common, "--ds-config", str(ds), cwd=ROOT)
+        assert proc.returncode == 2 and why in proc.stderr and str(ds) in proc.stderr, (text, proc.stderr)
 
 
 def test_estimate_strategy_fsdp_shards_the_hf_trainer_states():
