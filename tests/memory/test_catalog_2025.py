@@ -54,3 +54,14 @@ def test_unverified_relatives_are_not_taken_for_a_catalog_entry(reference):
     # Qwen2.5-VL-72B's tower differs from the 3B/7B one; Kimi-K2.5 adds a vision encoder
     res = resolve_model(reference)
     assert res.how in ("size", "unknown") and res.guessed or res.arch is None
+
+
+@pytest.mark.parametrize("reference, params", [
+    ("huggyllama/llama-7b", 6_738_415_616), ("huggyllama/llama-13b", 13_015_864_320),
+    ("huggyllama/llama-30b", 32_528_943_616), ("/ckpt/llama-65b/step-100", 65_285_660_672),
+])
+def test_llama_1_checkpoints_get_their_own_shapes(reference, params):
+    # read by size before (7.00B, 65.0B) with a neighbour's shape; the 65B has no grouped-query attention
+    res = resolve_model(reference)
+    assert res.how in ("catalog", "name") and res.param_count == params
+    assert res.arch.num_kv_heads == res.arch.num_heads
