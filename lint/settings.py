@@ -206,6 +206,8 @@ VOCABULARY = (
                                    "each matrix's entries"),
     ("train.block_update_ratio", float, "BAdam ratio mode: the share of each matrix's entries updated"),
     # -- memory inputs read from the ds_config (issue 15): sizes in elements, absent or "auto": DeepSpeed's default
+    ("deepspeed.optimizer", str, "optimizer.type of the ds_config: DeepSpeed builds the optimizer (absent: the "
+                                 "trainer passes its own, the HF Trainer's TrainingArguments.optim)"),
     ("deepspeed.reduce_bucket_size", int, "zero_optimization.reduce_bucket_size (elements)"),
     ("deepspeed.allgather_bucket_size", int, "zero_optimization.allgather_bucket_size (elements, ZeRO-1/2)"),
     ("deepspeed.sub_group_size", int, "zero_optimization.sub_group_size (elements, ZeRO-3 optimizer step)"),

@@ -266,6 +266,15 @@ def settings_from_ds_config(doc: JSONDocument, path: str) -> Settings:
             if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
                 add(key, int(value), node)
 
+    node = doc.lookup("zero_optimization.overlap_comm")
+    if node is not None and isinstance(node.to_python(), bool):
+        add("deepspeed.overlap_comm", node.to_python(), node)
+
+    # an optimizer section: DeepSpeed builds the optimizer (FusedAdam for Adam), the HF Trainer does not pass its own
+    node = doc.lookup("optimizer.type")
+    if node is not None and isinstance(node.to_python(), str):
+        add("deepspeed.optimizer", node.to_python(), node)
+
     # batch
     for key, name in (("batch.micro_train", "train_micro_batch_size_per_gpu"), ("batch.train", "train_batch_size"),
                       ("batch.grad_accum", "gradient_accumulation_steps")):

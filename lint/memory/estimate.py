@@ -175,6 +175,20 @@ class RoleEstimate:
         return per_gpu
 
 
+def _formulas(terms: list[Term]) -> dict:
+    """label -> formula and source; terms that share a label (two step allocations) keep both, joined."""
+    out: dict[str, dict] = {}
+    for t in terms:
+        if t.label in out:
+            seen = out[t.label]
+            seen["formula"] += " + " + t.formula
+            if t.source not in seen["source"].split(" + "):
+                seen["source"] += " + " + t.source
+        else:
+            out[t.label] = {"formula": t.formula, "source": t.source}
+    return out
+
+
 @record
 class GpuGroup:
     """Roles that share the same GPUs; the peak is the largest phase."""
@@ -297,7 +311,7 @@ class Estimate:
                     "gpu_memory": self.gpu_memory, "fits": None if g is None else g.fits,
                     "shared_with": [] if g is None else [n for n in g.names if n != r.role],
                     "group_peak": None if g is None else g.peak,
-                    "formulas": {t.label: {"formula": t.formula, "source": t.source} for t in r.terms}}
+                    "formulas": _formulas(r.terms)}
             if r.kv:
                 item["kv_cache"] = r.kv
             roles.append(item)
@@ -649,6 +663,9 @@ def optimizer_bytes(inp: _Inputs) -> tuple[str, float]:
     return name, table[name]
 
 
+# launches trained by the HF Trainer (TRL, LLaMA-Factory and ms-swift build on it): it builds the optimizer itself
+HF_TRAINERS = ("hf", "trl", "llamafactory", "swift")
+
 # optimizers whose states are zeros_like(param): in the dtype of the parameters they update
 MOMENT_OPTIMIZERS = ("adamw", "adam", "adamw_torch", "adamw_torch_fused", "adamw_hf", "sgd_momentum", "lion",
                      "adagrad", "rmsprop")
@@ -681,6 +698,52 @@ def _adam_step_term(r: RoleEstimate, inp: _Inputs, ctx: dict, v_bytes: float, co
                + ("; it may not be allocated)" if foreach is None else ")"), source, unsure=foreach is None)
 
 
+def _hf_optim(inp: _Inputs, ctx: dict, table: dict) -> tuple[str | None, str, str]:
+    """(the optimizer name, why, source): the launch's ``optim``, else the HF Trainer's default of the transformers
+    (and torch) release; None when neither is known."""
+    from rlhf_lint.frameworks.deepspeed import version_tuple
+
+    name = inp.get("train.optimizer")
+    versions = ctx.get("versions") or {}
+    if name is not None:
+        return str(name).lower(), f"optim {name}", table["source"]
+    entry = _release_row(table["transformers_default_optim"], versions, "transformers")
+    if entry is None:
+        return None, "the optimizer and the transformers release are not given", table["source"]
+    name, source = entry["optim"], entry["source"]
+    if entry.get("then"):
+        torch = _release(versions, "torch")
+        if torch is None:
+            return None, (f"transformers {versions['transformers']} defaults to {entry['then']} only from torch "
+                          f"{entry['torch_from']} and the torch release is not given"), source
+        if torch >= version_tuple(entry["torch_from"]):
+            name = entry["then"]
+    return name, f"transformers {versions['transformers']}'s default optim {name}", source
+
+
+def _zero_client_adam_copy(r: RoleEstimate, inp: _Inputs, ctx: dict, flat: int) -> None:
+    """The sqrt(v) copy a torch-level Adam makes of the flat fp32 tensor (``flat`` elements) DeepSpeed ZeRO hands it
+    per step: for the HF Trainer's own optimizer (no 'optimizer' section in the ds_config) or one the launch names
+    (schemas/hf/adam_step_temporary.json zero_flat_partition). DeepSpeed's own optimizers (a ds_config optimizer
+    section, OpenRLHF's and ORZ's FusedAdam) are fused: no copy."""
+    from rlhf_lint.schemas import load
+
+    if ctx["offload_optimizer"] or inp.get("deepspeed.optimizer") is not None or not flat:
+        return
+    if ctx["framework"] not in HF_TRAINERS and inp.get("train.optimizer") is None:
+        return
+    table = load("hf/adam_step_temporary.json")
+    zero = table["zero_flat_partition"]
+    name, why, source = _hf_optim(inp, ctx, table)
+    if name is not None and name not in zero["copies"]:
+        return  # fused, or states this copy does not describe (8-bit, Adafactor, ...)
+    f32 = dtype_bytes("fp32", 4)
+    step = f32 * flat
+    _step_term(r, step, f"Adam's sqrt(v) copy of the flat fp32 partition DeepSpeed hands the optimizer, {f32} B x "
+                        f"{_count(flat)} ({why}" + ("; it may not be allocated)" if name is None else ")"),
+               zero["source"], unsure=name is None)
+
+
 def _foreach_adam(inp: _Inputs, ctx: dict, role: str = "actor") -> tuple[bool | None, str, str]:
     """(whether the step makes a full copy of Adam's second moment, why, source) for a job without DeepSpeed:
     True for torch's foreach AdamW, False for a fused or per-parameter one, None when the launch does not say which
@@ -702,27 +765,14 @@ def _foreach_adam(inp: _Inputs, ctx: dict, role: str = "actor") -> tuple[bool | 
         if isinstance(explicit, bool):
             return explicit, f"torch.optim.AdamW, foreach={explicit} by the launch", verl["source"]
         return True, "verl's default torch.optim.AdamW", verl["source"]
-    name = inp.get("train.optimizer")
-    versions = ctx.get("versions") or {}
-    why = f"optim {name}"
-    source = table["source"]
-    torch = _release(versions, "torch")
+    name, why, source = _hf_optim(inp, ctx, table)
     if name is None:
-        entry = _release_row(table["transformers_default_optim"], versions, "transformers")
-        if entry is None:
-            return None, "the optimizer and the transformers release are not given", source
-        name, source = entry["optim"], entry["source"]
-        if entry.get("then"):
-            if torch is None:
-                return None, (f"transformers {versions['transformers']} defaults to {entry['then']} only from torch "
-                              f"{entry['torch_from']} and the torch release is not given"), source
-            if torch >= version_tuple(entry["torch_from"]):
-                name = entry["then"]
-        why = f"transformers {versions['transformers']}'s default optim {name}"
-    name = str(name).lower()
+        return None, why, source
+    torch = _release(ctx.get("versions") or {}, "torch")
     if name in table["optimizers"]["foreach"]:
         if torch is not None and torch < version_tuple(table["foreach_default_from_torch"]):
-            return False, f"{why}, torch {versions['torch']}: no foreach by default", table["foreach_default_source"]
+            return (False, f"{why}, torch {ctx['versions']['torch']}: no foreach by default",
+                    table["foreach_default_source"])
         return True, why, source
     if name in table["optimizers"]["no_full_copy"]:
         return False, why, source
@@ -1109,6 +1159,7 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
             # step() converts the 16-bit gradient partition to fp32
             _step_term(r, f32 * T // r.gpus, f"fp32 gradient partition {f32} B x {_count(T)} / {r.gpus}, made in "
                                              f"step()", SRC_DS_STAGE12)
+            _zero_client_adam_copy(r, inp, ctx, -(-T // r.gpus))
     elif stage == 3:
         # the IPG reduce bucket is allocated when the optimizer is built and stays (stage3.py, "# IPG"); the
         # persistent small params stay gathered; the largest module's gathered 16-bit param and its full 16-bit
@@ -1136,6 +1187,7 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
             # the optimizer step makes an fp32 copy of one sub-group's gradient partition at a time
             sub = min(_int_of(inp.get("deepspeed.sub_group_size"), 0) or K.sub_group_elements, -(-T // r.gpus))
             _step_term(r, f32 * sub, f"fp32 gradient copy of one sub-group {_sci(sub)} x {f32} B", SRC_DS_STAGE3)
+            _zero_client_adam_copy(r, inp, ctx, sub)
     if ctx.get("trl_grpo") and role == "policy":
         r.terms += _trl_generate_terms(arch, b, tokens, r.params, r.gpus, inp, ctx)
     _runtime(r, ctx)
@@ -1801,7 +1853,7 @@ def _estimate(job, hardware, read_config: Callable[[str], str | None] | None = N
         "framework": getattr(job, "framework", ""), "versions": versions or {},
         # an HF Trainer / TRL job under accelerate's FSDP: no verl experience phase unless it is RL, a reference
         # sharded on the GPUs like the policy (TRL prepare_fsdp), not parked in host RAM
-        "accelerate_fsdp": fsdp and getattr(job, "framework", "") in ("hf", "trl", "llamafactory", "swift"),
+        "accelerate_fsdp": fsdp and getattr(job, "framework", "") in HF_TRAINERS,
     }
 
     ctx["strategy"] = strategy
