@@ -1571,13 +1571,21 @@ def _slack(owner_terms: list[Term], label: str, expandable: bool = False) -> lis
                         f"allocator fragmentation {fragmentation:.0%} of the {gib(bound)} of transient tensors sized "
                         f"at the length bound", SRC_EXPANDABLE if expandable else SRC_OVERHEAD, at_length_bound=True))
     size = sum(t.bytes for t in step)
+    sure = sum(t.bytes for t in step if not t.unsure)
     if size > fixed:
         # the step phase: the step reuses the blocks the backward's transients left cached, so only what it
-        # needs beyond them adds slack, held in that phase only; unsure (0 at the band's low end) like the copy
-        out.append(Term("allocator_slack", int((size - fixed) * fragmentation),
-                        f"allocator fragmentation {fragmentation:.0%} of what the optimizer step's {gib(size)} needs "
-                        f"beyond the {gib(fixed)} of transient tensors above", SRC_OVERHEAD, (STEP,),
-                        unsure=expandable or all(t.unsure for t in step)))
+        # needs beyond them adds slack, held in that phase only; the part an unsure copy adds is unsure too (0 at
+        # the band's low end)
+        beyond_sure = max(0, sure - fixed)
+        if beyond_sure:
+            out.append(Term("allocator_slack", int(beyond_sure * fragmentation),
+                            f"allocator fragmentation {fragmentation:.0%} of what the optimizer step's {gib(sure)} "
+                            f"needs beyond the {gib(fixed)} of transient tensors above", SRC_OVERHEAD, (STEP,),
+                            unsure=expandable))
+        if size - fixed > beyond_sure:
+            out.append(Term("allocator_slack", int((size - fixed - beyond_sure) * fragmentation),
+                            f"allocator fragmentation {fragmentation:.0%} of the {gib(size - sure)} the step may "
+                            f"also allocate", SRC_OVERHEAD, (STEP,), unsure=True))
     return out
 
 

@@ -68,6 +68,16 @@ def test_an_unknown_default_is_counted_but_not_at_the_low_end():
     assert _copies(_policy(versions={"transformers": "4.56.0", "torch": "2.7.1"}))
 
 
+def test_an_unsure_copy_and_its_slack_leave_the_low_end_alone():
+    def group(**extra):
+        job = _job_from_options(QWEN7, 8, None, 2, None, None, "bf16", None, 1, 2048, True, True, "sft", extra, "hf")
+        return estimate(job, HW).groups[0]
+
+    unknown, fused = group(), group(**{"train.optimizer": "adamw_torch_fused"})
+    assert unknown.phase_total("step") > fused.phase_total("step")
+    assert unknown.low_peak == fused.low_peak
+
+
 def test_ds_config_optimizer_section_and_overlap_comm_are_read():
     doc = parse_json(json.dumps({"optimizer": {"type": "AdamW", "params": {"lr": "auto"}},
                                  "zero_optimization": {"stage": 2, "overlap_comm": True}}))
