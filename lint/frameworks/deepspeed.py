@@ -180,6 +180,10 @@ def precision_section(doc: JSONDocument) -> str:
     return "bf16"
 
 
+# sizes accelerate (and so the HF Trainer) fills from the model's hidden size when a ds_config says "auto"
+AUTO_SIZED = ("reduce_bucket_size", "stage3_prefetch_bucket_size")
+
+
 def settings_from_ds_config(doc: JSONDocument, path: str) -> Settings:
     """The config in the common vocabulary (rlhf_lint.settings), each value with its span; defaults say so in origin."""
     out = Settings()
@@ -254,7 +258,9 @@ def settings_from_ds_config(doc: JSONDocument, path: str) -> Settings:
     if node is not None and isinstance(node.to_python(), bool):
         add("deepspeed.offload_param_pin_memory", node.to_python(), node)
 
-    # ZeRO buffer sizes the memory estimate reads ("auto" and non-numbers stay unset: DeepSpeed's default)
+    # ZeRO buffer sizes the memory estimate reads (other non-numbers stay unset: DeepSpeed's default); "auto" is
+    # filled by accelerate from the model's hidden size (the only launchers that accept it)
+    auto = []
     for key, name in (("deepspeed.reduce_bucket_size", "reduce_bucket_size"),
                       ("deepspeed.allgather_bucket_size", "allgather_bucket_size"),
                       ("deepspeed.sub_group_size", "sub_group_size"),
@@ -265,6 +271,11 @@ def settings_from_ds_config(doc: JSONDocument, path: str) -> Settings:
             value = node.to_python()
             if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
                 add(key, int(value), node)
+            elif value == "auto" and name in AUTO_SIZED:
+                auto.append((name, node))
+    if auto:
+        add("deepspeed.auto_sizes", tuple(name for name, _ in auto), auto[0][1],
+            '"auto": accelerate fills it from the model\'s hidden size')
 
     node = doc.lookup("zero_optimization.overlap_comm")
     if node is not None and isinstance(node.to_python(), bool):

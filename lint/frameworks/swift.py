@@ -251,6 +251,20 @@ def _deepspeed(settings: Settings, job: Job, given: dict, row: dict, label: str)
     settings.add(Setting("offload.param", preset["offload_param"], path, span, why))
     if isinstance(preset.get("overlap_comm"), bool):
         settings.add(Setting("deepspeed.overlap_comm", preset["overlap_comm"], path, span, why))
+    from rlhf_lint.frameworks.deepspeed import AUTO_SIZED
+
+    auto = []
+    for name, key in (("reduce_bucket_size", "deepspeed.reduce_bucket_size"),
+                      ("stage3_prefetch_bucket_size", "deepspeed.prefetch_bucket_size"),
+                      ("sub_group_size", "deepspeed.sub_group_size"),
+                      ("stage3_max_live_parameters", "deepspeed.max_live_parameters")):
+        value = preset.get(name)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+            settings.add(Setting(key, int(value), path, span, why))
+        elif value == "auto" and name in AUTO_SIZED:
+            auto.append(name)
+    if auto:
+        settings.add(Setting("deepspeed.auto_sizes", tuple(auto), path, span, why))
 
 
 def _fsdp(settings: Settings, job: Job, given: dict, row: dict) -> None:

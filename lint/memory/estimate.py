@@ -1132,6 +1132,35 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, sha
         r.state_bytes_per_param = k if part.adam_states is None else part.adam_states
 
 
+def _bucket(inp: _Inputs, arch: ModelArch, name: str) -> int:
+    """Elements of a ZeRO bucket: the ds_config's number; for "auto", what accelerate fills in from the model's
+    hidden size h (h x h reduce bucket, 0.9 h x h prefetch: SRC_ACCELERATE_AUTO); else DeepSpeed's default."""
+    key, default, share = BUCKETS[name]
+    given = _int_of(inp.get(key), 0)
+    if given:
+        return given
+    if _is_auto(inp, name):
+        return int(share * arch.hidden_size * arch.hidden_size)
+    return getattr(K, default)
+
+
+# ds_config bucket: (setting, the constant with DeepSpeed's default, share of h x h accelerate fills in for "auto")
+BUCKETS = {"reduce_bucket_size": ("deepspeed.reduce_bucket_size", "reduce_bucket_elements", 1.0),
+           "stage3_prefetch_bucket_size": ("deepspeed.prefetch_bucket_size", "prefetch_bucket_elements", 0.9)}
+
+
+def _is_auto(inp: _Inputs, name: str) -> bool:
+    auto = inp.get("deepspeed.auto_sizes")
+    return isinstance(auto, tuple) and name in auto and not _int_of(inp.get(BUCKETS[name][0]), 0)
+
+
+def _auto_note(inp: _Inputs, name: str) -> tuple[str, str]:
+    """(formula note, source suffix) for a bucket the ds_config leaves "auto"."""
+    if _is_auto(inp, name):
+        return ' ("auto": h x h, filled by accelerate)', f" ; {SRC_ACCELERATE_AUTO}"
+    return "", ""
+
+
 def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Inputs, ctx: dict) -> RoleEstimate:
     stage, w = ctx["stage"], ctx["w"]
     f32 = dtype_bytes("fp32", 4)
@@ -1145,16 +1174,18 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
     r.terms += _bounded(bound, _activation_terms(arch, b, tokens, ctx["checkpointing"], ctx["flash"] or bound, w,
                                                  False, lm_logits, how, ctx["fused_loss"],
                                                  ctx.get("logit_tokens"), ctx.get("trl_logps", False)))
-    # DeepSpeed buffers: sizes from the ds_config (zero_optimization), DeepSpeed's defaults when unset or "auto";
-    # a bucket never holds more than the trained parameters (LoRA)
-    reduce = min(T, _int_of(inp.get("deepspeed.reduce_bucket_size"), 0) or K.reduce_bucket_elements)
+    # DeepSpeed buffers: sizes from the ds_config (zero_optimization), accelerate's fill for "auto", DeepSpeed's
+    # defaults when unset; a bucket never holds more than the trained parameters (LoRA)
+    reduce = min(T, _bucket(inp, arch, "reduce_bucket_size"))
+    auto, auto_src = _auto_note(inp, "reduce_bucket_size")
     if ctx["plain"]:
         # DDP's gradient buckets (25 MB each) are within the runtime term; v is half of AdamW's m + v
         _adam_step_term(r, inp, ctx, r.state_bytes_per_param / 2, T)
     elif stage in (1, 2):
         buckets = K.overlap_comm_buckets if ctx["overlap_comm"] else 1
         r.terms.append(Term("deepspeed_buffers", buckets * reduce * w,
-                            f"{buckets} reduce bucket(s) x {_sci(reduce)} elements x {w} B", SRC_DS_STAGE12))
+                            f"{buckets} reduce bucket(s) x {_sci(reduce)} elements{auto} x {w} B",
+                            SRC_DS_STAGE12 + auto_src))
         if not ctx["offload_optimizer"]:
             # step() converts the 16-bit gradient partition to fp32
             _step_term(r, f32 * T // r.gpus, f"fp32 gradient partition {f32} B x {_count(T)} / {r.gpus}, made in "
@@ -1165,14 +1196,13 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
         # persistent small params stay gathered; the largest module's gathered 16-bit param and its full 16-bit
         # grad exist only while its backward runs (DeepSpeed's estimator: largest_layer_memory = 4 * L)
         small = arch.num_layers * arch.norms_per_layer * arch.hidden_size + arch.hidden_size
-        prefetch = _int_of(inp.get("deepspeed.prefetch_bucket_size"), 0) or K.prefetch_bucket_elements
+        prefetch = _bucket(inp, arch, "stage3_prefetch_bucket_size")
         live = _int_of(inp.get("deepspeed.max_live_parameters"), 0)
         if live:
             prefetch = min(prefetch, live)
         r.terms.append(Term("deepspeed_buffers", reduce * w + small * w,
-                            f"reduce bucket {_sci(reduce)} elements x {w} B (allocated at optimizer init) + "
-                            f"persistent small "
-                            f"params {_count(small)} x {w} B", SRC_DS_STAGE3))
+                            f"reduce bucket {_sci(reduce)} elements{auto} x {w} B (allocated at optimizer init) + "
+                            f"persistent small params {_count(small)} x {w} B", SRC_DS_STAGE3 + auto_src))
         largest = arch.largest_module_params()
         r.gather_one = w * largest
         # a gathered param is not released while its next use is within stage3_max_reuse_distance (1e9 elements
@@ -1259,7 +1289,7 @@ def _inference_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
                                                  role == "ref", f"forward {how}",
                                                  logit_seq=ctx.get("logit_tokens")))
     if stage == 3 or offloaded:
-        prefetch = K.prefetch_bucket_elements
+        prefetch = _bucket(inp, arch, "stage3_prefetch_bucket_size")
         r.terms.append(Term("gathered_params", w * arch.largest_module_params() + prefetch * w,
                             f"{w} B x largest module {_count(arch.largest_module_params())} (gathered for its "
                             f"forward) + prefetch {_sci(prefetch)} x {w} B", SRC_DS_MEMORY))
@@ -1277,6 +1307,8 @@ SRC_VERL_V01_FSDP = "https://github.com/volcengine/verl/blob/v0.1/verl/trainer/p
 SRC_VERL_OLD_VLLM = ("https://github.com/volcengine/verl/blob/v0.3.0.post1/verl/third_party/vllm/vllm_v_0_6_3/"
                      "worker.py (num_gpu_blocks = free_gpu_memory * gpu_memory_utilization); docs/examples/config.rst")
 SRC_VERL_ZERO_GRAD = f"{SRC_VERL}/workers/actor/dp_actor.py#L555"  # gradients freed after update_policy
+SRC_ACCELERATE_AUTO = ("https://github.com/huggingface/accelerate/blob/v1.14.0/src/accelerate/accelerator.py#L2288-L2320 "
+                       "(\"auto\" reduce_bucket_size = h x h, stage3_prefetch_bucket_size = 0.9 h x h)")
 SRC_TRAINER_ZERO_GRAD = ("https://github.com/huggingface/transformers/blob/v4.46.0/src/transformers/trainer.py "
                          "(_inner_training_loop: model.zero_grad() after optimizer.step())")
 SRC_VERL_DYNAMIC = f"{SRC_VERL}/workers/actor/dp_actor.py#L440-L447"  # token budget x SP, sliced over SP ranks

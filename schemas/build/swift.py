@@ -31,6 +31,8 @@ FIELDS = ("train_type", "tuner_type", "lora_rank", "target_modules", "per_device
 # the argument class of each command (3.x name first)
 COMMANDS = {"sft": ("TrainArguments", "SftArguments"), "rlhf": ("RLHFArguments",)}
 PRESET_DIRS = ("swift/llm/ds_config", "swift/config")
+# the ZeRO sizes of a preset the memory estimate reads (a number, or "auto" for accelerate to fill)
+PRESET_SIZES = ("reduce_bucket_size", "stage3_prefetch_bucket_size", "sub_group_size", "stage3_max_live_parameters")
 
 
 def _git(gitdir: str, *args: str) -> str:
@@ -151,7 +153,9 @@ def presets(gitdir: str, version: str) -> tuple[dict, dict]:
             ds[preset] = {"stage": zero.get("stage", 0),
                           "offload_optimizer": (zero.get("offload_optimizer") or {}).get("device", "none"),
                           "offload_param": (zero.get("offload_param") or {}).get("device", "none"),
-                          "overlap_comm": zero.get("overlap_comm"), "source": source}
+                          "overlap_comm": zero.get("overlap_comm"),
+                          **{k: zero[k] for k in PRESET_SIZES if isinstance(zero.get(k), (int, float, str))},
+                          "source": source}
         elif "fsdp" in data:
             cfg = data.get("fsdp_config") or {}
             fsdp[preset] = {"fsdp": data["fsdp"], "fsdp_version": cfg.get("fsdp_version", 2),
