@@ -188,6 +188,14 @@ def render_text(title: str, est, width: int | None = None) -> str:
     return "\n".join(lines)
 
 
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return bool(text) and text.lower() not in ("nan", "inf", "infinity")
+
+
 def _refuse(message: str) -> None:
     click.echo(f"error: {message}", err=True)
     sys.exit(2)
@@ -292,13 +300,16 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
             _refuse("--offload-param: --strategy ddp keeps every parameter on the GPU (use fsdp or DeepSpeed)")
     if quantization not in (None, "none") and not lora_rank:
         _refuse("--quantization needs --lora-rank (a quantised base is frozen; only adapters train)")
-    if model is not None and model[:1].isdigit():
-        digits = model.rstrip("bBmM")
-        try:
-            if float(digits) <= 0:
-                _refuse(f"--model {model!r}: a model size must be positive")
-        except ValueError:
-            pass
+    if model is not None:
+        bare = model.strip()
+        number = bare.lstrip("+-")
+        unit = number.rstrip("bBmM")
+        if _is_number(number) and unit == number:
+            _refuse(f"--model {model!r} has no unit: write the size as {number}B (or {number}M), or name the model")
+        if _is_number(unit) and (bare.startswith("-") or float(unit) <= 0):
+            _refuse(f"--model {model!r}: a model size must be positive")
+    if beta is not None and beta < 0:
+        _refuse(f"--beta {beta}: the KL coefficient cannot be negative (0: no reference model)")
     try:
         config = load_config(find_config_file(paths[0] if paths else os.getcwd()))
         overrides = Hardware.from_mapping({"gpu": gpu_name, "gpu-memory": gpu_memory, "gpus-per-node": gpus_per_node,
@@ -333,7 +344,15 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
         if ds_config is not None:
             _add_ds_config(job, ds_config)
         hw = config.hardware.merged(overrides)
-        results.append((job.name, run_estimate(job, hw, _read_local_config, config.versions)))
+        result = run_estimate(job, hw, _read_local_config, config.versions)
+        if not result.roles:
+            # nothing could be sized: say so with exit 2 rather than print an empty estimate
+            why = next((a for a in result.assumptions if "not in the catalog" in a or "not modelled" in a),
+                       result.assumptions[-1] if result.assumptions else "no role could be sized")
+            why = (why.split(": ", 1)[-1] if why.startswith("policy: ") else why).replace("; role left out", "")
+            _refuse(f"{why}: give a hub id the catalog knows, a local directory with config.json, or a size such "
+                    f"as 7B")
+        results.append((job.name, result))
     elif paths:
         from rlhf_lint.engine.runner import build_project
 

@@ -243,7 +243,8 @@ def test_estimate_refuses_nonsense_with_exit_2():
                  ["--seq-len", str(10**20)], ["--job-type", "grpo", "--beta", "nan"], ["--optimizer", " "],
                  ["--lora-rank", "8", "--lora-targets", ",,"], ["--strategy", "fsdp", "--zero", "3"],
                  ["--strategy", "ddp", "--offload-optimizer", "cpu"], ["--strategy", "ddp", "--offload-param", "cpu"],
-                 ["--strategy", "fsdp2", "--ds-config", "ds.json"], ["--ds-config", "no/such/ds.json"]):
+                 ["--strategy", "fsdp2", "--ds-config", "ds.json"], ["--ds-config", "no/such/ds.json"],
+                 ["--model", "7"], ["--model", "-7B"], ["--model", "7Q"], ["--beta", "-1"]):
         proc = run_cli("estimate", "--model", "7B", "--gpus", "8", *args, cwd=ROOT)
         assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
 
