@@ -186,6 +186,8 @@ VOCABULARY = (
     ("train.expert_parallel_size", int, "GPUs the experts of one MoE layer are spread over"),
     # -- partial training and memory-saving optimizers (LLaMA-Factory's freeze tuning, GaLore, APOLLO, BAdam): what
     # trains and what the optimizer keeps (schemas/hf/training_args.json llamafactory_methods)
+    ("train.pref_loss", str, "the preference loss (LLaMA-Factory pref_loss: sigmoid, ipo, orpo, simpo, ...); orpo "
+                             "and simpo need no reference model"),
     ("train.freeze_vision", bool, "a multimodal model's vision tower and projector are frozen in full tuning: the "
                                   "parameters outside the language model get no gradients or optimizer states"),
     ("train.freeze_layers", int, "freeze tuning: decoder layers that train, the last N (negative: the first -N); "

@@ -76,10 +76,10 @@ def _job_from_options(model, gpus, gpus_per_node, zero, offload_optimizer, offlo
     put("train.flash_attn", flash_attn)
     for key, value in (extra or {}).items():
         put(key, value)
-    from rlhf_lint.memory.estimate import PAIRED_TYPES
+    from rlhf_lint.memory.estimate import PAIRED_TYPES, REFERENCE_FREE
 
     if kind in PAIRED_TYPES:
-        roles = ("policy", "ref")
+        roles = ("policy",) if kind in REFERENCE_FREE else ("policy", "ref")
     if kind in PAIRED_TYPES | {"grpo"}:
         put("topology.ref.nodes", nodes)
         put("topology.ref.gpus_per_node", per)
@@ -220,8 +220,9 @@ def _refuse(message: str) -> None:
 @click.option("--gradient-checkpointing/--no-gradient-checkpointing", default=None)
 @click.option("--flash-attn/--no-flash-attn", default=None)
 @click.option("--job-type", type=click.Choice(["sft", "rm", "pt", "dpo", "kto", "ipo", "simpo", "orpo", "grpo"]),
-              default="sft", show_default=True, help="dpo (and kto, ipo, simpo, orpo) adds the reference model; "
-                                                     "grpo: TRL's GRPOTrainer generating with HF generate.")
+              default="sft", show_default=True,
+              help="dpo (and kto, ipo) adds the reference model; simpo and orpo pair chosen and rejected without "
+                   "one; grpo: TRL's GRPOTrainer generating with HF generate.")
 @click.option("--prompt-len", type=click.IntRange(min=1), default=None,
               help="grpo: max_prompt_length (with --completion-len instead of --seq-len).")
 @click.option("--completion-len", type=click.IntRange(min=1), default=None, help="grpo: max_completion_length.")

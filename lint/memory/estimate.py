@@ -65,7 +65,9 @@ SRC_SEQUENTIAL = "https://github.com/OpenRLHF/OpenRLHF/blob/v0.11.0/openrlhf/tra
 TRAINABLE = ("actor", "policy", "critic")
 INFERENCE = ("ref", "reward")
 PPO_TYPES = {"ppo", "grpo", "reinforce", "reinforce++", "rloo", "remax", "ppo_ray", "rlhf"}
-PAIRED_TYPES = {"dpo", "kto", "ipo", "simpo", "orpo"}
+PAIRED_TYPES = {"dpo", "kto", "ipo", "simpo", "orpo", "cpo"}
+# preference losses without a reference model (TRL ORPOTrainer / CPOTrainer, LLaMA-Factory pref_loss orpo / simpo)
+REFERENCE_FREE = {"simpo", "orpo", "cpo"}
 
 WEIGHT_SYNC = "weight-sync"
 STEP = "step"  # the optimizer step, after the backward freed its transient tensors
@@ -475,12 +477,29 @@ def _roles_of(job, inp: _Inputs, versions: dict | None = None) -> list[str]:
         if "ref" not in roles and not kind.startswith("grpo"):
             roles.insert(1, "ref")  # the KL reference is the actor's initial weights
     elif kind in PAIRED_TYPES:
-        roles = ["policy", "ref"]
+        roles = ["policy"] + ([] if _reference_free(job, inp, kind) else ["ref"])
     else:
         roles = ["policy"] if not has("actor") else ["actor"]
     if int(inp.number("vllm.num_engines", 0) or 0) > 0 or inp.vllm_in_process:
         roles.append("vllm")
     return roles
+
+
+def _reference_free(job, inp: _Inputs, kind: str) -> bool:
+    """A preference job that holds no second copy of the model: a loss without a reference (SimPO, ORPO, CPO), or,
+    in the HF family, a LoRA policy whose adapters are switched off for the reference pass when no reference model
+    is named (TRL's DPOTrainer and KTOTrainer with a PEFT model; LLaMA-Factory's create_ref_model)."""
+    loss = str(inp.get("train.pref_loss") or "").lower()
+    if kind in REFERENCE_FREE or loss in REFERENCE_FREE:
+        inp.assumptions.append(f"{loss if loss in REFERENCE_FREE else kind}: a preference loss with no reference model "
+                               f"({SRC_REFERENCE_FREE})")
+        return True
+    if getattr(job, "framework", "") in HF_TRAINERS and _int_of(inp.get("train.lora_rank"), 0) > 0 \
+            and inp.get("model.ref.path") is None:
+        inp.assumptions.append(f"{kind} with LoRA: the reference is the policy with its adapters disabled, no second "
+                               f"copy ({SRC_LORA_REFERENCE})")
+        return True
+    return False
 
 
 def _model_ref(inp: _Inputs, role: str):
@@ -1307,6 +1326,12 @@ SRC_VERL_V01_FSDP = "https://github.com/volcengine/verl/blob/v0.1/verl/trainer/p
 SRC_VERL_OLD_VLLM = ("https://github.com/volcengine/verl/blob/v0.3.0.post1/verl/third_party/vllm/vllm_v_0_6_3/"
                      "worker.py (num_gpu_blocks = free_gpu_memory * gpu_memory_utilization); docs/examples/config.rst")
 SRC_VERL_ZERO_GRAD = f"{SRC_VERL}/workers/actor/dp_actor.py#L555"  # gradients freed after update_policy
+SRC_REFERENCE_FREE = ("https://github.com/hiyouga/LLaMA-Factory/blob/v0.9.5/src/llamafactory/hparams/finetuning_args.py#L574 "
+                      "(use_ref_model: stage dpo and pref_loss not orpo / simpo); https://github.com/huggingface/trl/"
+                      "blob/v0.23.0/trl/trainer/cpo_trainer.py (CPOTrainer and ORPOTrainer take no ref_model)")
+SRC_LORA_REFERENCE = ("https://github.com/huggingface/trl/blob/v0.23.0/trl/trainer/dpo_trainer.py (ref_model None for a "
+                      "PEFT model: null_ref_context disables the adapters); https://github.com/hiyouga/LLaMA-Factory/"
+                      "blob/v0.9.5/src/llamafactory/train/trainer_utils.py#L136-L138 (create_ref_model: None for LoRA)")
 SRC_ACCELERATE_AUTO = ("https://github.com/huggingface/accelerate/blob/v1.14.0/src/accelerate/accelerator.py#L2288-L2320 "
                        "(\"auto\" reduce_bucket_size = h x h, stage3_prefetch_bucket_size = 0.9 h x h)")
 SRC_TRAINER_ZERO_GRAD = ("https://github.com/huggingface/transformers/blob/v4.46.0/src/transformers/trainer.py "
