@@ -211,7 +211,8 @@ VOCABULARY = (
     ("deepspeed.optimizer", str, "optimizer.type of the ds_config: DeepSpeed builds the optimizer (absent: the "
                                  "trainer passes its own, the HF Trainer's TrainingArguments.optim)"),
     ("deepspeed.auto_sizes", tuple, "ds_config sizes written \"auto\" (reduce_bucket_size, "
-                                    "stage3_prefetch_bucket_size): accelerate fills them from the model's hidden size"),
+                                    "stage3_prefetch_bucket_size): accelerate fills them from the model's hidden size, "
+                                    "DeepSpeed alone keeps its defaults"),
     ("deepspeed.reduce_bucket_size", int, "zero_optimization.reduce_bucket_size (elements)"),
     ("deepspeed.allgather_bucket_size", int, "zero_optimization.allgather_bucket_size (elements, ZeRO-1/2)"),
     ("deepspeed.sub_group_size", int, "zero_optimization.sub_group_size (elements, ZeRO-3 optimizer step)"),

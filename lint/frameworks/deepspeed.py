@@ -259,7 +259,7 @@ def settings_from_ds_config(doc: JSONDocument, path: str) -> Settings:
         add("deepspeed.offload_param_pin_memory", node.to_python(), node)
 
     # ZeRO buffer sizes the memory estimate reads (other non-numbers stay unset: DeepSpeed's default); "auto" is
-    # filled by accelerate from the model's hidden size (the only launchers that accept it)
+    # filled by accelerate from the model's hidden size under the HF Trainer, and dropped by DeepSpeed otherwise
     auto = []
     for key, name in (("deepspeed.reduce_bucket_size", "reduce_bucket_size"),
                       ("deepspeed.allgather_bucket_size", "allgather_bucket_size"),
@@ -275,7 +275,7 @@ def settings_from_ds_config(doc: JSONDocument, path: str) -> Settings:
                 auto.append((name, node))
     if auto:
         add("deepspeed.auto_sizes", tuple(name for name, _ in auto), auto[0][1],
-            '"auto": accelerate fills it from the model\'s hidden size')
+            '"auto": accelerate fills it from the model\'s hidden size; DeepSpeed alone keeps its default')
 
     node = doc.lookup("zero_optimization.overlap_comm")
     if node is not None and isinstance(node.to_python(), bool):

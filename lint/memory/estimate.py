@@ -1151,14 +1151,15 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, sha
         r.state_bytes_per_param = k if part.adam_states is None else part.adam_states
 
 
-def _bucket(inp: _Inputs, arch: ModelArch, name: str) -> int:
-    """Elements of a ZeRO bucket: the ds_config's number; for "auto", what accelerate fills in from the model's
-    hidden size h (h x h reduce bucket, 0.9 h x h prefetch: SRC_ACCELERATE_AUTO); else DeepSpeed's default."""
+def _bucket(inp: _Inputs, arch: ModelArch, name: str, ctx: dict) -> int:
+    """Elements of a ZeRO bucket: the ds_config's number; for "auto" under the HF Trainer, what accelerate fills in
+    from the model's hidden size h (h x h reduce bucket, 0.9 h x h prefetch: SRC_ACCELERATE_AUTO); else DeepSpeed's
+    default (DeepSpeed itself drops an "auto" it is handed: SRC_DS_AUTO)."""
     key, default, share = BUCKETS[name]
     given = _int_of(inp.get(key), 0)
     if given:
         return given
-    if _is_auto(inp, name):
+    if _is_auto(inp, name, ctx):
         return int(share * arch.hidden_size * arch.hidden_size)
     return getattr(K, default)
 
@@ -1168,15 +1169,22 @@ BUCKETS = {"reduce_bucket_size": ("deepspeed.reduce_bucket_size", "reduce_bucket
            "stage3_prefetch_bucket_size": ("deepspeed.prefetch_bucket_size", "prefetch_bucket_elements", 0.9)}
 
 
-def _is_auto(inp: _Inputs, name: str) -> bool:
+def _written_auto(inp: _Inputs, name: str) -> bool:
     auto = inp.get("deepspeed.auto_sizes")
     return isinstance(auto, tuple) and name in auto and not _int_of(inp.get(BUCKETS[name][0]), 0)
 
 
-def _auto_note(inp: _Inputs, name: str) -> tuple[str, str]:
+def _is_auto(inp: _Inputs, name: str, ctx: dict) -> bool:
+    """An "auto" that accelerate fills: the launch goes through the HF Trainer."""
+    return _written_auto(inp, name) and ctx.get("framework") in HF_TRAINERS
+
+
+def _auto_note(inp: _Inputs, name: str, ctx: dict) -> tuple[str, str]:
     """(formula note, source suffix) for a bucket the ds_config leaves "auto"."""
-    if _is_auto(inp, name):
+    if _is_auto(inp, name, ctx):
         return ' ("auto": h x h, filled by accelerate)', f" ; {SRC_ACCELERATE_AUTO}"
+    if _written_auto(inp, name):
+        return ' ("auto": DeepSpeed keeps its default)', f" ; {SRC_DS_AUTO}"
     return "", ""
 
 
@@ -1195,8 +1203,8 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
                                                  ctx.get("logit_tokens"), ctx.get("trl_logps", False)))
     # DeepSpeed buffers: sizes from the ds_config (zero_optimization), accelerate's fill for "auto", DeepSpeed's
     # defaults when unset; a bucket never holds more than the trained parameters (LoRA)
-    reduce = min(T, _bucket(inp, arch, "reduce_bucket_size"))
-    auto, auto_src = _auto_note(inp, "reduce_bucket_size")
+    reduce = min(T, _bucket(inp, arch, "reduce_bucket_size", ctx))
+    auto, auto_src = _auto_note(inp, "reduce_bucket_size", ctx)
     if ctx["plain"]:
         # DDP's gradient buckets (25 MB each) are within the runtime term; v is half of AdamW's m + v
         _adam_step_term(r, inp, ctx, r.state_bytes_per_param / 2, T)
@@ -1215,7 +1223,7 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
         # persistent small params stay gathered; the largest module's gathered 16-bit param and its full 16-bit
         # grad exist only while its backward runs (DeepSpeed's estimator: largest_layer_memory = 4 * L)
         small = arch.num_layers * arch.norms_per_layer * arch.hidden_size + arch.hidden_size
-        prefetch = _bucket(inp, arch, "stage3_prefetch_bucket_size")
+        prefetch = _bucket(inp, arch, "stage3_prefetch_bucket_size", ctx)
         live = _int_of(inp.get("deepspeed.max_live_parameters"), 0)
         if live:
             prefetch = min(prefetch, live)
@@ -1308,7 +1316,7 @@ def _inference_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
                                                  role == "ref", f"forward {how}",
                                                  logit_seq=ctx.get("logit_tokens")))
     if stage == 3 or offloaded:
-        prefetch = _bucket(inp, arch, "stage3_prefetch_bucket_size")
+        prefetch = _bucket(inp, arch, "stage3_prefetch_bucket_size", ctx)
         r.terms.append(Term("gathered_params", w * arch.largest_module_params() + prefetch * w,
                             f"{w} B x largest module {_count(arch.largest_module_params())} (gathered for its "
                             f"forward) + prefetch {_sci(prefetch)} x {w} B", SRC_DS_MEMORY))
@@ -1332,6 +1340,8 @@ SRC_REFERENCE_FREE = ("https://github.com/hiyouga/LLaMA-Factory/blob/v0.9.5/src/
 SRC_LORA_REFERENCE = ("https://github.com/huggingface/trl/blob/v0.23.0/trl/trainer/dpo_trainer.py (ref_model None for a "
                       "PEFT model: null_ref_context disables the adapters); https://github.com/hiyouga/LLaMA-Factory/"
                       "blob/v0.9.5/src/llamafactory/train/trainer_utils.py#L136-L138 (create_ref_model: None for LoRA)")
+SRC_DS_AUTO = ("https://github.com/deepspeedai/DeepSpeed/blob/v0.14.2/deepspeed/runtime/config_utils.py#L53-L55 "
+               "(DeepSpeedConfigModel drops \"auto\" values: the field keeps its default)")
 SRC_ACCELERATE_AUTO = ("https://github.com/huggingface/accelerate/blob/v1.14.0/src/accelerate/accelerator.py#L2288-L2320 "
                        "(\"auto\" reduce_bucket_size = h x h, stage3_prefetch_bucket_size = 0.9 h x h)")
 SRC_TRAINER_ZERO_GRAD = ("https://github.com/huggingface/transformers/blob/v4.46.0/src/transformers/trainer.py "

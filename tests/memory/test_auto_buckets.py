@@ -62,6 +62,23 @@ def test_auto_buckets_are_sized_from_the_hidden_size():
     assert '"auto"' in formula and f"{H * H / 1e7:.2f}e7" in formula
 
 
+def test_deepspeed_alone_keeps_its_defaults_for_auto():
+    # a launch that hands the file to deepspeed.initialize itself: DeepSpeedConfigModel drops "auto"
+    from rlhf_lint.cli.estimate import _job_from_options
+    from rlhf_lint.engine.config import Hardware
+
+    def buffers(framework):
+        job = _job_from_options(QWEN7, 8, None, 3, None, None, "bf16", None, 1, 2048, True, True, "sft",
+                                {"deepspeed.auto_sizes": ("reduce_bucket_size",)}, framework)
+        role = estimate(job, Hardware(gpu="A100-80GB", gpus_per_node=8)).role("policy")
+        return role.term("deepspeed_buffers"), next(t.formula for t in role.terms if t.name == "deepspeed_buffers")
+
+    plain, plain_formula = buffers("deepspeed")
+    hf, hf_formula = buffers("hf")
+    assert plain - hf == 2 * (5 * 10**8 - H * H)
+    assert "DeepSpeed keeps its default" in plain_formula and "filled by accelerate" in hf_formula
+
+
 def test_swift_presets_carry_their_sizes():
     launch = ("# rlhf-lint: hardware gpu=A100-80GB gpus-per-node=4\nNPROC_PER_NODE=4 swift sft --model "
               f"{QWEN7} --train_type full --deepspeed zero3 --max_length 2048 --torch_dtype bfloat16\n")
