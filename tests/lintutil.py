@@ -78,6 +78,20 @@ def build_written(tmp_path, files: dict):
     return project
 
 
+def project_of_texts(files: dict, versions=None):
+    """The project of {path: text} read in memory (no files): shell for .sh, ds_config for .json, else YAML."""
+    from rlhf_lint.engine.project import Project, parse_source
+    from rlhf_lint.readers.source import Source
+
+    sources = []
+    for path, text in files.items():
+        kind = "shell" if path.endswith(".sh") else "ds_config" if path.endswith(".json") else "yaml"
+        source = Source.from_text(path, text, kind=kind)
+        parse_source(source)
+        sources.append(source)
+    return Project(sources, Config(versions=versions or {}))
+
+
 def span_of(text: str, needle: str) -> Span:
     i = text.index(needle)
     return Span(i, i + len(needle))

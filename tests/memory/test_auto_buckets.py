@@ -2,30 +2,19 @@
 h x h for reduce_bucket_size, 0.9 h x h for stage3_prefetch_bucket_size; not DeepSpeed's 5e8 / 5e7 defaults."""
 import json
 
-from rlhf_lint.engine.config import Config
-from rlhf_lint.engine.project import Project, parse_source
+from lintutil import project_of_texts
+
 from rlhf_lint.frameworks.deepspeed import settings_from_ds_config
 from rlhf_lint.memory.catalog import resolve_model
 from rlhf_lint.memory.estimate import estimate
 from rlhf_lint.readers.json import parse_json
-from rlhf_lint.readers.source import Source
 
 QWEN7 = "Qwen/Qwen2.5-7B"
 H = resolve_model(QWEN7).arch.hidden_size  # 3584
 
 
-def _project(files: dict[str, str]) -> Project:
-    sources = []
-    for path, text in files.items():
-        kind = "shell" if path.endswith(".sh") else "ds_config" if path.endswith(".json") else "yaml"
-        source = Source.from_text(path, text, kind=kind)
-        parse_source(source)
-        sources.append(source)
-    return Project(sources, Config())
-
-
 def _policy(files):
-    project = _project(files)
+    project = project_of_texts(files)
     [job] = project.jobs
     return job, estimate(job, project.config.hardware_for(job.hardware)).role("policy")
 

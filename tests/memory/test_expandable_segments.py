@@ -1,9 +1,8 @@
 """Expandable segments (PYTORCH_CUDA_ALLOC_CONF): the allocator's fragmentation slack, fitted on runs without them,
 stays in the figure but leaves the band's low end, so a "does not fit" error never rests on it."""
-from rlhf_lint.engine.config import Config
-from rlhf_lint.engine.project import Project, parse_source
+from lintutil import project_of_texts
+
 from rlhf_lint.memory.estimate import estimate
-from rlhf_lint.readers.source import Source
 
 DS = '{"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2}, "bf16": {"enabled": true}}'
 LAUNCH = ("#!/bin/bash\n# rlhf-lint: hardware gpu=A100-80GB gpus-per-node=8\n{env}"
@@ -11,18 +10,8 @@ LAUNCH = ("#!/bin/bash\n# rlhf-lint: hardware gpu=A100-80GB gpus-per-node=8\n{en
           "--per_device_train_batch_size 4 --max_seq_length 4096 --bf16 --gradient_checkpointing\n")
 
 
-def _project(files: dict[str, str], versions=None) -> Project:
-    sources = []
-    for path, text in files.items():
-        kind = "shell" if path.endswith(".sh") else "ds_config" if path.endswith(".json") else "yaml"
-        source = Source.from_text(path, text, kind=kind)
-        parse_source(source)
-        sources.append(source)
-    return Project(sources, Config(versions=versions or {}))
-
-
 def _estimate(env: str, versions=None, prefix: str = ""):
-    project = _project({"train.sh": LAUNCH.format(env=env, prefix=prefix), "ds.json": DS}, versions)
+    project = project_of_texts({"train.sh": LAUNCH.format(env=env, prefix=prefix), "ds.json": DS}, versions)
     [job] = project.jobs
     return job, estimate(job, project.config.hardware_for(job.hardware), versions=versions)
 
@@ -74,7 +63,7 @@ def test_llamafactory_cli_sets_it_for_torchrun_from_0_9_3_unless_optim_torch_is_
 
     def setting(env: str, release: str):
         launch = f"#!/bin/bash\n{env}FORCE_TORCHRUN=1 NPROC_PER_NODE=8 llamafactory-cli train sft.yaml\n"
-        project = _project({"run.sh": launch, "sft.yaml": recipe, "ds.json": DS}, {"llamafactory": release})
+        project = project_of_texts({"run.sh": launch, "sft.yaml": recipe, "ds.json": DS}, {"llamafactory": release})
         [job] = project.jobs
         return job.settings.get("runtime.expandable_segments")
 

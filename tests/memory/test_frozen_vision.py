@@ -3,12 +3,12 @@ ms-swift's freeze_vit, both on by default): the tower keeps its 16-bit weights b
 copy and no optimizer states."""
 import pytest
 
+from lintutil import project_of_texts
+
 from rlhf_lint.cli.estimate import _job_from_options
-from rlhf_lint.engine.config import Config, Hardware
-from rlhf_lint.engine.project import Project, parse_source
+from rlhf_lint.engine.config import Hardware
 from rlhf_lint.memory.catalog import model_by_id
 from rlhf_lint.memory.estimate import estimate
-from rlhf_lint.readers.source import Source
 
 VL = "Qwen/Qwen2.5-VL-7B-Instruct"
 HW = Hardware.from_mapping({"gpu": "A100-80GB", "gpus-per-node": 4})
@@ -52,16 +52,6 @@ def test_a_text_model_and_lora_are_unchanged():
         assert off.trained_params == on.trained_params and off.terms == on.terms, model
 
 
-def _project(files: dict[str, str]) -> Project:
-    sources = []
-    for path, text in files.items():
-        kind = "shell" if path.endswith(".sh") else "ds_config" if path.endswith(".json") else "yaml"
-        source = Source.from_text(path, text, kind=kind)
-        parse_source(source)
-        sources.append(source)
-    return Project(sources, Config())
-
-
 RECIPE = (f"model_name_or_path: {VL}\nstage: sft\ndo_train: true\nfinetuning_type: {{tuning}}\ndeepspeed: ds.json\n"
           "template: qwen2_vl\ncutoff_len: 2048\nper_device_train_batch_size: 1\nbf16: true\n{extra}")
 
@@ -73,7 +63,7 @@ RECIPE = (f"model_name_or_path: {VL}\nstage: sft\ndo_train: true\nfinetuning_typ
 ])
 def test_llamafactory_recipe(tuning, extra, frozen):
     launch = "#!/bin/bash\n# rlhf-lint: hardware gpu=A100-80GB gpus-per-node=4\nllamafactory-cli train sft.yaml\n"
-    project = _project({"train.sh": launch, "sft.yaml": RECIPE.format(tuning=tuning, extra=extra), "ds.json": DS})
+    project = project_of_texts({"train.sh": launch, "sft.yaml": RECIPE.format(tuning=tuning, extra=extra), "ds.json": DS})
     [job] = project.jobs
     setting = job.settings.get("train.freeze_vision")
     assert (setting.value if setting else None) is frozen
@@ -87,7 +77,7 @@ def test_llamafactory_recipe(tuning, extra, frozen):
 def test_swift_full_tuning(flags, frozen):
     launch = (f"# rlhf-lint: hardware gpu=A100-80GB gpus-per-node=4\nNPROC_PER_NODE=4 swift sft --model {VL} "
               f"--train_type full --deepspeed zero3 --max_length 2048 --torch_dtype bfloat16{flags}\n")
-    project = _project({"sft.sh": launch})
+    project = project_of_texts({"sft.sh": launch})
     [job] = project.jobs
     assert job.settings.value("train.freeze_vision") is frozen
     role = estimate(job, project.config.hardware_for(job.hardware)).role("policy")

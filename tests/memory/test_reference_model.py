@@ -2,11 +2,11 @@
 and not an HF-family LoRA policy whose adapters are switched off for the reference pass."""
 import pytest
 
+from lintutil import project_of_texts
+
 from rlhf_lint.cli.estimate import _job_from_options
-from rlhf_lint.engine.config import Config, Hardware
-from rlhf_lint.engine.project import Project, parse_source
+from rlhf_lint.engine.config import Hardware
 from rlhf_lint.memory.estimate import estimate
-from rlhf_lint.readers.source import Source
 
 HW = Hardware(gpu="A100-80GB", gpus_per_node=8)
 DS = '{"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 3}, "bf16": {"enabled": "auto"}}'
@@ -26,18 +26,8 @@ def test_estimate_job_types(kind, roles):
     assert est.role("policy").micro_tokens["training"][0] == 2 * 2048
 
 
-def _project(files: dict[str, str]) -> Project:
-    sources = []
-    for path, text in files.items():
-        kind = "shell" if path.endswith(".sh") else "ds_config" if path.endswith(".json") else "yaml"
-        source = Source.from_text(path, text, kind=kind)
-        parse_source(source)
-        sources.append(source)
-    return Project(sources, Config())
-
-
 def _estimate(files):
-    project = _project(files)
+    project = project_of_texts(files)
     [job] = project.jobs
     return estimate(job, project.config.hardware_for(job.hardware))
 
