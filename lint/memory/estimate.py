@@ -1427,10 +1427,13 @@ def _fsdp_shards(inp: _Inputs, n: int) -> int:
 
 
 def _fsdp_full_states(r: RoleEstimate, inp: _Inputs, ctx: dict, role: str, shards: int, lora: bool,
-                      off_param: bool, off_opt: bool) -> None:
+                      off_param: bool, off_opt: bool, trained: int | None = None) -> None:
     """verl's FSDP states (and accelerate's for a full fine-tune): parameters in the master dtype (fp32 unless set),
-    their gradients and optimizer states, sharded; verl's LoRA adapters are neglected."""
+    the gradients and optimizer states of the ``trained`` ones (all unless a vision tower is frozen), sharded; verl's
+    LoRA adapters are neglected."""
     P, f32 = r.params, dtype_bytes("fp32", 4)
+    T = P if trained is None else trained
+    which = "" if T == P else " (the language model; the vision tower is frozen)"
     master = str(_per_role(inp, role, "precision.master_dtype", "fp32") or "fp32").lower()
     m = dtype_bytes(master, 4)
     src_dtype = SRC_VERL_DTYPE if role == "actor" else SRC_VERL_CRITIC_DTYPE
@@ -1446,20 +1449,20 @@ def _fsdp_full_states(r: RoleEstimate, inp: _Inputs, ctx: dict, role: str, shard
         return
     freed, src_freed = (("the Trainer's model.zero_grad() after each optimizer step", SRC_TRAINER_ZERO_GRAD)
                         if ctx.get("accelerate_fsdp") else ("zero_grad at the end of update_policy", SRC_VERL_ZERO_GRAD))
-    r.terms.append(Term("gradients", m * P // shards,
-                        f"{master} gradient shard {m} B x {_count(P)} / {shards}, freed after the update ({freed})",
-                        src_freed, ("training", STEP)))
+    r.terms.append(Term("gradients", m * T // shards,
+                        f"{master} gradient shard {m} B x {_count(T)}{which} / {shards}, freed after the update "
+                        f"({freed})", src_freed, ("training", STEP)))
     opt, opt_bytes = optimizer_bytes(inp)
     # torch optimizers keep states in the parameters' dtype; 8-bit ones their own
-    states = int(opt_bytes * m / f32 * P) if opt in MOMENT_OPTIMIZERS else int(opt_bytes * P)
+    states = int(opt_bytes * m / f32 * T) if opt in MOMENT_OPTIMIZERS else int(opt_bytes * T)
     r.terms.append(Term("optimizer_states", states // shards,
-                        f"{opt} states {states / P:g} B x {_count(P)} / {shards} (the {master} parameters are the "
-                        f"master copy)" + (" (optimizer_offload: parked in host RAM, loaded back for the update)"
-                                           if off_opt else ""), SRC_VERL_OFFLOAD,
-                        ("training", STEP) if off_opt else ()))
+                        f"{opt} states {states / max(T, 1):g} B x {_count(T)}{which} / {shards} (the {master} "
+                        f"parameters are the master copy)"
+                        + (" (optimizer_offload: parked in host RAM, loaded back for the update)" if off_opt else ""),
+                        SRC_VERL_OFFLOAD, ("training", STEP) if off_opt else ()))
     if opt in ADAM_OPTIMIZERS and not (ctx.get("accelerate_fsdp") and off_param):
         # under accelerate's CPUOffload the step runs on the CPU; verl loads its parked shards back for it
-        _adam_step_term(r, inp, ctx, m, P // shards)
+        _adam_step_term(r, inp, ctx, m, T // shards)
 
 
 def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Inputs, ctx: dict) -> RoleEstimate:
@@ -1480,7 +1483,10 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
         # their gradients and optimizer states, every one sharded (rather than verl's fp32 actor)
         _model_states(r, arch, inp, dict(ctx, stage=3, offload_param=None, offload_optimizer=None), shards)
     else:
-        _fsdp_full_states(r, inp, ctx, role, shards, lora, off_param, off_opt)
+        # verl's actor.freeze_vision_tower: the tower keeps its fp32 shards but gets no gradients or Adam states
+        frozen_tower = role == "actor" and inp.get("train.freeze_vision") is True and arch.extra_params
+        _fsdp_full_states(r, inp, ctx, role, shards, lora, off_param, off_opt,
+                          P - arch.extra_params if frozen_tower else None)
     root, layer = _fsdp_units(arch)
     if inp.get("train.fsdp_reshard_after_forward") is False:
         # SHARD_GRAD_OP / reshard_after_forward false: every unit gathered in forward stays until its backward

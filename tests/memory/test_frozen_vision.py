@@ -6,7 +6,7 @@ import pytest
 from lintutil import project_of_texts
 
 from rlhf_lint.cli.estimate import _job_from_options
-from rlhf_lint.engine.config import Hardware
+from rlhf_lint.engine.config import Config, Hardware
 from rlhf_lint.memory.catalog import model_by_id
 from rlhf_lint.memory.estimate import estimate
 
@@ -82,3 +82,27 @@ def test_swift_full_tuning(flags, frozen):
     assert job.settings.value("train.freeze_vision") is frozen
     role = estimate(job, project.config.hardware_for(job.hardware)).role("policy")
     assert role.trained_params == model_by_id(VL).param_count() - (model_by_id(VL).extra_params if frozen else 0)
+
+
+def test_verl_actor_freeze_vision_tower(tmp_path):
+    from pathlib import Path
+
+    from lintutil import ROOT
+    from rlhf_lint.engine.runner import build_project
+
+    text = (Path(ROOT) / "tests" / "fixtures" / "memory" / "M001_fsdp_grpo_good.sh").read_text()
+    text = text.replace("Qwen/Qwen2.5-7B-Instruct", VL)
+    states = []
+    for extra in ("", "    actor_rollout_ref.actor.freeze_vision_tower=True \\\n"):
+        launch = tmp_path / f"run{len(states)}.sh"
+        launch.write_text(text.replace("    trainer.n_gpus_per_node=8", extra + "    trainer.n_gpus_per_node=8"))
+        project, _ = build_project([str(launch)], Config(versions={"verl": "0.7.0"}))
+        [job] = [j for j in project.jobs if j.framework == "verl"]
+        actor = estimate(job, project.config.hardware_for(job.hardware), versions={"verl": "0.7.0"}).role("actor")
+        states.append((job.settings.value("train.freeze_vision"), _bytes(actor, "optimizer_states"),
+                       _bytes(actor, "weights")))
+    (off, trained_states, weights), (on, frozen_states, frozen_weights) = states
+    assert off is False and on is True  # verl's default (off) from 0.6.1, then the launch's override
+    assert frozen_weights == weights  # the tower keeps its fp32 shards
+    # Adam's two fp32 moments of the tower, sharded over the 8 GPUs, are gone
+    assert trained_states - frozen_states == pytest.approx(8 * model_by_id(VL).extra_params // 8, abs=8)
