@@ -74,6 +74,15 @@ def _job_from_options(model, gpus, gpus_per_node, zero, offload_optimizer, offlo
     put("seq.max_len", seq_len)
     put("train.gradient_checkpointing", gradient_checkpointing)
     put("train.flash_attn", flash_attn)
+    notes = []
+    if flash_attn is None:
+        # transformers' default attention since 4.36 is SDPA, whose kernels hold no seq x seq scores
+        settings.add(Setting("train.flash_attn", True, origin="assumed: SDPA"))
+        notes.append("attention kernel not given: SDPA or flash attention assumed (transformers' default since "
+                     "4.36), no seq x seq scores; --no-flash-attn sizes eager attention")
+    if gradient_checkpointing is None:
+        notes.append("gradient checkpointing not given: off, as the HF Trainer's default (--gradient-checkpointing "
+                     "to keep one layer's activations)")
     for key, value in (extra or {}).items():
         put(key, value)
     from rlhf_lint.memory.estimate import PAIRED_TYPES, REFERENCE_FREE
@@ -83,7 +92,8 @@ def _job_from_options(model, gpus, gpus_per_node, zero, offload_optimizer, offlo
     if kind in PAIRED_TYPES | {"grpo"}:
         put("topology.ref.nodes", nodes)
         put("topology.ref.gpus_per_node", per)
-    return Job(f"{model} on {gpus} GPUs", "<command line>", None, framework, settings, roles=roles)
+    return Job(f"{model} on {gpus} GPUs", "<command line>", None, framework, settings, roles=roles,
+               assumptions=notes)
 
 
 def _add_ds_config(job, path: str) -> None:

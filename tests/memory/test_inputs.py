@@ -437,3 +437,19 @@ def test_trl_dpo_log_probs_stay_in_the_logits_dtype_from_0_7_5(tmp_path):
     assert old == tokens * V * (2 + K.loss_logits_copy_bytes)
     assert new == tokens * V * 2 * K.trl_logps_copies[0] < old
     assert unknown == new and any("DPOTrainer's current log-probs" in a for a in assumed)
+
+
+def test_estimate_states_its_attention_and_checkpointing_defaults():
+    def policy(*args):
+        proc = run_cli("estimate", "--model", QWEN7, "--gpus", "8", "--zero", "3", "--seq-len", "4096", *args,
+                       "--format", "json", cwd=ROOT)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout)
+
+    unsaid = policy()
+    assert any("SDPA" in a for a in unsaid["assumptions"]) and any("checkpointing not given" in a
+                                                                     for a in unsaid["assumptions"])
+    eager = policy("--no-flash-attn", "--no-gradient-checkpointing")
+    assert not any("SDPA" in a or "checkpointing not given" in a for a in eager["assumptions"])
+    acts = {name: est["roles"][0]["per_gpu"]["activations"] for name, est in (("sdpa", unsaid), ("eager", eager))}
+    assert acts["eager"] > acts["sdpa"]  # eager attention keeps the seq x seq scores
