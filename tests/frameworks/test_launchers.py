@@ -15,6 +15,12 @@ def test_hf_trainer_flag_fills_auto(tmp_path):
     assert _lint(tmp_path, "deepspeed --num_gpus 8 train.py \\\n  --deepspeed ds_config.json \\\n  --bf16\n") == []
 
 
+def test_swift_hands_the_file_to_the_hf_trainer(tmp_path):
+    # ms-swift's trainers subclass transformers' Trainer: `swift sft --deepspeed FILE` fills "auto" (no D020)
+    assert _lint(tmp_path, "NPROC_PER_NODE=8 swift sft --model Qwen/Qwen2.5-7B --train_type full "
+                           "--deepspeed ds_config.json\n") == []
+
+
 def test_native_deepspeed_flag_never_fills_auto(tmp_path):
     launch = "deepspeed --num_gpus 8 train.py --deepspeed --deepspeed_config ds_config.json\n"
     assert _lint(tmp_path, launch) == [("D020", 2), ("D020", 3)]
