@@ -17,7 +17,7 @@ def _phase(name: str) -> str:
 # what a change costs the run, cheapest first: recomputation (results unchanged: a safe fix), vLLM's cache, the
 # numerics of the accumulation, smaller micro batches (more steps), a reference streamed from the CPU, ZeRO-3
 # communication, CPU Adam (slowest)
-_COST = {"checkpointing": 1, "vllm_util": 1, "dtype": 2, "vllm_sleep": 2, "micro": 3, "ref": 4, "zero3": 5,
+_COST = {"checkpointing": 1, "vllm_util": 1, "fused": 1, "dtype": 2, "vllm_sleep": 2, "micro": 3, "ref": 4, "zero3": 5,
          "offload": 6}
 
 
@@ -42,6 +42,10 @@ def _candidates(ctx, est, group) -> list[tuple[str, dict, str]]:
             out.append(("micro train batch 1", {"batch.micro_train": 1}, "micro"))
         if str(value("precision.grad_accum_dtype", "")).lower() == "fp32" and dtype in ("bf16", "fp16"):
             out.append((f"accumulate gradients in {dtype}", {"precision.grad_accum_dtype": dtype}, "dtype"))
+        if _copies_adam_state(group):
+            # the same update without the step's copy of the second moment (torch >= 2.0)
+            out.append(("a fused AdamW (optim adamw_torch_fused: the step copies no Adam state)",
+                        {"train.optimizer": "adamw_torch_fused"}, "fused"))
     names = group.names
     if "ref" in names and not value("offload.ref"):
         out.append(("offload the reference model", {"offload.ref": True}, "ref"))
@@ -53,6 +57,13 @@ def _candidates(ctx, est, group) -> list[tuple[str, dict, str]]:
             out.append((f"{rollout_label(ctx)} gpu_memory_utilization {best:g}", {"vllm.gpu_memory_utilization": best},
                         "vllm_util"))
     return out
+
+
+def _copies_adam_state(group) -> bool:
+    """A trained role whose optimizer step copies Adam's second moment (torch's foreach AdamW, or a torch-level Adam
+    stepping DeepSpeed's flat partition)."""
+    return any(t.name == "optimizer_step" and "sqrt(v)" in t.formula for r in group.roles if r.trainable
+               for t in r.terms)
 
 
 def _ranked_changes(ctx, est, group) -> list[tuple[str, int, bool, dict, str]]:
@@ -125,8 +136,8 @@ def gpu_out_of_memory(ctx):
 
     ## Fix
     Apply the suggested change (the fix writes the cheapest one that fits when the launch can express it):
-    gradient checkpointing, ZeRO-3, optimizer offload, a smaller micro batch, a lower vLLM gpu_memory_utilization,
-    or more GPUs.
+    gradient checkpointing, a fused AdamW (`optim adamw_torch_fused`: its step copies no Adam state), ZeRO-3,
+    optimizer offload, a smaller micro batch, a lower vLLM gpu_memory_utilization, or more GPUs.
 
     ## References
     https://arxiv.org/abs/1910.02054
@@ -153,8 +164,8 @@ def gpu_out_of_memory(ctx):
             advice = "; no single change fits; largest savings: " + ", ".join(
                 f"{c[0]} (-{_gib(c[1])})" for c in partial[:4])
         else:  # the step of sharded fp32 states, say: no micro batch, checkpointing or offload lowers it
-            advice = (f"; none of the changes tried (checkpointing, ZeRO-3, offload, micro batch, vLLM) lowers the "
-                      f"{_phase(group.peak_phase)}: more GPUs to shard over, or fewer trained parameters")
+            advice = (f"; none of the changes tried (checkpointing, ZeRO-3, offload, micro batch, fused AdamW, vLLM) "
+                      f"lowers the {_phase(group.peak_phase)}: more GPUs to shard over, or fewer trained parameters")
         unread = _unread_config(ctx)
         if unread is not None:  # its ZeRO stage may be the change suggested: say what to do instead
             advice = (f"; {unread} was not read, so its sharding and offload are open (the band's low end assumes "

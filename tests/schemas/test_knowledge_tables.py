@@ -250,7 +250,7 @@ def test_openrlhf_job_type_follows_the_table(edit_schema):
 def test_hf_framework_list_comes_from_the_schema(tmp_path, edit_schema):
     from rlhf_lint.rules.deepspeed._common import hf_frameworks
 
-    assert hf_frameworks() == {"accelerate", "trl", "hf", "transformers", "llamafactory", "axolotl"}
+    assert hf_frameworks() == {"accelerate", "trl", "hf", "transformers", "llamafactory", "axolotl", "swift"}
     edit_schema("ds_config_auto_fillers.json", lambda d: d["frameworks"].pop("hf"))
     assert "hf" not in hf_frameworks()
     # D020 then holds `--deepspeed FILE` (the HF Trainer's flag) to plain DeepSpeed: "auto" is reported
