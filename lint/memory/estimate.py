@@ -74,7 +74,7 @@ STEP = "step"  # the optimizer step, after the backward freed its transient tens
 # data parallelism without DeepSpeed or FSDP (HF Trainer / accelerate DDP, one GPU): ZeRO-0 terms, torch's dtypes
 PLAIN_STRATEGIES = ("ddp", "none", "single")
 # packages whose release changes a term of the estimate (read from the configuration, else the repository's pins)
-VERSIONED_PACKAGES = ("trl", "vllm", "peft", "transformers", "torch", "verl")
+VERSIONED_PACKAGES = ("trl", "vllm", "peft", "transformers", "torch", "verl", "deepspeed")
 
 
 # -- the model's numbers (schemas/memory/constants.json: value, unit, meaning and source of each) ----------------
@@ -1151,6 +1151,66 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, sha
         r.state_bytes_per_param = k if part.adam_states is None else part.adam_states
 
 
+def _accumulation_given(job) -> bool:
+    """Whether the launch names the gradient accumulation dtype (not DeepSpeed's default the ds_config reader fills)."""
+    setting = job.settings.get("precision.grad_accum_dtype")
+    return setting is not None and setting.value is not UNKNOWN and setting.value is not None \
+        and not str(setting.origin or "").startswith("DeepSpeed default")
+
+
+def _zero0_bf16(r: RoleEstimate, inp: _Inputs, ctx: dict, T: int) -> None:
+    """DeepSpeed without ZeRO in bf16 wraps the optimizer by the accumulation dtype (engine.py
+    _do_optimizer_sanity_check): fp32 accumulation takes BF16_Optimizer, which keeps an fp32 gradient buffer of
+    every parameter and partitions the fp32 master and the optimizer states over the data-parallel ranks; bf16
+    accumulation (the default from 0.17.6, before it only fp32 was accepted) takes FP16_Optimizer's DDP_BFLOAT16
+    layout: bf16 gradients, the fp32 master and states on every rank, and a flat fp32 gradient made in step(). When
+    the release is not known, the figure is 0.17.6's and the band's low end no more than either layout."""
+    grads = next((t for t in r.terms if t.name == "gradients"), None)
+    states = next((t for t in r.terms if t.name == "optimizer_states"), None)
+    k, n = r.state_bytes_per_param, r.gpus
+    if grads is None or states is None or states.bytes != int(k * T):
+        return  # partial training (freeze, GaLore, BAdam) sizes its own states: left as they are
+    from rlhf_lint.frameworks.deepspeed import version_tuple
+
+    f32 = dtype_bytes("fp32", 4)
+    text = str((ctx["versions"] or {}).get("deepspeed") or "")
+    release = version_tuple(text) if text[:1].isdigit() else None  # the patch counts: 0.17.6 changed the default
+    if ctx["accum_given"]:
+        wrapper = "bf16_optimizer" if ctx["a"] == f32 else "ddp_bfloat16"
+    elif release is not None:
+        wrapper = "ddp_bfloat16" if release >= (0, 17, 6) else "bf16_optimizer"
+    else:
+        wrapper = None
+        inp.assumptions.append(f"{r.role}: DeepSpeed release not pinned: without ZeRO, bf16 training accumulates in "
+                               f"bf16 and keeps the fp32 master on every rank from 0.17.6 (the figure); before, "
+                               f"BF16_Optimizer partitions it over the {n} ranks (the band's low end): set "
+                               f"deepspeed-version")
+    ts = _count(T)
+    if wrapper == "bf16_optimizer":
+        grads.bytes, grads.formula, grads.source = f32 * T, f"BF16_Optimizer's fp32 gradient buffer {f32} B x {ts}", \
+            SRC_BF16_OPTIMIZER
+        states.bytes = int(k * T) // n
+        states.formula, states.source = f"{k:g} B x {ts} / {n} (BF16_Optimizer partitions the fp32 master and the " \
+                                        f"optimizer states over the data-parallel ranks)", SRC_BF16_OPTIMIZER
+        _zero_client_adam_copy(r, inp, ctx, -(-T // n))
+        return
+    w = ctx["w"]
+    grads.bytes, grads.formula, grads.source = w * T, f"bf16 gradients {w} B x {ts} (DDP_BFLOAT16)", SRC_DS_DTYPES
+    states.formula = f"{k:g} B x {ts} on every rank (FP16_Optimizer's fp32 master and the optimizer states)"
+    states.source = SRC_FP16_OPTIMIZER
+    if wrapper is None and n > 1:
+        # what BF16_Optimizer would not hold: in the figure, 0 at the band's low end
+        sure = int(k * T) // n
+        r.terms.append(Term("optimizer_states", states.bytes - sure, f"the rest on every rank from DeepSpeed 0.17.6 "
+                            f"(FP16_Optimizer): {gib(states.bytes - sure)}", SRC_FP16_OPTIMIZER, unsure=True))
+        states.bytes = sure
+        states.formula, states.source = f"{k:g} B x {ts} / {n}: the share BF16_Optimizer keeps (DeepSpeed before " \
+                                        f"0.17.6), held either way", SRC_BF16_OPTIMIZER
+    _step_term(r, f32 * T, f"flat fp32 gradient {f32} B x {ts} made in step() (FP16_Optimizer)", SRC_FP16_OPTIMIZER,
+               unsure=wrapper is None)
+    _zero_client_adam_copy(r, inp, ctx, T)
+
+
 def _bucket(inp: _Inputs, arch: ModelArch, name: str, ctx: dict) -> int:
     """Elements of a ZeRO bucket: the ds_config's number; for "auto" under the HF Trainer, what accelerate fills in
     from the model's hidden size h (h x h reduce bucket, 0.9 h x h prefetch: SRC_ACCELERATE_AUTO); else DeepSpeed's
@@ -1194,6 +1254,8 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
     r = RoleEstimate(role, arch.name, params, n, True, arch=arch)
     _model_states(r, arch, inp, ctx)
     T = r.trained_params
+    if not ctx["plain"] and stage == 0 and ctx["dtype"] in ("bf16", "bfloat16"):
+        _zero0_bf16(r, inp, ctx, T)
     # activations and logits of one micro batch
     b, tokens, how, bound = _ds_micro_tokens(inp, ctx, role, True)
     r.micro_tokens["training"] = (b * tokens, bound, how)
@@ -1340,6 +1402,11 @@ SRC_REFERENCE_FREE = ("https://github.com/hiyouga/LLaMA-Factory/blob/v0.9.5/src/
 SRC_LORA_REFERENCE = ("https://github.com/huggingface/trl/blob/v0.23.0/trl/trainer/dpo_trainer.py (ref_model None for a "
                       "PEFT model: null_ref_context disables the adapters); https://github.com/hiyouga/LLaMA-Factory/"
                       "blob/v0.9.5/src/llamafactory/train/trainer_utils.py#L136-L138 (create_ref_model: None for LoRA)")
+SRC_BF16_OPTIMIZER = ("https://github.com/deepspeedai/DeepSpeed/blob/v0.14.2/deepspeed/runtime/bf16_optimizer.py#L113-L182 "
+                      "(fp32_groups_flat_partition: the fp32 master split over the data-parallel group; "
+                      "fp32_groups_gradients_flat: an fp32 gradient buffer of every parameter)")
+SRC_FP16_OPTIMIZER = ("https://github.com/deepspeedai/DeepSpeed/blob/v0.17.6/deepspeed/runtime/fp16/fused_optimizer.py "
+                      "(DDP_BFLOAT16 from engine.py: full fp32_groups_flat; step() flattens the gradients to fp32)")
 SRC_DS_AUTO = ("https://github.com/deepspeedai/DeepSpeed/blob/v0.14.2/deepspeed/runtime/config_utils.py#L53-L55 "
                "(DeepSpeedConfigModel drops \"auto\" values: the field keeps its default)")
 SRC_ACCELERATE_AUTO = ("https://github.com/huggingface/accelerate/blob/v1.14.0/src/accelerate/accelerator.py#L2288-L2320 "
@@ -1897,7 +1964,9 @@ def _estimate(job, hardware, read_config: Callable[[str], str | None] | None = N
     elif acc is None:
         # DeepSpeed: fp32 accumulation only for bf16 without ZeRO, else the model dtype
         acc = "fp32" if (dtype in ("bf16", "bfloat16") and stage == 0) else dtype
-        if strategy not in PLAIN_STRATEGIES:  # without DeepSpeed, .grad takes the trained parameters' dtype
+        # without DeepSpeed, .grad takes the trained parameters' dtype; bf16 without ZeRO depends on the release
+        # (_zero0_bf16 says which)
+        if strategy not in PLAIN_STRATEGIES and not (dtype in ("bf16", "bfloat16") and stage == 0):
             assumptions.append(f"gradients accumulate in {acc} (DeepSpeed default for {dtype}, ZeRO-{stage}; "
                                f"{SRC_DS_DTYPES})")
     acc = str(acc).lower()
@@ -1920,6 +1989,7 @@ def _estimate(job, hardware, read_config: Callable[[str], str | None] | None = N
     ctx = {
         "gpu_name": None if gpu is None else gpu.name,
         "stage": stage, "eval_stage": 3 if stage == 3 else 0, "w": w, "a": dtype_bytes(acc, 4), "a_name": acc,
+        "dtype": dtype, "accum_given": _accumulation_given(job),
         "offload_optimizer": (lambda v: None if v in (None, "none", False) else str(v))(inp.get("offload.optimizer")),
         "offload_param": (lambda v: None if v in (None, "none", False) else str(v))(inp.get("offload.param")),
         "offload_ref": inp.flag("offload.ref"), "offload_reward": inp.flag("offload.reward"),
