@@ -1256,6 +1256,11 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
     T = r.trained_params
     if not ctx["plain"] and stage == 0 and ctx["dtype"] in ("bf16", "bfloat16"):
         _zero0_bf16(r, inp, ctx, T)
+    elif not ctx["plain"] and stage == 0 and ctx["dtype"] in ("fp16", "float16"):
+        # FP16_Optimizer's step flattens the fp16 gradients into an fp32 tensor beside the fp32 master
+        _step_term(r, f32 * T, f"flat fp32 gradient {f32} B x {_count(T)} made in step() (FP16_Optimizer)",
+                   SRC_FP16_OPTIMIZER)
+        _zero_client_adam_copy(r, inp, ctx, T)
     # activations and logits of one micro batch
     b, tokens, how, bound = _ds_micro_tokens(inp, ctx, role, True)
     r.micro_tokens["training"] = (b * tokens, bound, how)

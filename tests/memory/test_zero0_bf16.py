@@ -57,6 +57,8 @@ def test_a_named_fp32_accumulation_takes_bf16_optimizer(release):
     assert _sure(role, "optimizer_states") == 12 * P // 8
 
 
-def test_fp16_is_unchanged():
+def test_fp16_keeps_its_master_on_every_rank_and_flattens_the_gradients_in_step():
     _, role = _group({"deepspeed": "0.16.9"}, dtype="fp16")
     assert _sure(role, "optimizer_states") == 12 * P  # FP16_Optimizer keeps the fp32 master on every rank
+    assert _sure(role, "gradients") == 2 * P
+    assert sorted(t.bytes for t in role.terms if t.name == "optimizer_step") == [4 * P, 4 * P]
