@@ -750,6 +750,10 @@ def _zero_client_adam_copy(r: RoleEstimate, inp: _Inputs, ctx: dict, flat: int) 
     if ctx["offload_optimizer"] or inp.get("deepspeed.optimizer") is not None or not flat:
         return
     if ctx["framework"] not in HF_TRAINERS and inp.get("train.optimizer") is None:
+        if ctx["framework"] == "deepspeed":  # a plain launch or `rlhf-lint estimate --model`: say what was assumed
+            inp.assumptions.append(f"{r.role}: no optimizer named: DeepSpeed's fused Adam assumed; a torch AdamW "
+                                   f"(the HF Trainer's, --optimizer adamw_torch) would also copy v of the flat fp32 "
+                                   f"partition in step(), {gib(dtype_bytes('fp32', 4) * flat)}")
         return
     table = load("hf/adam_step_temporary.json")
     zero = table["zero_flat_partition"]

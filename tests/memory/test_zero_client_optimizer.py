@@ -55,6 +55,14 @@ def test_no_copy(extra, framework):
     assert not _copies(_policy(framework=framework, versions={"transformers": "4.46.0"}, **extra))
 
 
+def test_a_plain_deepspeed_launch_says_which_optimizer_it_assumed():
+    job = _job_from_options(QWEN7, 8, None, 2, None, None, "bf16", None, 1, 2048, True, True, "sft", {}, "deepspeed")
+    est = estimate(job, HW)
+    [note] = [a for a in est.assumptions if "no optimizer named" in a]
+    assert "fused Adam assumed" in note and "--optimizer adamw_torch" in note
+    assert not _copies(est.role("policy"))
+
+
 def test_a_named_torch_adam_copies_under_any_framework():
     for name in ("adamw_torch", "adamw_hf"):
         assert _copies(_policy(framework="deepspeed", **{"train.optimizer": name}))
