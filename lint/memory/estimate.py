@@ -1212,7 +1212,16 @@ def _zero0_bf16(r: RoleEstimate, inp: _Inputs, ctx: dict, T: int) -> None:
                                         f"0.17.6), held either way", SRC_BF16_OPTIMIZER
     _step_term(r, f32 * T, f"flat fp32 gradient {f32} B x {ts} made in step() (FP16_Optimizer)", SRC_FP16_OPTIMIZER,
                unsure=wrapper is None)
+    before = len(r.terms)
     _zero_client_adam_copy(r, inp, ctx, T)
+    copy = r.terms[-1] if len(r.terms) > before else None
+    if wrapper is None and copy is not None and not copy.unsure and n > 1:
+        # BF16_Optimizer's optimizer sees only the rank's partition: only that much of the copy is sure
+        share = f32 * -(-T // n)
+        r.terms.append(Term(copy.name, copy.bytes - share, f"the rest of that copy on every rank from DeepSpeed "
+                            f"0.17.6: {gib(copy.bytes - share)}", copy.source, copy.phases, unsure=True))
+        copy.bytes = share
+        copy.formula += f"; {gib(share)} of it sure (the rank's partition under BF16_Optimizer)"
 
 
 def _bucket(inp: _Inputs, arch: ModelArch, name: str, ctx: dict) -> int:
