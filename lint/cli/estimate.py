@@ -321,6 +321,24 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
             _refuse(f"--model {model!r}: a model size must be positive")
     if beta is not None and beta < 0:
         _refuse(f"--beta {beta}: the KL coefficient cannot be negative (0: no reference model)")
+    if paths and not model:
+        # a launch's own settings are read from its files: a job option would be ignored silently
+        given = [name for name, value in (
+            ("--gpus", gpus), ("--zero", zero), ("--offload-optimizer", offload_optimizer),
+            ("--offload-param", offload_param), ("--dtype", dtype), ("--grad-accum-dtype", grad_accum_dtype),
+            ("--micro-batch", micro_batch), ("--seq-len", seq_len),
+            ("--gradient-checkpointing", gradient_checkpointing), ("--flash-attn", flash_attn),
+            ("--strategy", strategy), ("--master-dtype", master_dtype), ("--adapter-dtype", adapter_dtype),
+            ("--optimizer", optimizer), ("--lora-rank", lora_rank), ("--lora-targets", lora_targets),
+            ("--quantization", quantization), ("--fused-loss", fused_loss), ("--packing", packing),
+            ("--max-tokens-per-gpu", max_tokens_per_gpu), ("--ring-attn-size", ring_attn_size),
+            ("--sequence-parallel-size", sequence_parallel_size), ("--expert-parallel-size", expert_parallel_size),
+            ("--prompt-len", prompt_len), ("--completion-len", completion_len), ("--beta", beta),
+            ("--pin-memory", pin_memory), ("--freeze-vision", freeze_vision), ("--ds-config", ds_config))
+            if value is not None]
+        if given:
+            _refuse(f"{', '.join(given)} describe{'s' if len(given) == 1 else ''} a job given by --model; a launch "
+                    f"script's settings are read from its files (only the hardware options apply to it)")
     try:
         config = load_config(find_config_file(paths[0] if paths else os.getcwd()))
         overrides = Hardware.from_mapping({"gpu": gpu_name, "gpu-memory": gpu_memory, "gpus-per-node": gpus_per_node,

@@ -250,6 +250,13 @@ def test_estimate_refuses_nonsense_with_exit_2():
         assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
 
 
+def test_job_options_with_a_launch_script_are_refused_not_ignored():
+    example = f"{ROOT}/examples/case1_70b_cpu_adam"
+    proc = run_cli("estimate", example, "--zero", "3", "--micro-batch", "4", cwd=ROOT)
+    assert proc.returncode == 2 and "--zero, --micro-batch" in proc.stderr
+    assert run_cli("estimate", example, "--gpu", "H100", "--host-memory", "1TB", cwd=ROOT).returncode == 0
+
+
 def test_estimate_reads_a_ds_config_under_the_flags(tmp_path):
     ds = tmp_path / "ds.json"
     ds.write_text(json.dumps({"train_micro_batch_size_per_gpu": "auto", "bf16": {"enabled": "auto"},
