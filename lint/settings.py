@@ -207,7 +207,8 @@ VOCABULARY = (
     ("train.block_optimizer", str, "layer | ratio: BAdam trains one block (decoder layer) at a time, or a share of "
                                    "each matrix's entries"),
     ("train.block_update_ratio", float, "BAdam ratio mode: the share of each matrix's entries updated"),
-    # -- memory inputs read from the ds_config (issue 15): sizes in elements, absent or "auto": DeepSpeed's default
+    # -- memory inputs read from the ds_config (issue 15): sizes in elements, absent: DeepSpeed's default ("auto":
+    # deepspeed.auto_sizes)
     ("deepspeed.optimizer", str, "optimizer.type of the ds_config: DeepSpeed builds the optimizer (absent: the "
                                  "trainer passes its own, the HF Trainer's TrainingArguments.optim)"),
     ("deepspeed.auto_sizes", tuple, "ds_config sizes written \"auto\" (reduce_bucket_size, "
