@@ -477,7 +477,7 @@ def _roles_of(job, inp: _Inputs, versions: dict | None = None) -> list[str]:
         if "ref" not in roles and not kind.startswith("grpo"):
             roles.insert(1, "ref")  # the KL reference is the actor's initial weights
     elif kind in PAIRED_TYPES:
-        roles = ["policy"] + ([] if _reference_free(job, inp, kind) else ["ref"])
+        roles = ["policy"] + ([] if _reference_free(job, inp, kind, versions) else ["ref"])
     else:
         roles = ["policy"] if not has("actor") else ["actor"]
     if int(inp.number("vllm.num_engines", 0) or 0) > 0 or inp.vllm_in_process:
@@ -485,15 +485,27 @@ def _roles_of(job, inp: _Inputs, versions: dict | None = None) -> list[str]:
     return roles
 
 
-def _reference_free(job, inp: _Inputs, kind: str) -> bool:
+def _reference_free(job, inp: _Inputs, kind: str, versions: dict | None = None) -> bool:
     """A preference job that holds no second copy of the model: a loss without a reference (SimPO, ORPO, CPO), or,
     in the HF family, a LoRA policy whose adapters are switched off for the reference pass when no reference model
-    is named (TRL's DPOTrainer and KTOTrainer with a PEFT model; LLaMA-Factory's create_ref_model)."""
+    is named (TRL's DPOTrainer and KTOTrainer with a PEFT model; LLaMA-Factory's create_ref_model), or TRL's
+    DPOTrainer with precompute_ref_log_probs up to 0.28 (the reference log-probs are computed before training)."""
     loss = str(inp.get("train.pref_loss") or "").lower()
     if kind in REFERENCE_FREE or loss in REFERENCE_FREE:
         inp.assumptions.append(f"{loss if loss in REFERENCE_FREE else kind}: a preference loss with no reference model "
                                f"({SRC_REFERENCE_FREE})")
         return True
+    if getattr(job, "framework", "") == "trl" and inp.get("trl.precompute_ref_log_probs") is True \
+            and inp.get("model.ref.path") is None:
+        release = _release(versions, "trl")
+        if release is not None and (0, 7) <= release < (0, 29):
+            inp.assumptions.append(f"{kind} with precompute_ref_log_probs: the reference log-probs are computed "
+                                   f"before training and no reference model is kept (TRL {versions['trl']}, "
+                                   f"{SRC_TRL_PRECOMPUTE})")
+            return True
+        inp.assumptions.append(f"{kind} with precompute_ref_log_probs: TRL up to 0.28 keeps no reference model "
+                               f"while training; from 0.29, or the release not pinned, it is counted "
+                               f"({SRC_TRL_PRECOMPUTE})")
     if getattr(job, "framework", "") in HF_TRAINERS and _int_of(inp.get("train.lora_rank"), 0) > 0 \
             and inp.get("model.ref.path") is None:
         inp.assumptions.append(f"{kind} with LoRA: the reference is the policy with its adapters disabled, no second "
@@ -1417,6 +1429,9 @@ SRC_VERL_ZERO_GRAD = f"{SRC_VERL}/workers/actor/dp_actor.py#L555"  # gradients f
 SRC_REFERENCE_FREE = ("https://github.com/hiyouga/LLaMA-Factory/blob/v0.9.5/src/llamafactory/hparams/finetuning_args.py#L574 "
                       "(use_ref_model: stage dpo and pref_loss not orpo / simpo); https://github.com/huggingface/trl/"
                       "blob/v0.23.0/trl/trainer/cpo_trainer.py (CPOTrainer and ORPOTrainer take no ref_model)")
+SRC_TRL_PRECOMPUTE = ("https://github.com/huggingface/trl/blob/v0.23.0/trl/trainer/dpo_trainer.py#L337-L341 "
+                      "(ref_model None for a PEFT model or precompute_ref_log_probs; v0.29.0 keeps a reference model "
+                      "unless PEFT)")
 SRC_LORA_REFERENCE = ("https://github.com/huggingface/trl/blob/v0.23.0/trl/trainer/dpo_trainer.py (ref_model None for a "
                       "PEFT model: null_ref_context disables the adapters); https://github.com/hiyouga/LLaMA-Factory/"
                       "blob/v0.9.5/src/llamafactory/train/trainer_utils.py#L136-L138 (create_ref_model: None for LoRA)")

@@ -65,3 +65,17 @@ def test_openrlhf_dpo_with_lora_still_loads_its_reference():
               "openrlhf.cli.train_dpo --pretrain Qwen/Qwen2.5-7B --zero_stage 3 --bf16 --micro_train_batch_size 1 "
               "--train_batch_size 64 --max_len 2048 --lora_rank 16 --gradient_checkpointing\n")
     assert "ref" in _roles(_estimate({"train.sh": launch}))
+
+
+@pytest.mark.parametrize("release, roles", [("0.23.0", ["policy"]), ("0.29.0", ["policy", "ref"]),
+                                            (None, ["policy", "ref"])])
+def test_trl_precompute_ref_log_probs_drops_the_reference_up_to_0_28(release, roles):
+    launch = ("#!/bin/bash\n# rlhf-lint: hardware gpu=A100-80GB gpus-per-node=8\naccelerate launch --num_processes 8 "
+              "examples/scripts/dpo.py --model_name_or_path Qwen/Qwen2.5-7B --per_device_train_batch_size 1 "
+              "--max_length 2048 --bf16 --precompute_ref_log_probs\n")
+    versions = {"trl": release} if release else None
+    project = project_of_texts({"train.sh": launch}, versions)
+    [job] = project.jobs
+    est = estimate(job, project.config.hardware_for(job.hardware), versions=versions)
+    assert _roles(est) == roles
+    assert any("precompute_ref_log_probs" in a for a in est.assumptions)
