@@ -752,11 +752,12 @@ def _hf_optim(inp: _Inputs, ctx: dict, table: dict) -> tuple[str | None, str, st
     return name, f"transformers {versions['transformers']}'s default optim {name}", source
 
 
-def _zero_client_adam_copy(r: RoleEstimate, inp: _Inputs, ctx: dict, flat: int) -> None:
+def _zero_client_adam_copy(r: RoleEstimate, inp: _Inputs, ctx: dict, flat: int, sure: int | None = None) -> None:
     """The sqrt(v) copy a torch-level Adam makes of the flat fp32 tensor (``flat`` elements) DeepSpeed ZeRO hands it
     per step: for the HF Trainer's own optimizer (no 'optimizer' section in the ds_config) or one the launch names
     (schemas/hf/adam_step_temporary.json zero_flat_partition). DeepSpeed's own optimizers (a ds_config optimizer
-    section, OpenRLHF's and ORZ's FusedAdam) are fused: no copy."""
+    section, OpenRLHF's and ORZ's FusedAdam) are fused: no copy. ``sure``: the elements certain to be copied when
+    the layout itself is not known (the rest is counted, but not at the band's low end)."""
     from rlhf_lint.schemas import load
 
     if ctx["offload_optimizer"] or inp.get("deepspeed.optimizer") is not None or not flat:
@@ -773,10 +774,13 @@ def _zero_client_adam_copy(r: RoleEstimate, inp: _Inputs, ctx: dict, flat: int) 
     if name is not None and name not in zero["copies"]:
         return  # fused, or states this copy does not describe (8-bit, Adafactor, ...)
     f32 = dtype_bytes("fp32", 4)
-    step = f32 * flat
-    _step_term(r, step, f"Adam's sqrt(v) copy of the flat fp32 partition DeepSpeed hands the optimizer, {f32} B x "
-                        f"{_count(flat)} ({why}" + ("; it may not be allocated)" if name is None else ")"),
+    sure = flat if sure is None or name is None else min(sure, flat)
+    _step_term(r, f32 * sure, f"Adam's sqrt(v) copy of the flat fp32 partition DeepSpeed hands the optimizer, {f32} B "
+                              f"x {_count(sure)} ({why}" + ("; it may not be allocated)" if name is None else ")"),
                zero["source"], unsure=name is None)
+    if sure < flat:
+        _step_term(r, f32 * (flat - sure), f"the rest of that copy when the whole master is on every rank (DeepSpeed "
+                                           f">= 0.17.6): {f32} B x {_count(flat - sure)}", zero["source"], unsure=True)
 
 
 def _foreach_adam(inp: _Inputs, ctx: dict, role: str = "actor") -> tuple[bool | None, str, str]:
@@ -1044,7 +1048,7 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, sha
     """Weights, gradients and optimizer states of a trained role under DeepSpeed ZeRO (or plain data parallelism,
     ``train.strategy`` ddp: ZeRO-0 without DeepSpeed's buffers); ``shards``: the GPUs ZeRO-3's layout divides by when
     not all of the role's (an FSDP shard group)."""
-    stage, w, a = ctx["stage"], ctx["w"], ctx["a"]
+    stage, w, a, zero0 = ctx["stage"], ctx["w"], ctx["a"], ctx.get("zero0")
     sharding = "FSDP full shard" if ctx.get("accelerate_fsdp") else "ZeRO-3"  # the same layout of model states
     off_opt, off_param = ctx["offload_optimizer"], ctx["offload_param"]
     n, P = shards or r.gpus, r.params
@@ -1134,6 +1138,9 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, sha
         if off_opt and stage >= 1:
             out.append(Term("gradients", 0, f"partitioned {adt} gradients live in host RAM (offload_optimizer)",
                             SRC_DS_STAGE3 if stage == 3 else SRC_DS_STAGE12))
+        elif stage == 0 and zero0 == "bf16_optimizer":
+            out.append(Term("gradients", G, gs or f"BF16_Optimizer's fp32 gradient buffer {a} B x {ts}",
+                            SRC_BF16_OPTIMIZER))
         elif stage == 0:
             out.append(Term("gradients", G, gs or f"{a} B ({adt}) x {ts}",
                             SRC_TORCH_ADAMW if ctx["plain"] else SRC_ZERO))
@@ -1147,6 +1154,17 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, sha
             out.append(Term("gradients", G // n, f"{sharding} {a} B ({adt}) x {ts} / {n}", SRC_DS_STAGE3))
         if off_opt and stage >= 1:
             out.append(Term("optimizer_states", 0, f"{what} in host RAM (offload_optimizer={off_opt})", SRC_CPU_ADAM))
+        elif stage == 0 and zero0 == "bf16_optimizer":
+            out.append(Term("optimizer_states", S // n, f"{k:g} B ({what}) x {ts} / {n} (BF16_Optimizer splits the "
+                                                        f"fp32 master and the optimizer states over the ranks)",
+                            SRC_BF16_OPTIMIZER))
+        elif stage == 0 and zero0 == "unknown" and n > 1:
+            out.append(Term("optimizer_states", S // n, f"{k:g} B ({what}) x {ts} / {n}: the share BF16_Optimizer "
+                                                        f"keeps (DeepSpeed before 0.17.6), held either way",
+                            SRC_BF16_OPTIMIZER))
+            out.append(Term("optimizer_states", S - S // n, f"the rest on every rank from DeepSpeed 0.17.6 "
+                                                            f"(FP16_Optimizer): {gib(S - S // n)}",
+                            SRC_FP16_OPTIMIZER, unsure=True))
         elif stage == 0:
             out.append(Term("optimizer_states", S, ss or f"{k:g} B ({what}) x {ts}", src))
         else:
@@ -1167,73 +1185,32 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, sha
         r.state_bytes_per_param = k if part.adam_states is None else part.adam_states
 
 
-def _accumulation_given(job) -> bool:
-    """Whether the launch names the gradient accumulation dtype (not DeepSpeed's default the ds_config reader fills)."""
-    setting = job.settings.get("precision.grad_accum_dtype")
-    return setting is not None and setting.value is not UNKNOWN and setting.value is not None \
-        and not str(setting.origin or "").startswith("DeepSpeed default")
-
-
-def _zero0_bf16(r: RoleEstimate, inp: _Inputs, ctx: dict, T: int) -> None:
-    """DeepSpeed without ZeRO in bf16 wraps the optimizer by the accumulation dtype (engine.py
-    _do_optimizer_sanity_check): fp32 accumulation takes BF16_Optimizer, which keeps an fp32 gradient buffer of
-    every parameter and partitions the fp32 master and the optimizer states over the data-parallel ranks; bf16
-    accumulation (the default from 0.17.6, before it only fp32 was accepted) takes FP16_Optimizer's DDP_BFLOAT16
-    layout: bf16 gradients, the fp32 master and states on every rank, and a flat fp32 gradient made in step(). When
-    the release is not known, the figure is 0.17.6's and the band's low end no more than either layout."""
-    grads = next((t for t in r.terms if t.name == "gradients"), None)
-    states = next((t for t in r.terms if t.name == "optimizer_states"), None)
-    k, n = r.state_bytes_per_param, r.gpus
-    if grads is None or states is None or states.bytes != int(k * T):
-        return  # partial training (freeze, GaLore, BAdam) sizes its own states: left as they are
+def _zero0_wrapper(job, dtype: str, versions: dict | None, assumptions: list[str]) -> tuple[str | None, str | None]:
+    """(the optimizer wrapper, the gradient accumulation dtype) of DeepSpeed without ZeRO (engine.py
+    _do_optimizer_sanity_check). fp16 takes FP16_Optimizer. bf16 depends on the accumulation: fp32 (the default up to
+    0.17.5) takes BF16_Optimizer, which keeps an fp32 gradient buffer of every parameter and splits the fp32 master
+    and the optimizer states over the data-parallel ranks; bf16 (the default from 0.17.6) takes FP16_Optimizer's
+    DDP_BFLOAT16 layout: bf16 gradients, the master and the states on every rank. "unknown": bf16 with the release
+    not known, sized as 0.17.6 with BF16_Optimizer's share at the band's low end."""
     from rlhf_lint.frameworks.deepspeed import version_tuple
 
-    f32 = dtype_bytes("fp32", 4)
-    text = str((ctx["versions"] or {}).get("deepspeed") or "")
+    setting = job.settings.get("precision.grad_accum_dtype")
+    given = setting is not None and isinstance(setting.value, str) \
+        and not str(setting.origin or "").startswith("DeepSpeed default")  # not the ds_config reader's fill
+    if dtype in ("fp16", "float16"):
+        return "fp16_optimizer", setting.value if given else None
+    if dtype not in ("bf16", "bfloat16"):
+        return None, setting.value if given else None
+    if given:
+        return ("bf16_optimizer" if setting.value == "fp32" else "ddp_bfloat16"), setting.value
+    text = str((versions or {}).get("deepspeed") or "")
     release = version_tuple(text) if text[:1].isdigit() else None  # the patch counts: 0.17.6 changed the default
-    if ctx["accum_given"]:
-        wrapper = "bf16_optimizer" if ctx["a"] == f32 else "ddp_bfloat16"
-    elif release is not None:
-        wrapper = "ddp_bfloat16" if release >= (0, 17, 6) else "bf16_optimizer"
-    else:
-        wrapper = None
-        inp.assumptions.append(f"{r.role}: DeepSpeed release not pinned: without ZeRO, bf16 training accumulates in "
-                               f"bf16 and keeps the fp32 master on every rank from 0.17.6 (the figure); before, "
-                               f"BF16_Optimizer partitions it over the {n} ranks (the band's low end): set "
-                               f"deepspeed-version")
-    ts = _count(T)
-    if wrapper == "bf16_optimizer":
-        grads.bytes, grads.formula, grads.source = f32 * T, f"BF16_Optimizer's fp32 gradient buffer {f32} B x {ts}", \
-            SRC_BF16_OPTIMIZER
-        states.bytes = int(k * T) // n
-        states.formula, states.source = f"{k:g} B x {ts} / {n} (BF16_Optimizer partitions the fp32 master and the " \
-                                        f"optimizer states over the data-parallel ranks)", SRC_BF16_OPTIMIZER
-        _zero_client_adam_copy(r, inp, ctx, -(-T // n))
-        return
-    w = ctx["w"]
-    grads.bytes, grads.formula, grads.source = w * T, f"bf16 gradients {w} B x {ts} (DDP_BFLOAT16)", SRC_DS_DTYPES
-    states.formula = f"{k:g} B x {ts} on every rank (FP16_Optimizer's fp32 master and the optimizer states)"
-    states.source = SRC_FP16_OPTIMIZER
-    if wrapper is None and n > 1:
-        # what BF16_Optimizer would not hold: in the figure, 0 at the band's low end
-        sure = int(k * T) // n
-        r.terms.append(Term("optimizer_states", states.bytes - sure, f"the rest on every rank from DeepSpeed 0.17.6 "
-                            f"(FP16_Optimizer): {gib(states.bytes - sure)}", SRC_FP16_OPTIMIZER, unsure=True))
-        states.bytes = sure
-        states.formula, states.source = f"{k:g} B x {ts} / {n}: the share BF16_Optimizer keeps (DeepSpeed before " \
-                                        f"0.17.6), held either way", SRC_BF16_OPTIMIZER
-    _step_term(r, f32 * T, f"flat fp32 gradient {f32} B x {ts} made in step() (FP16_Optimizer)", SRC_FP16_OPTIMIZER,
-               unsure=wrapper is None)
-    before = len(r.terms)
-    _zero_client_adam_copy(r, inp, ctx, T)
-    copy = r.terms[-1] if len(r.terms) > before else None
-    if wrapper is None and copy is not None and not copy.unsure and n > 1:
-        # BF16_Optimizer's optimizer sees only the rank's partition: only that much of the copy is sure
-        share = f32 * -(-T // n)
-        r.terms.append(Term(copy.name, copy.bytes - share, f"the rest of that copy on every rank from DeepSpeed "
-                            f"0.17.6: {gib(copy.bytes - share)}", copy.source, copy.phases, unsure=True))
-        copy.bytes = share
-        copy.formula += f"; {gib(share)} of it sure (the rank's partition under BF16_Optimizer)"
+    if release is not None:
+        return ("ddp_bfloat16", "bf16") if release >= (0, 17, 6) else ("bf16_optimizer", "fp32")
+    assumptions.append("DeepSpeed release not pinned: without ZeRO, bf16 training accumulates in bf16 and keeps the "
+                       "fp32 master on every rank from 0.17.6 (the figure); before, BF16_Optimizer splits it over the "
+                       "data-parallel ranks (the band's low end): set deepspeed-version")
+    return "unknown", "bf16"
 
 
 def _bucket(inp: _Inputs, arch: ModelArch, name: str, ctx: dict) -> int:
@@ -1279,13 +1256,16 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
     r = RoleEstimate(role, arch.name, params, n, True, arch=arch)
     _model_states(r, arch, inp, ctx)
     T = r.trained_params
-    if not ctx["plain"] and stage == 0 and ctx["dtype"] in ("bf16", "bfloat16"):
-        _zero0_bf16(r, inp, ctx, T)
-    elif not ctx["plain"] and stage == 0 and ctx["dtype"] in ("fp16", "float16"):
-        # FP16_Optimizer's step flattens the fp16 gradients into an fp32 tensor beside the fp32 master
+    zero0 = ctx.get("zero0")
+    if zero0 == "bf16_optimizer":  # its gradient partition is a view of the fp32 buffer: only the optimizer's copy
+        _zero_client_adam_copy(r, inp, ctx, -(-T // n))
+    elif zero0 in ("fp16_optimizer", "ddp_bfloat16", "unknown"):
+        # FP16_Optimizer's step flattens the 16-bit gradients into an fp32 tensor beside the fp32 master; of an
+        # unknown release's step only BF16_Optimizer's share is sure
+        unknown = zero0 == "unknown"
         _step_term(r, f32 * T, f"flat fp32 gradient {f32} B x {_count(T)} made in step() (FP16_Optimizer)",
-                   SRC_FP16_OPTIMIZER)
-        _zero_client_adam_copy(r, inp, ctx, T)
+                   SRC_FP16_OPTIMIZER, unsure=unknown)
+        _zero_client_adam_copy(r, inp, ctx, T, sure=-(-T // n) if unknown else T)
     # activations and logits of one micro batch
     b, tokens, how, bound = _ds_micro_tokens(inp, ctx, role, True)
     r.micro_tokens["training"] = (b * tokens, bound, how)
@@ -1991,15 +1971,16 @@ def _estimate(job, hardware, read_config: Callable[[str], str | None] | None = N
     stage = max(0, min(3, int(stage))) if strategy not in PLAIN_STRATEGIES else 0
     dtype = str(inp.get("precision.param_dtype", "bf16", None if fsdp else "bf16 assumed") or "bf16").lower()
     w = dtype_bytes(dtype, 2)
-    acc = inp.get("precision.grad_accum_dtype")
+    zero0 = None
+    if strategy == "deepspeed" and stage == 0:
+        zero0, acc = _zero0_wrapper(job, dtype, versions, assumptions)
+    else:
+        acc = inp.get("precision.grad_accum_dtype")
     if acc is None and fsdp:
         acc = "fp32"  # FSDP keeps gradients in the parameters' (fp32 master) dtype; unused by the FSDP terms
     elif acc is None:
-        # DeepSpeed: fp32 accumulation only for bf16 without ZeRO, else the model dtype
-        acc = "fp32" if (dtype in ("bf16", "bfloat16") and stage == 0) else dtype
-        # without DeepSpeed, .grad takes the trained parameters' dtype; bf16 without ZeRO depends on the release
-        # (_zero0_bf16 says which)
-        if strategy not in PLAIN_STRATEGIES and not (dtype in ("bf16", "bfloat16") and stage == 0):
+        acc = dtype  # DeepSpeed under ZeRO: the model dtype
+        if strategy not in PLAIN_STRATEGIES:  # without DeepSpeed, .grad takes the trained parameters' dtype
             assumptions.append(f"gradients accumulate in {acc} (DeepSpeed default for {dtype}, ZeRO-{stage}; "
                                f"{SRC_DS_DTYPES})")
     acc = str(acc).lower()
@@ -2022,7 +2003,7 @@ def _estimate(job, hardware, read_config: Callable[[str], str | None] | None = N
     ctx = {
         "gpu_name": None if gpu is None else gpu.name,
         "stage": stage, "eval_stage": 3 if stage == 3 else 0, "w": w, "a": dtype_bytes(acc, 4), "a_name": acc,
-        "dtype": dtype, "accum_given": _accumulation_given(job),
+        "zero0": zero0,
         "offload_optimizer": (lambda v: None if v in (None, "none", False) else str(v))(inp.get("offload.optimizer")),
         "offload_param": (lambda v: None if v in (None, "none", False) else str(v))(inp.get("offload.param")),
         "offload_ref": inp.flag("offload.ref"), "offload_reward": inp.flag("offload.reward"),
