@@ -393,6 +393,14 @@ def _release(versions: dict | None, name: str) -> tuple[int, int] | None:
     return None
 
 
+def _patch_release(versions: dict | None, name: str) -> tuple[int, ...] | None:
+    """The whole release tuple of ``name`` (0.17.6, not 0.17), for changes that landed in a patch release."""
+    from rlhf_lint.frameworks.deepspeed import version_tuple
+
+    text = str((versions or {}).get(name) or "")
+    return version_tuple(text) if text[:1].isdigit() else None
+
+
 def _release_row(rows: list[dict], versions: dict | None, name: str) -> dict | None:
     """The row of a per-release table (since/until, the last row the current release) for the release of ``name``
     the launch targets; None when that release is unknown."""
@@ -1192,8 +1200,6 @@ def _zero0_wrapper(job, dtype: str, versions: dict | None, assumptions: list[str
     and the optimizer states over the data-parallel ranks; bf16 (the default from 0.17.6) takes FP16_Optimizer's
     DDP_BFLOAT16 layout: bf16 gradients, the master and the states on every rank. "unknown": bf16 with the release
     not known, sized as 0.17.6 with BF16_Optimizer's share at the band's low end."""
-    from rlhf_lint.frameworks.deepspeed import version_tuple
-
     setting = job.settings.get("precision.grad_accum_dtype")
     given = setting is not None and isinstance(setting.value, str) \
         and not str(setting.origin or "").startswith("DeepSpeed default")  # not the ds_config reader's fill
@@ -1203,8 +1209,7 @@ def _zero0_wrapper(job, dtype: str, versions: dict | None, assumptions: list[str
         return None, setting.value if given else None
     if given:
         return ("bf16_optimizer" if setting.value == "fp32" else "ddp_bfloat16"), setting.value
-    text = str((versions or {}).get("deepspeed") or "")
-    release = version_tuple(text) if text[:1].isdigit() else None  # the patch counts: 0.17.6 changed the default
+    release = _patch_release(versions, "deepspeed")  # the patch counts: 0.17.6 changed the default
     if release is not None:
         return ("ddp_bfloat16", "bf16") if release >= (0, 17, 6) else ("bf16_optimizer", "fp32")
     assumptions.append("DeepSpeed release not pinned: without ZeRO, bf16 training accumulates in bf16 and keeps the "
@@ -1761,14 +1766,10 @@ def _vllm_engine(versions: dict | None, gpu_name: str | None, gpu_memory: int | 
     taken to be current) profiles max_num_batched_tokens, whose default for the offline LLM class is 16384 tokens
     and 1024 sequences on a card of 70 GiB or more that is no A100, else 8192 and 256; the KV budget is measured
     from a snapshot taken after the CUDA context exists in V0 from 0.6.4 and in V1 from 0.9.2 (SRC_VLLM_SNAPSHOT)."""
-    from rlhf_lint.frameworks.deepspeed import version_tuple
-
-    text = str((versions or {}).get("vllm") or "")
-    release = version_tuple(text) if text and text[0].isdigit() else None
+    release = _patch_release(versions, "vllm")
     v1 = release is None or release >= (0, 8)
     big = gpu_memory is not None and gpu_memory >= 70 * GIB and "A100" not in str(gpu_name or "").upper()
-    # the V0 worker measured from a snapshot from 0.6.4 (SRC_VLLM_SNAPSHOT_V0); the V1 worker of 0.8.0-0.9.1 took
-    # every byte outside torch, the CUDA context included, out of the KV cache
+    # the V1 worker of 0.8.0-0.9.1 took every byte outside torch, the CUDA context included, out of the KV cache
     snapshot = release is None or (0, 6, 4) <= release < (0, 8) or release >= (0, 9, 2)
     return {"v1": v1, "snapshot": snapshot,
             "batched_tokens": K.vllm_v1_batched_tokens[1 if big else 0],
