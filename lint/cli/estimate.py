@@ -198,6 +198,10 @@ def render_text(title: str, est, width: int | None = None) -> str:
     return "\n".join(lines)
 
 
+# the options that apply to a launch script too: where it runs and how the answer is printed
+LAUNCH_OPTIONS = {"gpus_per_node", "gpu_name", "gpu_memory", "host_memory", "container_memory", "output_format"}
+
+
 def _is_number(text: str) -> bool:
     try:
         float(text)
@@ -323,19 +327,11 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
         _refuse(f"--beta {beta}: the KL coefficient cannot be negative (0: no reference model)")
     if paths and not model:
         # a launch's own settings are read from its files: a job option would be ignored silently
-        given = [name for name, value in (
-            ("--gpus", gpus), ("--zero", zero), ("--offload-optimizer", offload_optimizer),
-            ("--offload-param", offload_param), ("--dtype", dtype), ("--grad-accum-dtype", grad_accum_dtype),
-            ("--micro-batch", micro_batch), ("--seq-len", seq_len),
-            ("--gradient-checkpointing", gradient_checkpointing), ("--flash-attn", flash_attn),
-            ("--strategy", strategy), ("--master-dtype", master_dtype), ("--adapter-dtype", adapter_dtype),
-            ("--optimizer", optimizer), ("--lora-rank", lora_rank), ("--lora-targets", lora_targets),
-            ("--quantization", quantization), ("--fused-loss", fused_loss), ("--packing", packing),
-            ("--max-tokens-per-gpu", max_tokens_per_gpu), ("--ring-attn-size", ring_attn_size),
-            ("--sequence-parallel-size", sequence_parallel_size), ("--expert-parallel-size", expert_parallel_size),
-            ("--prompt-len", prompt_len), ("--completion-len", completion_len), ("--beta", beta),
-            ("--pin-memory", pin_memory), ("--freeze-vision", freeze_vision), ("--ds-config", ds_config))
-            if value is not None]
+        from click.core import ParameterSource
+
+        ctx = click.get_current_context()
+        given = [p.opts[0] for p in ctx.command.params if isinstance(p, click.Option)
+                 and p.name not in LAUNCH_OPTIONS and ctx.get_parameter_source(p.name) is ParameterSource.COMMANDLINE]
         if given:
             _refuse(f"{', '.join(given)} describe{'s' if len(given) == 1 else ''} a job given by --model; a launch "
                     f"script's settings are read from its files (only the hardware options apply to it)")
@@ -355,6 +351,12 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
         if paths:
             click.echo("error: give a launch script or --model, not both", err=True)
             sys.exit(2)
+        from rlhf_lint.memory.catalog import resolve_model
+
+        resolved = resolve_model(model, _read_local_config)
+        if resolved.arch is None and resolved.param_count is None:  # an empty estimate would follow: say so instead
+            _refuse(f"{resolved.note}: give a hub id the catalog knows, a local directory with config.json, or a size "
+                    f"such as 7B")
         extra = {"train.strategy": strategy, "precision.master_dtype": master_dtype,
                  "precision.adapter_dtype": adapter_dtype, "train.optimizer": optimizer,
                  "train.lora_rank": lora_rank, "train.quantization": quantization, "train.fused_loss": fused_loss,
@@ -373,15 +375,7 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
         if ds_config is not None:
             _add_ds_config(job, ds_config)
         hw = config.hardware.merged(overrides)
-        result = run_estimate(job, hw, _read_local_config, config.versions)
-        if not result.roles:
-            # nothing could be sized: say so with exit 2 rather than print an empty estimate
-            why = next((a for a in result.assumptions if "not in the catalog" in a or "not modelled" in a),
-                       result.assumptions[-1] if result.assumptions else "no role could be sized")
-            why = (why.split(": ", 1)[-1] if why.startswith("policy: ") else why).replace("; role left out", "")
-            _refuse(f"{why}: give a hub id the catalog knows, a local directory with config.json, or a size such "
-                    f"as 7B")
-        results.append((job.name, result))
+        results.append((job.name, run_estimate(job, hw, _read_local_config, config.versions)))
     elif paths:
         from rlhf_lint.engine.runner import build_project
 
