@@ -182,6 +182,26 @@ def precision_section(doc: JSONDocument) -> str:
 
 # sizes accelerate (and so the HF Trainer) fills from the model's hidden size when a ds_config says "auto"
 AUTO_SIZED = ("reduce_bucket_size", "stage3_prefetch_bucket_size")
+# ZeRO buffer sizes the memory estimate reads: (setting, zero_optimization key), in elements
+ZERO_SIZES = (("deepspeed.reduce_bucket_size", "reduce_bucket_size"),
+              ("deepspeed.allgather_bucket_size", "allgather_bucket_size"),
+              ("deepspeed.sub_group_size", "sub_group_size"),
+              ("deepspeed.max_live_parameters", "stage3_max_live_parameters"),
+              ("deepspeed.prefetch_bucket_size", "stage3_prefetch_bucket_size"))
+
+
+def zero_sizes(value_of) -> tuple[dict[str, int], tuple[str, ...]]:
+    """({setting: elements}, keys written "auto" that accelerate fills) of the ZeRO sizes a config gives;
+    ``value_of(key)``: a zero_optimization key's value, None when absent. Other non-numbers stay unset: DeepSpeed's
+    default (DeepSpeed itself drops an "auto" it is handed)."""
+    sizes, auto = {}, []
+    for key, name in ZERO_SIZES:
+        value = value_of(name)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+            sizes[key] = int(value)
+        elif value == "auto" and name in AUTO_SIZED:
+            auto.append(name)
+    return sizes, tuple(auto)
 
 
 def settings_from_ds_config(doc: JSONDocument, path: str) -> Settings:
@@ -258,23 +278,14 @@ def settings_from_ds_config(doc: JSONDocument, path: str) -> Settings:
     if node is not None and isinstance(node.to_python(), bool):
         add("deepspeed.offload_param_pin_memory", node.to_python(), node)
 
-    # ZeRO buffer sizes the memory estimate reads (other non-numbers stay unset: DeepSpeed's default); "auto" is
-    # filled by accelerate from the model's hidden size under the HF Trainer, and dropped by DeepSpeed otherwise
-    auto = []
-    for key, name in (("deepspeed.reduce_bucket_size", "reduce_bucket_size"),
-                      ("deepspeed.allgather_bucket_size", "allgather_bucket_size"),
-                      ("deepspeed.sub_group_size", "sub_group_size"),
-                      ("deepspeed.max_live_parameters", "stage3_max_live_parameters"),
-                      ("deepspeed.prefetch_bucket_size", "stage3_prefetch_bucket_size")):
-        node = doc.lookup(f"zero_optimization.{name}")
-        if node is not None:
-            value = node.to_python()
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-                add(key, int(value), node)
-            elif value == "auto" and name in AUTO_SIZED:
-                auto.append((name, node))
+    # ZeRO buffer sizes the memory estimate reads
+    nodes = {name: doc.lookup(f"zero_optimization.{name}") for _, name in ZERO_SIZES}
+    sizes, auto = zero_sizes(lambda name: None if nodes[name] is None else nodes[name].to_python())
+    for key, name in ZERO_SIZES:
+        if key in sizes:
+            add(key, sizes[key], nodes[name])
     if auto:
-        add("deepspeed.auto_sizes", tuple(name for name, _ in auto), auto[0][1],
+        add("deepspeed.auto_sizes", auto, nodes[auto[0]],
             '"auto": accelerate fills it from the model\'s hidden size; DeepSpeed alone keeps its default')
 
     node = doc.lookup("zero_optimization.overlap_comm")

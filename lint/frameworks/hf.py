@@ -105,20 +105,27 @@ def recipe_kind(entries: dict | None) -> str | None:
     return "hf"
 
 
+def mapped(typed, row: dict):
+    """A typed field value through its row's map (map_default for the values the map does not list); None when
+    neither says. A row without a map, or an unknown value, passes as it is."""
+    mapping = row.get("map")
+    if mapping is None or typed is UNKNOWN:
+        return typed
+    return mapping.get(str(typed).lower(), row.get("map_default"))
+
+
 def _add_field(settings: Settings, name: str, value, path, span, origin: str = "") -> None:
     row = table()["fields"].get(name)
     if row is None:
         return
     typed = coerce(value, row["type"])
-    mapping = row.get("map")
-    if mapping is not None and typed is not UNKNOWN:
-        mapped = mapping.get(str(typed).lower(), row.get("map_default"))
-        if mapped is not None:
-            typed = mapped
-        elif row["type"] == "bool" and typed is False:
-            return  # load_in_4bit: false says nothing about the other quantization flags
-        else:
-            typed = "none" if row["type"] == "int" else UNKNOWN
+    out = mapped(typed, row)
+    if out is not None:
+        typed = out
+    elif row["type"] == "bool" and typed is False:
+        return  # load_in_4bit: false says nothing about the other quantization flags
+    else:
+        typed = "none" if row["type"] == "int" else UNKNOWN
     if typed == "no" and settings.value(row["key"]) in ("bf16", "fp16"):
         return  # `fp16: false` beside `bf16: true` leaves bf16 on
     if name == "stage" and isinstance(typed, str):

@@ -60,14 +60,10 @@ def release_row(project) -> tuple[str, dict, str | None]:
 
 
 def _field_value(value, row: dict):
-    from rlhf_lint.frameworks.hf import coerce
+    from rlhf_lint.frameworks.hf import coerce, mapped
 
-    typed = coerce(value, row["type"])
-    mapping = row.get("map")
-    if mapping is not None and typed is not UNKNOWN:
-        mapped = mapping.get(str(typed).lower(), row.get("map_default"))
-        typed = mapped if mapped is not None else UNKNOWN
-    return typed
+    out = mapped(coerce(value, row["type"]), row)
+    return UNKNOWN if out is None else out
 
 
 def _given(command: "Command") -> dict:
@@ -251,20 +247,13 @@ def _deepspeed(settings: Settings, job: Job, given: dict, row: dict, label: str)
     settings.add(Setting("offload.param", preset["offload_param"], path, span, why))
     if isinstance(preset.get("overlap_comm"), bool):
         settings.add(Setting("deepspeed.overlap_comm", preset["overlap_comm"], path, span, why))
-    from rlhf_lint.frameworks.deepspeed import AUTO_SIZED
+    from rlhf_lint.frameworks.deepspeed import zero_sizes
 
-    auto = []
-    for name, key in (("reduce_bucket_size", "deepspeed.reduce_bucket_size"),
-                      ("stage3_prefetch_bucket_size", "deepspeed.prefetch_bucket_size"),
-                      ("sub_group_size", "deepspeed.sub_group_size"),
-                      ("stage3_max_live_parameters", "deepspeed.max_live_parameters")):
-        value = preset.get(name)
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-            settings.add(Setting(key, int(value), path, span, why))
-        elif value == "auto" and name in AUTO_SIZED:
-            auto.append(name)
+    sizes, auto = zero_sizes(preset.get)
+    for key, elements in sizes.items():
+        settings.add(Setting(key, elements, path, span, why))
     if auto:
-        settings.add(Setting("deepspeed.auto_sizes", tuple(auto), path, span, why))
+        settings.add(Setting("deepspeed.auto_sizes", auto, path, span, why))
 
 
 def _fsdp(settings: Settings, job: Job, given: dict, row: dict) -> None:
