@@ -233,12 +233,6 @@ def _trl_trainers() -> dict:
     return load("hf/training_args.json")["trl_commands"]["types"]
 
 
-def _swift_commands() -> dict:
-    from rlhf_lint.schemas import load  # not frameworks.swift.arguments: swift imports this module
-
-    return load("swift/arguments.json")
-
-
 def _launch(command: Command, words: list[Word], i: int) -> bool:
     """Fill launcher, launcher_args, entry and args from words[i:]; False if this is not a launch."""
     specs = launcher_specs()
@@ -345,6 +339,12 @@ INTERPRETERS: list[tuple[str, str]] = [
 ]
 
 
+def _swift_commands() -> dict:
+    from rlhf_lint.schemas import load  # not frameworks.swift.arguments: swift imports this module (no cycles)
+
+    return load("swift/arguments.json")
+
+
 def swift_script_command(entry: str) -> str | None:
     """"sft" | "pt" | "rlhf" when the entry is ms-swift's own CLI script (swift/cli/sft.py, run by a launcher such
     as accelerate or torchrun instead of `swift sft`), else None."""
@@ -361,17 +361,14 @@ LAUNCHER_INTERPRETERS = {"swift": "rlhf_lint.frameworks.swift:interpret",
 
 
 def interpreter_for(entry: str, launcher: str = "") -> Callable | None:
-    if launcher in LAUNCHER_INTERPRETERS:
-        module, _, name = LAUNCHER_INTERPRETERS[launcher].partition(":")
-        return getattr(import_module(module), name)
-    if swift_script_command(entry) is not None:  # `accelerate launch swift/cli/sft.py ...`: the CLI's own script
-        module, _, name = LAUNCHER_INTERPRETERS["swift"].partition(":")
-        return getattr(import_module(module), name)
-    for prefix, spec in INTERPRETERS:
-        if entry.startswith(prefix):
-            module, _, name = spec.partition(":")
-            return getattr(import_module(module), name)
-    return None
+    if launcher not in LAUNCHER_INTERPRETERS and swift_script_command(entry) is not None:
+        launcher = "swift"  # `accelerate launch swift/cli/sft.py ...`: the CLI's own script
+    spec = LAUNCHER_INTERPRETERS.get(launcher) or next((s for prefix, s in INTERPRETERS if entry.startswith(prefix)),
+                                                       None)
+    if spec is None:
+        return None
+    module, _, name = spec.partition(":")
+    return getattr(import_module(module), name)
 
 
 def commands_of(source: "Source", project=None) -> list[Command]:
