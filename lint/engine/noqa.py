@@ -67,11 +67,11 @@ def _same_meaning(kind: str, old: str, new: str, hash_at: int) -> bool:
         if kind == "shell":
             if hash_at < 0:
                 return True  # codes added inside an existing directive's brackets
-            from rlhf_lint.readers.shell import _parser
+            from rlhf_lint.readers.shell import _parse
 
             raw = new.encode("utf-8", "surrogatepass")
             offset = len(new[:hash_at].encode("utf-8", "surrogatepass"))
-            node = _parser().parse(raw).root_node.descendant_for_byte_range(offset, offset + 1)
+            node = _parse(raw).root_node.descendant_for_byte_range(offset, offset + 1)
             return node is not None and node.type == "comment" and node.start_byte == offset
     except Exception:  # cannot tell: leave the line alone
         return False

@@ -78,18 +78,30 @@ PARSE_SECONDS = 1.5
 _CHUNK = 1 << 16
 
 
-def _parse(data: bytes):
+# tree-sitter-bash 0.25's scanner passes code points to ctype's isdigit/isalpha (after `{`, `$` in a heredoc, `-` in
+# a test, `?`), which index a 384-entry table: a character past U+7FFFF read unmapped memory and killed the process
+# (about half the parses of "{" + U+F37FD, glibc). The parser sees every non-ASCII byte as ":", which like them is
+# a word character that no variable name holds (`"$OUT目录"` expands OUT); offsets stay the same and all text is
+# sliced from the real bytes.
+_ASCII_FOR_SCANNER = bytes(range(128)) + b":" * 128
+
+
+def _parse(data: bytes, bounded: bool = True):
+    """The tree of ``data``; a bounded parse past PARSE_SECONDS is abandoned with OverBounds."""
     from time import monotonic
 
+    data = data.translate(_ASCII_FOR_SCANNER)
     # slices of a memoryview: tree-sitter keeps the chunks the read callback returns, and bytes slices of a broken
     # 52 KB script held 170 MB by the time the budget ran out (memoryview slices: 20 MB)
-    parser, start, view = _parser(), monotonic(), memoryview(data)
+    parser, start, view, seconds = _parser(), monotonic(), memoryview(data), PARSE_SECONDS
+    if not bounded:
+        return parser.parse(data)
     try:
         return parser.parse(lambda offset, _point: view[offset:offset + _CHUNK],
-                            progress_callback=lambda *_: monotonic() - start > PARSE_SECONDS)
+                            progress_callback=lambda *_: monotonic() - start > seconds)
     except ValueError:  # the progress callback cancelled the parse
         parser.reset()  # else the next parse resumes this one
-        raise OverBounds(f"this script did not parse within {PARSE_SECONDS:g} s (deeply nested or broken text): "
+        raise OverBounds(f"this script did not parse within {seconds:g} s (deeply nested or broken text): "
                          "not checked") from None
 
 
@@ -125,7 +137,7 @@ class _Doc:
         self.__dict__.update(state)
         self.source = None
         self.data = self.text.encode("utf-8")
-        self.tree = _parser().parse(self.data)  # parsed within the budget once already
+        self.tree = _parse(self.data, bounded=False)  # parsed within the budget once already
 
     def char(self, byte: int) -> int:
         c = byte if self._b2c is None else self._b2c[min(byte, len(self._b2c) - 1)]

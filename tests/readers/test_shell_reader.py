@@ -464,3 +464,24 @@ def test_a_parse_past_its_time_budget_is_skipped_and_the_other_files_are_checked
     assert found == [("broken.sh", "F004"), ("ok.sh", "S002")]
     (f004,) = [d for d in result.diagnostics if d.code == "F004"]
     assert "did not parse within" in f004.message
+
+
+def test_characters_past_the_scanners_ctype_table_neither_crash_nor_change_the_words():
+    # tree-sitter-bash's scanner calls isdigit/isalpha on these after `{`, `-`, `$` and `?`: before the parser saw
+    # them as ASCII, about half these parses read unmapped memory and the process died
+    for cp in (0x80000, 0xE0001, 0xF37FD, 0x10FFFF):
+        ch = chr(cp)
+        hostile = script(f"echo {{{ch}..}} [[ -{ch} ]] ${{x?{ch}}}\ncat <<EOF\n${ch}\nEOF\n")
+        assert hostile.parse_error is not None  # `$` then a non-name in a heredoc: tree-sitter-bash's error too
+        src = script(f"echo {{{ch}..}} [[ -{ch} ]]\nA=/d/é{ch}\npython -m m --x $A --y '{ch}'\n")
+        cmd = one_command(src)
+        assert cmd.last("--x").value.text == f"/d/é{ch}"
+        assert src.span_text(cmd.last("--x").value.edit_span) == f"/d/é{ch}"
+        assert src.span_text(cmd.last("--y").value.span) == f"'{ch}'"
+
+
+def test_non_ascii_text_after_a_variable_is_not_part_of_its_name():
+    src = script('OUT=/ckpt\npython -m m --x "$OUT目录" --y $OUT/模型\n')
+    cmd = one_command(src)
+    assert cmd.last("--x").value.text == "/ckpt目录"
+    assert cmd.last("--y").value.text == "/ckpt/模型"
