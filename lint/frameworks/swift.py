@@ -36,27 +36,28 @@ def releases() -> dict:
 
 def release_row(project) -> tuple[str, dict, str | None]:
     """(label, row of schemas/swift/releases.json, assumption or None) for the ms-swift release the repository
-    targets: the row of its minor series (or the nearest older one), the newest row when nothing pins ms-swift."""
-    from rlhf_lint.frameworks.deepspeed import version_tuple as _key
-    from rlhf_lint.frameworks.edge import target_version
+    targets: edge.table_release's row (its minor series, else the nearest older), the oldest row for a release older
+    than all, the newest row when nothing pins ms-swift."""
+    from rlhf_lint.frameworks.deepspeed import version_tuple
+    from rlhf_lint.frameworks.edge import table_release, target_version
 
     rows = releases()
-    order = sorted(rows, key=_key)
+    order = sorted(rows, key=version_tuple)
     target = target_version(project, "ms-swift") if project is not None else None
     if target is None:
         newest = order[-1]
         return newest, rows[newest], (f"ms-swift release not pinned: the defaults of the newest release in the "
                                       f"tables, {newest}")
-    want = _key(target.version)
-    same = [v for v in order if _key(v)[:2] == want[:2]]
-    older = [v for v in order if _key(v) <= want]
-    label = same[-1] if same else (older[-1] if older else order[0])
-    note = None
-    if not same:
-        edge = "newer than" if want > _key(order[-1]) else "not among" if older else "older than"
-        note = (f"ms-swift {target.version} ({target.origin}) is {edge} the releases in the tables: the defaults of "
-                f"{label}")
-    return label, rows[label], note
+    want = version_tuple(target.version)
+    label = table_release(order, target.version) or order[0]
+    if version_tuple(label)[:2] == want[:2]:
+        return label, rows[label], None
+    if want > version_tuple(order[-1]):
+        edge = "newer than"
+    else:
+        edge = "older than" if want < version_tuple(order[0]) else "not among"
+    return label, rows[label], (f"ms-swift {target.version} ({target.origin}) is {edge} the releases in the tables: "
+                                f"the defaults of {label}")
 
 
 def _field_value(value, row: dict):
@@ -83,12 +84,10 @@ def _given(command: "Command") -> dict:
 
 def interpret(command: "Command", source: "Source", project) -> list[Job]:
     from rlhf_lint.frameworks import hf
-    from rlhf_lint.frameworks.launchers import _topology
+    from rlhf_lint.frameworks.launchers import _topology, swift_script_command
 
     settings = Settings()
     assumptions: list[str] = []
-    from rlhf_lint.frameworks.launchers import swift_script_command
-
     entry = command.entry
     script = command.launcher not in ("swift", "swift-megatron")  # swift/cli/sft.py under accelerate, torchrun
     sub = swift_script_command(entry.text) if script else entry.text.replace("_", "-")

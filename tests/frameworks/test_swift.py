@@ -217,3 +217,27 @@ def test_classification_and_embedding_heads_have_no_vocabulary_logits(tmp_path):
         return sum(t.bytes for t in estimate(job, A100).roles[0].terms if t.name == "logits")
 
     assert logits(cls) == 0 < logits(lm)
+
+
+def test_release_row_takes_the_series_row_and_says_when_the_pin_is_outside_the_tables():
+    from rlhf_lint.frameworks.swift import release_row, releases
+
+    rows = sorted(releases(), key=lambda v: tuple(int(x) for x in v.split(".")))
+    oldest, newest = rows[0], rows[-1]
+
+    def row_for(version):
+        config = Config()
+        if version is not None:
+            config.versions["ms-swift"] = version
+        label, _, note = release_row(Project([], config))
+        return label, note
+
+    assert row_for("3.5.1") == ("3.5.3", None)  # the table's row of the same minor series
+    label, note = row_for(None)
+    assert label == newest and "not pinned" in note
+    label, note = row_for("99.0")
+    assert label == newest and "is newer than the releases" in note
+    label, note = row_for("2.6.1")
+    assert label == oldest and "is older than the releases" in note
+    label, note = row_for("3.99.0")  # between two series the tables hold: the nearest older row
+    assert label == "3.12.6" and "is not among the releases" in note
