@@ -59,7 +59,9 @@ def _same_meaning(kind: str, old: str, new: str, hash_at: int) -> bool:
         if kind == "python":
             import ast
 
-            return ast.dump(ast.parse(old)) == ast.dump(ast.parse(new))
+            from rlhf_lint.readers.python import quiet_ast_parse
+
+            return ast.dump(quiet_ast_parse(old)) == ast.dump(quiet_ast_parse(new))
         if kind == "yaml":
             import yaml
 

@@ -81,8 +81,10 @@ def argparse_rows(text: str) -> list[list]:
     """Every ``add_argument("--flag", ...)`` call of a module whose arguments are literals, as flag rows."""
     import ast
 
+    from rlhf_lint.readers.python import quiet_ast_parse
+
     try:
-        tree = ast.parse(text)
+        tree = quiet_ast_parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return []
     rows: dict[str, list] = {}
@@ -238,9 +240,11 @@ def _deepspeed_fields(signature: tuple) -> frozenset[str]:
 
     if not signature:
         return frozenset()
+    from rlhf_lint.readers.python import quiet_ast_parse
+
     text = _read(signature[0][0])
     try:
-        tree = ast.parse(text or "")
+        tree = quiet_ast_parse(text or "")
     except (SyntaxError, ValueError, RecursionError):
         return frozenset()
     names: set[str] = set()

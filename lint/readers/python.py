@@ -19,15 +19,24 @@ from rlhf_lint.readers.numbers import MAX_INT_DIGITS, overlong_number, overlong_
 from rlhf_lint.readers.source import Source
 
 
+def quiet_ast_parse(text: str, path: str = "<unknown>"):
+    """ast.parse without the warnings CPython raises about the user's code (`"\\d"`: a SyntaxWarning from 3.12,
+    printed on stderr by the default filters): what is wrong in a file is said as diagnostics, not warnings."""
+    import ast
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(text, filename=path)
+
+
 def _python_gate(source: Source):
     """Parse with CPython's own parser first (parsing runs no code). libcst's native parser overflows its stack
     (a segfault, which no except clause catches) or takes minutes on inputs CPython refuses quickly: thousands of
     nested brackets, ten thousand chained operators or attributes. A file CPython cannot parse would not run
     either, so it is reported as a parse error and never reaches libcst."""
-    import ast
-
     try:
-        return ast.parse(source.text, filename=source.path)
+        return quiet_ast_parse(source.text, source.path)
     except SyntaxError as exc:
         overlong = _overlong_literal(source, exc.lineno) if "integer string conversion" in exc.msg else None
         if overlong is not None:

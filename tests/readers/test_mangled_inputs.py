@@ -145,3 +145,15 @@ def test_overlong_numbers_are_reported_at_their_digits(tmp_path, text):
     assert [(d.start.line, d.start.column) for d in f003] == [
         (text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at))]
     assert "5000 digits" in f003[0].message
+
+
+def test_warnings_cpython_raises_while_parsing_a_users_file_are_not_printed(tmp_path):
+    # "\d" in a plain string: CPython warns while parsing it (a SyntaxWarning from 3.12, which the default filters
+    # print); the user's code is not ours to warn about, and the warning would land in every run's stderr
+    import warnings
+
+    (tmp_path / "exp.py").write_text('from orz.ppo import X\nimport re\nNUMBER = re.compile("\\d+")\n')
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_clean_run(tmp_path)
+    assert not [w for w in caught if "escape sequence" in str(w.message)], [str(w.message) for w in caught]
