@@ -580,7 +580,7 @@ def _activation_terms(arch: ModelArch, batch: int, seq: int, checkpointing: bool
     completion only). ``trl_logps``: the loss is GRPOTrainer's selective_log_softmax, not a cross entropy."""
     h, L, a = arch.hidden_size, arch.num_layers, arch.num_heads
     lseq = min(seq, logit_seq) if logit_seq else seq
-    ck, lc, f = K.checkpoint_bytes, K.loss_logits_copy_bytes, K.attention_score_factor
+    ck, f = K.checkpoint_bytes, K.attention_score_factor
     attn = 0 if flash else f * a * seq / h
     dense_act = activation_units(arch, False)
     act = activation_units(arch, True) if arch.num_experts else dense_act
@@ -594,19 +594,34 @@ def _activation_terms(arch: ModelArch, batch: int, seq: int, checkpointing: bool
         if arch.dense_layer_count:
             attn_note += f" in {arch.moe_layer_count} layers, {dense_act:.1f} B in {arch.dense_layer_count} dense ones"
     terms = []
+    logits = _logits_terms(arch, batch, seq, lseq, w, forward_only, with_logits, fused, trl_logps)
     if forward_only:
         terms.append(Term("activations", int(per_layer),
                           f"forward only, one layer live: s*b*h*{act:.1f} = {seq}*{batch}*{h}*{act:.1f} B "
                           f"({attn_note}; {what})",
                           SRC_ACTIVATIONS))
     elif checkpointing:
-        terms.append(Term("activations", int(L * ck * seq * batch * h + per_layer),
-                          f"checkpointing: L*{ck}*s*b*h + one layer recomputed = {L}*{ck}*{seq}*{batch}*{h} + "
-                          f"{gib(per_layer)} ({attn_note}; {what})", SRC_ACTIVATIONS))
+        # the last layer is recomputed after the loss's backward freed its tensors: the two are never live together
+        # (measured: bench/calibration/measured.json, the checkpointed rows hold the loss and the layer inputs only)
+        loss = sum(t.bytes for t in logits)
+        recompute = max(0, int(per_layer) - loss)
+        beside = f" (one layer recomputed, {gib(per_layer)}, beyond the loss's {gib(loss)}: never live together)" \
+            if loss else f" + one layer recomputed {gib(per_layer)}"
+        terms.append(Term("activations", int(L * ck * seq * batch * h + recompute),
+                          f"checkpointing: L*{ck}*s*b*h = {L}*{ck}*{seq}*{batch}*{h}{beside} ({attn_note}; {what})",
+                          SRC_ACTIVATIONS))
     else:
         terms.append(Term("activations", int(all_layers),
                           f"no checkpointing: L*s*b*h*{act:.1f} = {L}*{seq}*{batch}*{h}*{act:.1f} B ({attn_note}; {what})",
                           SRC_ACTIVATIONS))
+    return terms + logits
+
+
+def _logits_terms(arch: ModelArch, batch: int, seq: int, lseq: int, w: int, forward_only: bool, with_logits: bool,
+                  fused: bool, trl_logps: bool) -> list[Term]:
+    """What the LM head and the loss hold at their peak (the start of the backward in training)."""
+    h, lc = arch.hidden_size, K.loss_logits_copy_bytes
+    terms: list[Term] = []
     if with_logits and fused and not forward_only:
         # Liger's fused linear cross entropy: chunks of ceil(BT / ceil(V/H)) rows, so one chunk of fp32 logits is
         # about BT x H x 4 B, plus the gradient of the hidden states it writes (BT x H x w)
@@ -627,8 +642,9 @@ def _activation_terms(arch: ModelArch, batch: int, seq: int, checkpointing: bool
                           f"fp32 log-softmax (forward only)", SRC_ACTIVATIONS))
     elif with_logits:
         terms.append(Term("logits", int(lseq * batch * arch.vocab_size * (w + lc)),
-                          f"s*b*V*({w}+{lc}) = {lseq}*{batch}*{arch.vocab_size}*{w + lc} B: logits and what the "
-                          f"loss holds beside them (fp32 upcast, log-softmax, gradients; fitted)", SRC_ACTIVATIONS))
+                          f"s*b*V*({w}+{lc}) = {lseq}*{batch}*{arch.vocab_size}*{w + lc} B: what the cross entropy "
+                          f"holds at the backward's start (fp32 log-softmax, its gradient and the loss's; measured)",
+                          SRC_ACTIVATIONS))
     return terms
 
 
@@ -1313,10 +1329,16 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
         # by default): at the forward/backward turn the last layers stay gathered, up to stage3_max_live_parameters
         # (partitioned_param_coordinator.py __params_to_release, fetch_sub_module)
         kept = max(largest, min(live or K.max_live_parameters_elements, K.max_reuse_distance_elements, r.params))
-        r.terms.append(Term("gathered_params", w * kept + w * largest + prefetch * w,
-                            f"{w} B x {_count(kept)} kept gathered (largest module or the live-parameter limit, "
-                            f"reused within max_reuse_distance) + {w} B x {_count(largest)} largest module's full "
-                            f"grad + prefetch {_sci(prefetch)} elements x {w} B", SRC_DS_COORDINATOR))
+        if r.gpus == 1:
+            # one rank's partition is the whole parameter: nothing is gathered (row HZ3a peaks as HDb2 does)
+            r.terms.append(Term("gathered_params", 0, "one GPU: each partition is the whole parameter, nothing is "
+                                                      "gathered (measured, bench/calibration/measured.json HZ3a)",
+                                SRC_DS_COORDINATOR))
+        else:
+            r.terms.append(Term("gathered_params", w * kept + w * largest + prefetch * w,
+                                f"{w} B x {_count(kept)} kept gathered (largest module or the live-parameter limit, "
+                                f"reused within max_reuse_distance) + {w} B x {_count(largest)} largest module's full "
+                                f"grad + prefetch {_sci(prefetch)} elements x {w} B", SRC_DS_COORDINATOR))
         if not ctx["offload_optimizer"]:
             # the optimizer step makes an fp32 copy of one sub-group's gradient partition at a time
             sub = min(_int_of(inp.get("deepspeed.sub_group_size"), 0) or K.sub_group_elements, -(-T // r.gpus))
@@ -1324,9 +1346,44 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
             _zero_client_adam_copy(r, inp, ctx, sub)
     if ctx.get("trl_grpo") and role == "policy":
         r.terms += _trl_generate_terms(arch, b, tokens, r.params, r.gpus, inp, ctx)
+    if stage in (1, 2) or (stage == 0 and zero0 != "bf16_optimizer"):  # BF16_Optimizer's fp32 buffer stays
+        _fresh_gradients(r, inp)
     _runtime(r, ctx)
-    r.resident = ["weights", "gradients", "optimizer_states", "deepspeed_buffers", "runtime"]
+    r.resident = ["weights", "optimizer_states", "deepspeed_buffers", "runtime"]
+    if any(t.name == "gradients" and not t.phases for t in r.terms):
+        r.resident.insert(1, "gradients")
     return r
+
+
+def _fresh_gradients(r: RoleEstimate, inp: _Inputs) -> None:
+    """Gradients no micro batch keeps for the next. With one micro batch per optimizer step, the step frees them
+    (zero_grad(set_to_none=True); ZeRO-1/2's partition in step()) and the backward writes them while it frees the
+    loss's tensors and the activations: in the training phase they count only beyond those. Measured on one H200
+    (bench/calibration/measured.json): HDb2 and HZ2a peak with none of their gradients live, HDb2g and HZ2ag (two
+    micro batches) hold them all. gradient_accumulation_steps not given: counted, the band's low end without them."""
+    grads = [t for t in r.terms if t.name == "gradients" and t.bytes and (not t.phases or "training" in t.phases)]
+    accumulate = _int_of(inp.get("batch.grad_accum"), 0)
+    if not grads or accumulate > 1:
+        return
+    sure = sum(t.bytes for t in grads if not t.unsure)
+    total = sum(t.bytes for t in grads)
+    loss = sum(t.bytes for t in r.terms if t.name in ("activations", "logits", "gathered_params") and not t.phases)
+    live, live_all = max(0, sure - loss), max(0, total - loss)
+    source = grads[0].source
+    r.terms = [t for t in r.terms if not any(t is g for g in grads)]
+    r.terms += [Term("gradients", t.bytes, f"{t.formula}, read in the step", t.source, (STEP,), unsure=t.unsure)
+                for t in grads]
+    why = (f"written during the backward as its tensors are freed: {gib(total)} counted beyond the loss's and the "
+           f"activations' {gib(loss)}")
+    r.terms.append(Term("backward_gradients", live, f"{why} (one micro batch per step: none kept between micro "
+                                                    f"batches)", source, ("training",)))
+    if live_all > live:
+        r.terms.append(Term("backward_gradients", live_all - live, f"{why}: the part that may also train",
+                            source, ("training",), unsure=True))
+    if not accumulate and total > live_all:
+        r.terms.append(Term("backward_gradients", total - live_all,
+                            f"kept between micro batches if gradient_accumulation_steps > 1 (not given): "
+                            f"{gib(total - live_all)}", source, ("training",), unsure=True))
 
 
 def _trl_generate_terms(arch: ModelArch, b: int, tokens: int, params: int, n: int, inp: _Inputs,
@@ -1614,6 +1671,7 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
             r.host_states = sum(t.bytes for t in r.terms if t.name in moved)
             r.terms = [Term(t.name, 0, f"in host RAM (fsdp_offload_params): {gib(t.bytes)} per rank", SRC_FSDP_OFFLOAD)
                        if t.name in moved else t for t in r.terms]
+        _fresh_gradients(r, inp)
         _runtime(r, ctx)  # no verl experience phase: TRL's log-prob passes are forwards of the training micro batch
         r.resident = ["runtime"] + [t.name for t in r.terms if t.name in ("weights", "optimizer_states")
                                     and not t.phases]

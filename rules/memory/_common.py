@@ -160,7 +160,7 @@ def _shape_guessed(est, group) -> str | None:
     return None
 
 
-SHARDED_STATES = ("weights", "gradients", "optimizer_states")
+SHARDED_STATES = ("weights", "gradients", "backward_gradients", "optimizer_states")
 
 
 def _world_size_guessed(ctx, group) -> int | None:

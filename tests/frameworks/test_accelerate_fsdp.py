@@ -26,9 +26,9 @@ def _job(tmp_path, fsdp: str = "", acc: str = ACC, recipe: str = SFT, run: str =
     return job
 
 
-def _training(est, role="policy"):
+def _training(est, role="policy", phase="training"):
     group = next(g for g in est.groups if any(m.role == role for m in g.roles))
-    return {t.name: t.bytes for r, t in group.phases["training"] if r == role}
+    return {t.name: t.bytes for r, t in group.phases[phase] if r == role}
 
 
 def _span_text(tmp_path, setting):
@@ -45,7 +45,7 @@ def test_full_shard_shards_the_states_over_all_gpus(tmp_path):
     est = estimate(job, H100)
     terms = _training(est)
     # fp32 parameters, gradients and Adam moments sharded over the 8 GPUs (16 B per parameter in all)
-    assert terms["weights"] == 4 * P // 8 and terms["gradients"] == 4 * P // 8
+    assert terms["weights"] == 4 * P // 8 and _training(est, phase="step")["gradients"] == 4 * P // 8
     assert terms["optimizer_states"] == 8 * P // 8
     assert terms["gathered_params"] < 2 * P  # one unit at a time, not the whole bf16 model
     assert list(est.groups[0].phases) == ["training", "step"]  # SFT: no verl experience phase
@@ -188,5 +188,6 @@ def test_lora_and_qlora_shard_the_frozen_base_in_its_dtype_and_train_only_the_ad
             assert base_bytes * P // 8 <= terms["weights"] < (base_bytes * P + 4 * adapters) // 8 + 1
         else:  # NF4: about half a byte per linear weight
             assert terms["weights"] < P // 8
-        assert terms["gradients"] <= 4 * adapters // 8 and terms["optimizer_states"] <= 12 * adapters // 8
+        step = _training(est, phase="step")
+        assert step["gradients"] <= 4 * adapters // 8 and terms["optimizer_states"] <= 12 * adapters // 8
         assert not any(t.name == "optimizer_step" and t.bytes > 4 * adapters for t in est.role("policy").terms)

@@ -49,9 +49,9 @@ def test_torch_dtype_is_the_master_dtype_without_deepspeed(tmp_path):
     assert jobs["ds.yaml"].settings.get("precision.master_dtype") is None
 
     P = resolve_model("Qwen/Qwen2.5-1.5B-Instruct").param_count
-    loaded = _terms(estimate(bf16, H100), "training", "policy")
+    loaded = _terms(estimate(bf16, H100), "step", "policy")
     assert loaded["weights"] == 2 * P and loaded["gradients"] == 2 * P and loaded["optimizer_states"] == 4 * P
-    master = _terms(estimate(jobs["unset.yaml"], H100), "training", "policy")
+    master = _terms(estimate(jobs["unset.yaml"], H100), "step", "policy")
     assert master["weights"] == 4 * P and master["gradients"] == 4 * P and master["optimizer_states"] == 8 * P
 
 

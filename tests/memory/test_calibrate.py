@@ -26,15 +26,15 @@ def test_subset_of_the_accuracy_table():
     assert got["G6"] == "tight" and got["H1"] == "fits"
     assert got["H2"] == "fits"  # QLoRA 65B on a 48 GB card
     # max_memory_allocated of LLaMA-7B under ZeRO-2 and ZeRO-3 (gist), a Qwen-7B LoRA reading, the context alone
-    assert round(got["P2"], 2) == 27.77 and round(got["P9"], 2) == 42.13
+    assert round(got["P2"], 2) == 27.6 and round(got["P9"], 2) == 35.4
     # P11: PEFT 0.5.0's fp32 adapters (16 B each); P17: PEFT 0.6.2's bf16 adapters (8 B each)
-    assert round(got["P11"], 2) == 18.8 and round(got["P17"], 2) == 5.83 and got["P23"] == 1.25
+    assert round(got["P11"], 2) == 18.79 and round(got["P17"], 2) == 5.71 and got["P23"] == 1.25
     # TRL GRPO without vLLM, fp32 Qwen3 0.6B / 1.7B at 4 x (2048 + 1024) tokens (trl#3456: 48.12 and 76.32 GiB)
-    assert round(got["I22"], 2) == 43.04 and round(got["I23"], 2) == 78.32
+    assert round(got["I22"], 2) == 46.59 and round(got["I23"], 2) == 84.6
     # FastChat's Trainer --fsdp launch of LLaMA-7B on 2 x A6000 (an OOM); verl's never-reset allocation peak with
     # vLLM's pool counted (play-verl logs: 53.04 and 83.59 GiB)
     assert got["F3"] == "oom"
-    assert round(got["F8"], 2) == 52.83 and round(got["F10"], 2) == 87.55
+    assert round(got["F8"], 2) == 52.88 and round(got["F10"], 2) == 88.65
 
 
 def test_docs_table_is_what_the_script_prints():
@@ -69,9 +69,10 @@ def test_no_device_level_peak_lies_below_its_band():
     cal = _calibrate()
     peaks = [r for r in cal.rows() if r["quantity"] == "peak" and r.get("band")]
     assert len(peaks) >= 20
-    # the exceptions, both held out (docs/accuracy.md): OPT-350m at 64 x 512 tokens (trl#1376), where OPT's forward
-    # of that time kept the loss in bf16 while the estimate counts the fp32 upcast of today's transformers
-    assert [r["id"] for r in peaks if r["published"] < r["band"][0]] == ["T1", "T2"]
+    # the exception, held out (docs/accuracy.md): DeepSpeed#5305's Ulysses run (SP 4, 32k tokens, no checkpointing)
+    # of a 7B given by size only; with every saved tensor counted (activation_scale 1.0, which the measured H rows
+    # bear out) its low end passes the published peak by 4%
+    assert [r["id"] for r in peaks if r["published"] < r["band"][0]] == ["I16"]
     assert all(r["band"][0] <= r["ours"] <= r["band"][1] for r in peaks)
 
 

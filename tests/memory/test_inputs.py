@@ -140,7 +140,7 @@ def test_fused_loss_has_no_full_logits():
     h, V = 3584, 152064
     full = terms(estimate(job(micro=2, seq=4096), A100))["logits"]
     fused = terms(estimate(job(micro=2, seq=4096, **{"train.fused_loss": True}), A100))["logits"]
-    assert full == 4096 * 2 * V * (2 + 12)  # 16-bit logits + 12 B the loss holds per logit (fitted)
+    assert full == 4096 * 2 * V * 12  # 12 B the cross entropy holds per logit at the backward's start (measured)
     assert fused == 4096 * 2 * h * (4 + 2)  # one fp32 chunk ~ BT x H + the hidden-state gradient
 
 
@@ -148,7 +148,7 @@ def test_token_budget_sizes_the_micro_batch_and_is_a_length_bound():
     est = estimate(job(micro=8, seq=32768, **{"batch.dynamic": True, "batch.max_tokens_per_gpu": 16384}), A100)
     r = est.role("policy")
     logits = next(t for t in r.terms if t.name == "logits")
-    assert logits.bytes == 16384 * 152064 * 14 and logits.at_length_bound
+    assert logits.bytes == 16384 * 152064 * 12 and logits.at_length_bound
     assert r.micro_tokens["training"][0] == 16384
 
 
@@ -156,9 +156,9 @@ def test_packing_and_ring_attention():
     packed = estimate(job(micro=4, seq=8192, **{"train.packing": True}), A100).role("policy")
     assert all(t.at_length_bound for t in packed.terms if t.name in ("activations", "logits"))
     ring = terms(estimate(job(micro=1, seq=8192, **{"train.ring_attn_size": 4}), A100))
-    assert ring["logits"] == 2048 * 152064 * 14  # each rank holds a quarter of the sequence
+    assert ring["logits"] == 2048 * 152064 * 12  # each rank holds a quarter of the sequence
     sp = terms(estimate(job(micro=1, seq=8192, **{"train.sequence_parallel_size": 2}), A100))
-    assert sp["logits"] == 4096 * 152064 * 14
+    assert sp["logits"] == 4096 * 152064 * 12
 
 
 def test_ds_config_bucket_sizes_replace_the_defaults():

@@ -1,0 +1,111 @@
+"""What the peaks measured on one H200 (bench/measure_peaks.py, bench/calibration/measured.json) taught the estimate:
+gradients without accumulation are written as the backward frees the loss, the recomputed layer of checkpointing is
+not live with the loss, and one ZeRO-3 rank gathers nothing."""
+import importlib.util
+import json
+import os
+
+import pytest
+from lintutil import ROOT
+
+from rlhf_lint.cli.estimate import _job_from_options
+from rlhf_lint.engine.config import Hardware
+from rlhf_lint.memory.catalog import resolve_model
+from rlhf_lint.memory.estimate import K, estimate
+
+H200 = Hardware(gpu="H200", gpus_per_node=8)
+MODEL = "Qwen/Qwen2.5-1.5B"
+
+
+def _calibrate():
+    spec = importlib.util.spec_from_file_location("calibrate", os.path.join(ROOT, "bench", "calibrate.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _estimate(zero=2, accumulate=None, strategy=None, gpus=1, ckpt=True, micro=4, seq=2048):
+    extra = {"train.strategy": strategy, "precision.master_dtype": "bf16" if strategy == "ddp" else None,
+             "batch.grad_accum": accumulate, "train.optimizer": "adamw_torch_fused"}
+    job = _job_from_options(MODEL, gpus, None, zero, None, None, "bf16", None, micro, seq, ckpt, True, "sft", extra,
+                            "hf")
+    return estimate(job, H200)
+
+
+def _phase(est, phase):
+    group = est.groups[0]
+    out: dict[str, int] = {}
+    for _, t in group.phases[phase]:
+        out[t.name] = out.get(t.name, 0) + t.bytes
+    return out
+
+
+@pytest.mark.parametrize("zero, strategy", [(2, None), (0, "ddp")])
+def test_one_micro_batch_per_step_writes_its_gradients_as_the_loss_is_freed(zero, strategy):
+    est = _estimate(zero=zero, accumulate=1, strategy=strategy)
+    P = resolve_model(MODEL).param_count
+    training, step = _phase(est, "training"), _phase(est, "step")
+    assert step["gradients"] == 2 * P  # the step reads them whole
+    # at the loss's peak no gradient is live: the 2.9 GiB of gradients are smaller than the loss's 13.9 GiB
+    assert "gradients" not in training and training["backward_gradients"] == 0
+    assert training["logits"] == 4 * 2048 * resolve_model(MODEL).arch.vocab_size * 12
+
+
+def test_accumulated_gradients_stay_through_the_next_micro_batch():
+    kept = _phase(_estimate(accumulate=2), "training")
+    fresh = _phase(_estimate(accumulate=1), "training")
+    P = resolve_model(MODEL).param_count
+    assert kept["gradients"] == 2 * P and "backward_gradients" not in kept
+    assert sum(kept.values()) - sum(fresh.values()) >= 2 * P
+
+
+def test_unknown_accumulation_counts_the_gradients_but_not_at_the_low_end():
+    unknown, fresh = _estimate(), _estimate(accumulate=1)
+    P = resolve_model(MODEL).param_count
+    role = unknown.role("policy")
+    unsure = [t for t in role.terms if t.name == "backward_gradients" and t.unsure]
+    assert sum(t.bytes for t in unsure) == 2 * P and "gradient_accumulation_steps" in unsure[0].formula
+    assert unknown.groups[0].peak == fresh.groups[0].peak + 2 * P
+    assert unknown.groups[0].low_peak == fresh.groups[0].low_peak
+
+
+def test_large_gradients_count_beyond_the_loss_at_the_backward_end():
+    # short sequences: the loss holds less than the gradients, which the backward's end holds whole
+    est = _estimate(zero=0, strategy="ddp", accumulate=1, micro=1, seq=128)
+    P = resolve_model(MODEL).param_count
+    role = est.role("policy")
+    loss = sum(t.bytes for t in role.terms if t.name in ("activations", "logits", "gathered_params") and not t.phases)
+    assert _phase(est, "training")["backward_gradients"] == 2 * P - loss > 0
+
+
+def test_the_recomputed_layer_is_not_stacked_on_the_loss():
+    arch = resolve_model(MODEL).arch
+    est = _estimate(accumulate=1)
+    activations = _phase(est, "training")["activations"]
+    # the checkpointed layer inputs only: the one layer recomputed (0.66 GiB) is smaller than the loss's tensors
+    assert activations == arch.num_layers * K.checkpoint_bytes * 4 * 2048 * arch.hidden_size
+
+
+def test_one_zero3_rank_gathers_nothing():
+    one, eight = _estimate(zero=3, accumulate=1), _estimate(zero=3, accumulate=1, gpus=8)
+    assert _phase(one, "training")["gathered_params"] == 0
+    assert _phase(eight, "training")["gathered_params"] > 0
+
+
+def test_measured_rows_are_reproduced_within_ten_percent():
+    cal = _calibrate()
+    table = [r for r in cal.rows() if r["source"].startswith("bench/measure_peaks.py")]
+    assert len(table) >= 19
+    assert all(abs(r["error"]) <= 0.10 for r in table), [(r["id"], r["error"]) for r in table]
+    # every measured peak inside its band: none is a run a "does not fit" error could have stopped
+    assert all(r["band"][0] <= r["published"] <= r["band"][1] for r in table)
+
+
+def test_a_measured_row_names_a_reading_that_holds_its_case(tmp_path):
+    cal = _calibrate()
+    rows = json.load(open(os.path.join(ROOT, "bench", "calibration", "measured.json"), encoding="utf-8"))
+    assert all(cal._own_reading(r["source"]) for r in rows)
+    assert not cal._own_reading("bench/measure_peaks.py --case NOPE (reading: bench/calibration/device/"
+                                "h200-2026-11-28.jsonl)")
+    assert not cal._own_reading("bench/measure_peaks.py --case Z2a (reading: bench/calibration/device/missing.jsonl)")
+    assert not cal._own_reading("my notes")
