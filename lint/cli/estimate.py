@@ -265,6 +265,9 @@ def _refuse(message: str) -> None:
 @click.option("--packing/--no-packing", default=None, help="Samples packed into micro batches (lengths a bound).")
 @click.option("--max-tokens-per-gpu", type=click.IntRange(min=1), default=None,
               help="Token budget per micro batch and GPU (dynamic batching).")
+@click.option("--grad-accum", type=click.IntRange(min=1), default=None,
+              help="gradient_accumulation_steps: with 1 the gradients are written as the backward frees the loss; "
+                   "not given, they are counted, but not at the band's low end.")
 @click.option("--ring-attn-size", type=click.IntRange(min=1), default=None)
 @click.option("--sequence-parallel-size", type=click.IntRange(min=1), default=None, help="Ulysses SP ranks.")
 @click.option("--expert-parallel-size", type=click.IntRange(min=1), default=None,
@@ -275,7 +278,7 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
              flash_attn, job_type, strategy, master_dtype, adapter_dtype, optimizer, lora_rank, lora_targets,
              quantization, fused_loss, packing, max_tokens_per_gpu, ring_attn_size, sequence_parallel_size,
              expert_parallel_size, output_format, prompt_len=None, completion_len=None, beta=None, pin_memory=None,
-             freeze_vision=None, ds_config=None):
+             freeze_vision=None, ds_config=None, grad_accum=None):
     """Estimate GPU and host memory per role of a launch script, or of a job given by options
     (`rlhf-lint estimate --model Qwen/Qwen2.5-7B --gpus 8 --gpu A100-80GB --zero 3`)."""
     from rlhf_lint.engine.config import ConfigError, Hardware, find_config_file, load_config
@@ -369,6 +372,8 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
                  if lora_targets else None}
         if max_tokens_per_gpu:
             extra |= {"batch.dynamic": True, "batch.max_tokens_per_gpu": max_tokens_per_gpu}
+        if grad_accum:
+            extra["batch.grad_accum"] = grad_accum
         job = _job_from_options(model, gpus or 1, gpus_per_node, zero, offload_optimizer, offload_param, dtype,
                                 grad_accum_dtype, micro_batch, seq_len, gradient_checkpointing, flash_attn, job_type,
                                 extra, "hf" if strategy in ("fsdp", "fsdp2") else None)

@@ -109,3 +109,19 @@ def test_a_measured_row_names_a_reading_that_holds_its_case(tmp_path):
                                 "h200-2026-11-28.jsonl)")
     assert not cal._own_reading("bench/measure_peaks.py --case Z2a (reading: bench/calibration/device/missing.jsonl)")
     assert not cal._own_reading("my notes")
+
+
+def test_estimate_takes_the_accumulation_from_a_flag():
+    from lintutil import run_cli
+
+    def peak(*extra):
+        proc = run_cli("estimate", "--model", MODEL, "--gpus", "1", "--gpu", "H200", "--zero", "2", "--micro-batch",
+                       "4", "--seq-len", "2048", "--gradient-checkpointing", "--format", "json", *extra, cwd=ROOT)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout)
+
+    one, two = peak("--grad-accum", "1"), peak("--grad-accum", "2")
+    assert json.dumps(one) != json.dumps(two)
+    assert "backward_gradients@training" in json.dumps(one) and "backward_gradients" not in json.dumps(two)
+    assert run_cli("estimate", "--model", MODEL, "--grad-accum", "0", cwd=ROOT).returncode == 2
+    assert run_cli("estimate", "examples", "--grad-accum", "2", cwd=ROOT).returncode == 2
