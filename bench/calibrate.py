@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import statistics
 import sys
 
@@ -46,7 +47,7 @@ def _estimate_options_row(config: dict):
     """A row given by `rlhf-lint estimate` options (the same mapping as the CLI)."""
     from rlhf_lint.cli.estimate import _job_from_options
     from rlhf_lint.engine.config import Hardware
-    from rlhf_lint.memory.estimate import estimate
+    from rlhf_lint.memory.estimate import VERSIONED_PACKAGES, estimate
 
     extra = {"train.strategy": config.get("strategy"), "precision.master_dtype": config.get("master_dtype"),
              "precision.adapter_dtype": config.get("adapter_dtype"),
@@ -72,8 +73,7 @@ def _estimate_options_row(config: dict):
                             config.get("flash", True), config.get("job_type", "sft"), extra, config.get("framework"))
     hw = Hardware.from_mapping({"gpu": config.get("gpu"), "gpus-per-node": min(8, config["gpus"]),
                                 "host-memory": config.get("host_memory"), "gpu-memory": config.get("gpu_memory")})
-    versions = {k: config[f"{k}_version"] for k in ("trl", "vllm", "peft", "transformers", "torch", "deepspeed")
-                if config.get(f"{k}_version")} or None
+    versions = {k: config[f"{k}_version"] for k in VERSIONED_PACKAGES if config.get(f"{k}_version")} or None
     return estimate(job, hw, versions=versions)
 
 
@@ -303,8 +303,6 @@ ROW_KEYS = {"id", "what", "source", "config", "measured", "unit", "held_out"}
 def _own_reading(source: str) -> bool:
     """A peak this repository measured: "bench/measure_peaks.py --case ID (reading: FILE)", FILE a JSON-lines file
     of bench/calibration/device/ that holds case ID."""
-    import re
-
     found = re.fullmatch(r"bench/measure_peaks\.py --case (\w+) \(reading: (bench/calibration/device/[\w.-]+\.jsonl)\)",
                          source)
     if not found or not os.path.isfile(os.path.join(ROOT, found[2])):

@@ -77,7 +77,7 @@ CASES: dict[str, dict] = {
 # a case that names a transformers release runs with it first on the path: SITES/transformers-RELEASE
 SITES = os.environ.get("MEASURE_SITES", "/tmp/sites")
 
-ARCHITECTURES = {"qwen2": "qwen2", "qwen3": "qwen3", "llama": "llama"}
+ARCHITECTURES = ("qwen2", "qwen3", "llama")  # transformers model types, found in the hub id
 
 
 def catalog_entry(model_id: str) -> dict:
@@ -92,7 +92,7 @@ def model_config(model_id: str, flash: bool, smoke: bool):
     from transformers import AutoConfig
 
     entry = catalog_entry(model_id)
-    arch = next(a for key, a in ARCHITECTURES.items() if key in model_id.lower().replace(".", "").replace("-", ""))
+    arch = next(a for a in ARCHITECTURES if a in model_id.lower().replace(".", "").replace("-", ""))
     shapes = {"hidden_size": entry["hidden_size"], "num_hidden_layers": entry["num_layers"],
               "num_attention_heads": entry["num_heads"], "num_key_value_heads": entry["num_kv_heads"],
               "intermediate_size": entry["intermediate_size"], "vocab_size": entry["vocab_size"],
@@ -127,6 +127,7 @@ def _init_single_rank(port: int) -> None:
 
 def run_case(case: dict, smoke: bool = False) -> dict:
     import torch
+    import transformers
     from transformers import AutoModelForCausalLM
 
     device = "cpu" if smoke else "cuda"
@@ -227,8 +228,6 @@ def run_case(case: dict, smoke: bool = False) -> dict:
         stats["reserved_now_gib"] = torch.cuda.memory_reserved() / GIB
         stats["device"] = torch.cuda.get_device_name(0)
         stats["device_total_gib"] = total / GIB
-    import transformers
-
     stats["torch"], stats["transformers"] = torch.__version__, transformers.__version__
     return stats
 

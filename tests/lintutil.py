@@ -16,6 +16,16 @@ from rlhf_lint.model import Applicability, Edit, Finding, Fix, Span
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def load_bench(name: str):
+    """A script of bench/ (not a package) loaded as a module: bench/NAME.py."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "bench", f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def run_lint(paths, config=None, **options):
     return lint([str(p) for p in paths], config or Config(), Options(**options))
 

@@ -169,6 +169,11 @@ class RoleEstimate:
     def term(self, name: str) -> int:
         return sum(t.bytes for t in self.terms if t.name == name)
 
+    def holds(self, t: Term) -> bool:
+        """The term stays on the GPU between phases: a resident name, and no phases of its own (a term that names
+        its phases is live in those only, whatever its name)."""
+        return t.name in self.resident and not t.phases
+
     def as_dict(self) -> dict:
         per_gpu: dict[str, int] = {}
         for t in self.terms:
@@ -1349,25 +1354,26 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
     if stage in (1, 2) or (stage == 0 and zero0 != "bf16_optimizer"):  # BF16_Optimizer's fp32 buffer stays
         _fresh_gradients(r, inp)
     _runtime(r, ctx)
-    r.resident = ["weights", "optimizer_states", "deepspeed_buffers", "runtime"]
-    if any(t.name == "gradients" and not t.phases for t in r.terms):
-        r.resident.insert(1, "gradients")
+    r.resident = ["weights", "gradients", "optimizer_states", "deepspeed_buffers", "runtime"]
     return r
 
 
 def _fresh_gradients(r: RoleEstimate, inp: _Inputs) -> None:
     """Gradients no micro batch keeps for the next. With one micro batch per optimizer step, the step frees them
     (zero_grad(set_to_none=True); ZeRO-1/2's partition in step()) and the backward writes them while it frees the
-    loss's tensors and the activations: in the training phase they count only beyond those. Measured on one H200
-    (bench/calibration/measured.json): HDb2 and HZ2a peak with none of their gradients live, HDb2g and HZ2ag (two
-    micro batches) hold them all. gradient_accumulation_steps not given: counted, the band's low end without them."""
+    loss's tensors and the activations: in the training phase (``backward_gradients``) they count only beyond those
+    not sized at a length bound (shorter sequences would leave the gradients more room); the step reads them whole
+    (``gradients``). Measured on one H200 (bench/calibration/measured.json): HDb2 and HZ2a peak with none of their
+    gradients live, HDb2g and HZ2ag (two micro batches) hold them all. gradient_accumulation_steps not given: counted,
+    the band's low end without them."""
     grads = [t for t in r.terms if t.name == "gradients" and t.bytes and (not t.phases or "training" in t.phases)]
     accumulate = _int_of(inp.get("batch.grad_accum"), 0)
     if not grads or accumulate > 1:
         return
     sure = sum(t.bytes for t in grads if not t.unsure)
     total = sum(t.bytes for t in grads)
-    loss = sum(t.bytes for t in r.terms if t.name in ("activations", "logits", "gathered_params") and not t.phases)
+    loss = sum(t.bytes for t in r.terms if t.name in ("activations", "logits", "gathered_params") and not t.phases
+               and not t.at_length_bound)
     live, live_all = max(0, sure - loss), max(0, total - loss)
     source = grads[0].source
     r.terms = [t for t in r.terms if not any(t is g for g in grads)]
@@ -2310,7 +2316,7 @@ def _phases(members: list[RoleEstimate], processes: list[list[str]], inp: _Input
         wanted.add(WEIGHT_SYNC)
 
     def asleep(m: RoleEstimate) -> list[Term]:
-        kept = [t for t in m.terms if t.name in keeps and t.name in m.resident and not t.phases]
+        kept = [t for t in m.terms if t.name in keeps and m.holds(t)]
         return kept + [Term("runtime", K.cuda_context, f"asleep: CUDA context {gib(K.cuda_context)} (offload_states "
                                                      f"empties the allocator cache)", SRC_DS_OFFLOAD_STATES)]
 
@@ -2329,15 +2335,15 @@ def _phases(members: list[RoleEstimate], processes: list[list[str]], inp: _Input
             if m is policy and sync_loaded:
                 one = [Term("gathered_params", m.gather_one, "one parameter gathered at a time for the weight sync: "
                                                              "the largest module's 16-bit copy", SRC_ORZ_BROADCAST)]
-                return [t for t in m.terms if t.name in m.resident and not t.phases] + (one if m.gather_one else [])
-            return asleep(m) if m.trainable and ds_sleeps else [t for t in m.terms if t.name in m.resident]
+                return [t for t in m.terms if m.holds(t)] + (one if m.gather_one else [])
+            return asleep(m) if m.trainable and ds_sleeps else [t for t in m.terms if m.holds(t)]
         if m.trainable and ds_sleeps and (phase not in ("training", STEP) or m.role != active):
             return asleep(m)
         if phase == STEP:  # after the backward: what stays, and what the step itself allocates
-            return [t for t in m.terms if t.name in m.resident or STEP in t.phases]
+            return [t for t in m.terms if m.holds(t) or STEP in t.phases]
         is_active = m.phase == phase if active is None or not m.trainable else m.role == active
         return [t for t in m.terms
-                if t.name in m.resident or (phase in t.phases if t.phases else is_active)]
+                if m.holds(t) or (phase in t.phases if t.phases else is_active)]
 
     def collect(phase: str, active: str | None = None) -> list[tuple[str, Term]]:
         items: list[tuple[str, Term]] = []
@@ -2366,8 +2372,8 @@ def _one_process(phase: str, models: list[RoleEstimate], held) -> list[tuple[str
     transient: dict[str, list[Term]] = {}
     for m in models:
         terms = [t for t in held(m, phase) if t.name not in ("runtime", "allocator_slack")]
-        items += [(m.role, t) for t in terms if t.name in m.resident]
-        moving = [t for t in terms if t.name not in m.resident]
+        items += [(m.role, t) for t in terms if m.holds(t)]
+        moving = [t for t in terms if not m.holds(t)]
         if moving:
             transient[m.role] = moving
     if transient:

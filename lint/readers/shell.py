@@ -90,12 +90,12 @@ def _parse(data: bytes, bounded: bool = True):
     """The tree of ``data``; a bounded parse past PARSE_SECONDS is abandoned with OverBounds."""
     from time import monotonic
 
-    data = data.translate(_ASCII_FOR_SCANNER)
-    # slices of a memoryview: tree-sitter keeps the chunks the read callback returns, and bytes slices of a broken
-    # 52 KB script held 170 MB by the time the budget ran out (memoryview slices: 20 MB)
-    parser, start, view, seconds = _parser(), monotonic(), memoryview(data), PARSE_SECONDS
+    data, parser = data.translate(_ASCII_FOR_SCANNER), _parser()
     if not bounded:
         return parser.parse(data)
+    # slices of a memoryview: tree-sitter keeps the chunks the read callback returns, and bytes slices of a broken
+    # 52 KB script held 170 MB by the time the budget ran out (memoryview slices: 20 MB)
+    start, view, seconds = monotonic(), memoryview(data), PARSE_SECONDS
     try:
         return parser.parse(lambda offset, _point: view[offset:offset + _CHUNK],
                             progress_callback=lambda *_: monotonic() - start > seconds)

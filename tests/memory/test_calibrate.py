@@ -1,16 +1,12 @@
 """docs/accuracy.md "Measured peaks": bench/calibrate.py reproduces the table; a subset is checked here so a change of
 the estimate that moves a figure or flips a verdict fails the suite."""
-import importlib.util
 import os
 
-from lintutil import ROOT
+from lintutil import ROOT, load_bench
 
 
 def _calibrate():
-    spec = importlib.util.spec_from_file_location("calibrate", os.path.join(ROOT, "bench", "calibrate.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("calibrate")
 
 
 def test_subset_of_the_accuracy_table():

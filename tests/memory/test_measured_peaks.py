@@ -1,12 +1,11 @@
 """What the peaks measured on one H200 (bench/measure_peaks.py, bench/calibration/measured.json) taught the estimate:
 gradients without accumulation are written as the backward frees the loss, the recomputed layer of checkpointing is
 not live with the loss, and one ZeRO-3 rank gathers nothing."""
-import importlib.util
 import json
 import os
 
 import pytest
-from lintutil import ROOT
+from lintutil import ROOT, load_bench
 
 from rlhf_lint.cli.estimate import _job_from_options
 from rlhf_lint.engine.config import Hardware
@@ -18,15 +17,12 @@ MODEL = "Qwen/Qwen2.5-1.5B"
 
 
 def _calibrate():
-    spec = importlib.util.spec_from_file_location("calibrate", os.path.join(ROOT, "bench", "calibrate.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("calibrate")
 
 
-def _estimate(zero=2, accumulate=None, strategy=None, gpus=1, ckpt=True, micro=4, seq=2048):
+def _estimate(zero=2, accumulate=None, strategy=None, gpus=1, ckpt=True, micro=4, seq=2048, **more):
     extra = {"train.strategy": strategy, "precision.master_dtype": "bf16" if strategy == "ddp" else None,
-             "batch.grad_accum": accumulate, "train.optimizer": "adamw_torch_fused"}
+             "batch.grad_accum": accumulate, "train.optimizer": "adamw_torch_fused"} | more
     job = _job_from_options(MODEL, gpus, None, zero, None, None, "bf16", None, micro, seq, ckpt, True, "sft", extra,
                             "hf")
     return estimate(job, H200)
@@ -76,6 +72,16 @@ def test_large_gradients_count_beyond_the_loss_at_the_backward_end():
     role = est.role("policy")
     loss = sum(t.bytes for t in role.terms if t.name in ("activations", "logits", "gathered_params") and not t.phases)
     assert _phase(est, "training")["backward_gradients"] == 2 * P - loss > 0
+
+
+def test_a_loss_sized_at_the_length_bound_leaves_the_gradients_whole():
+    # packed sequences may be shorter than the bound: the gradients cannot count on the loss's room
+    est = _estimate(accumulate=1, **{"train.packing": True})
+    P = resolve_model(MODEL).param_count
+    role = est.role("policy")
+    assert all(t.at_length_bound for t in role.terms if t.name in ("activations", "logits"))
+    assert _phase(est, "training")["backward_gradients"] == 2 * P
+    assert est.groups[0].floor_total("training") > _phase(est, "step")["weights"] + 2 * P
 
 
 def test_the_recomputed_layer_is_not_stacked_on_the_loss():
