@@ -116,16 +116,41 @@ def _verdict(est) -> str:
 
 
 UNSEEN_BY_ALLOCATED = ("runtime", "allocator_slack")  # terms torch.cuda.max_memory_allocated does not see
+GPU_PEAKS = ("peak", "peak_allocated", "peak_reserved")
+
+
+def _contexts(items: list) -> int:
+    """The CUDA contexts within a phase's (role, term) items: each runtime term holds one process's context, the
+    part of a device-level peak that torch.cuda.max_memory_reserved does not see (the allocator's slack it does)."""
+    from rlhf_lint.memory.estimate import K
+
+    return K.cuda_context * sum(t.name == "runtime" for _, t in items)
+
+
+def _gpu_peak(group, phase: str, quantity: str, end: int | None = None) -> int:
+    """Bytes of one phase of a GPU group as a reading of ``quantity`` sees them: the nominal figure (end None) or
+    an end of the band (0 low, 1 high)."""
+    from rlhf_lint.memory.estimate import K
+
+    items = group.phases[phase]
+    if quantity == "peak_allocated":
+        if end is None:
+            return sum(t.bytes for _, t in items if t.name not in UNSEEN_BY_ALLOCATED)
+        return group.band_total(phase, end, UNSEEN_BY_ALLOCATED)
+    total = group.phase_total(phase) if end is None else group.band_total(phase, end)
+    if quantity == "peak_reserved":
+        factor = 1.0 if end is None else K.band_factors.get("runtime", K.band_factors["other"])[end]
+        total -= int(_contexts(items) * factor)
+    return total
 
 
 def band(config: dict, est) -> tuple[float, float] | None:
     """(low, high) GiB of the estimate's band for the quantity a GPU-peak row compares, None for other rows: the
     same group as ``measure``, the largest phase at each end."""
-    if est is None or config["quantity"] not in ("peak", "peak_allocated") or not any(g.phases for g in est.groups):
+    if est is None or config["quantity"] not in GPU_PEAKS or not any(g.phases for g in est.groups):
         return None
     group = max((g for g in est.groups if g.phases), key=lambda g: g.peak)
-    leave_out = UNSEEN_BY_ALLOCATED if config["quantity"] == "peak_allocated" else ()
-    return tuple(max(group.band_total(p, end, leave_out) for p in group.phases) / GIB for end in (0, 1))
+    return tuple(max(_gpu_peak(group, p, config["quantity"], end) for p in group.phases) / GIB for end in (0, 1))
 
 
 NO_FIGURE = "no figure"
@@ -139,16 +164,14 @@ def measure(config: dict, est) -> float | str:
         from rlhf_lint.memory.estimate import K
 
         return K.cuda_context / GIB  # the runtime term of a process that holds no tensors
-    if quantity in ("peak", "peak_allocated"):
+    if quantity in GPU_PEAKS:
         # the fullest GPU group's largest phase. "peak": what a device-level reading (nvidia-smi, NVML) sees, every
         # term with the CUDA context and allocator slack; "peak_allocated": torch.cuda.max_memory_allocated, which
-        # sees neither
+        # sees neither; "peak_reserved": torch.cuda.max_memory_reserved, the slack without the context
         if not any(g.phases for g in est.groups):
             return NO_FIGURE  # a launch the estimate gives no figures (an unmodelled trainer or layout)
         group = max((g for g in est.groups if g.phases), key=lambda g: g.peak)
-        if quantity == "peak":
-            return group.peak / GIB
-        return sum(t.bytes for _, t in group.phases[group.peak_phase] if t.name not in UNSEEN_BY_ALLOCATED) / GIB
+        return _gpu_peak(group, group.peak_phase, quantity) / GIB
     if quantity == "verl_lifetime_allocated":
         # verl's perf/max_memory_allocated_gb: torch.cuda.max_memory_allocated of a worker that also hosts the
         # rollout, never reset. vLLM's weights and KV cache are allocated through a memory pool of torch's allocator
@@ -294,9 +317,10 @@ def fit_with_wrong() -> tuple[dict, float, list[str]]:
     return best[2], best[1], best[3]
 
 
-QUANTITIES = {"peak": "GiB", "peak_allocated": "GiB", "verdict": "verdict", "cuda_context": "GiB",
-              "host_node": "GiB", "host_verdict": "verdict", "vllm_profile": "GiB", "vllm_kv": "GiB",
-              "vllm_torch": "GiB", "sync_outside": "GiB", "host_states": "GiB", "verl_lifetime_allocated": "GiB"}
+QUANTITIES = {"peak": "GiB", "peak_allocated": "GiB", "peak_reserved": "GiB", "verdict": "verdict",
+              "cuda_context": "GiB", "host_node": "GiB", "host_verdict": "verdict", "vllm_profile": "GiB",
+              "vllm_kv": "GiB", "vllm_torch": "GiB", "sync_outside": "GiB", "host_states": "GiB",
+              "verl_lifetime_allocated": "GiB"}
 ROW_KEYS = {"id", "what", "source", "config", "measured", "unit", "held_out"}
 
 

@@ -136,6 +136,10 @@ class Term:
     at_length_bound: bool = False
     # allocated or not depending on a release the launch does not pin: counted, but 0 at the band's low end
     unsure: bool = False
+    # saved for the backward and freed layer by layer as it runs, its blocks taken by the gradients and the
+    # backward's own tensors: it leaves almost no allocator slack (runs without checkpointing reserve 0.7-1.5 GiB
+    # beyond their allocated peak: bench/calibration/device)
+    reused_by_backward: bool = False
 
     @property
     def label(self) -> str:
@@ -618,7 +622,7 @@ def _activation_terms(arch: ModelArch, batch: int, seq: int, checkpointing: bool
     else:
         terms.append(Term("activations", int(all_layers),
                           f"no checkpointing: L*s*b*h*{act:.1f} = {L}*{seq}*{batch}*{h}*{act:.1f} B ({attn_note}; {what})",
-                          SRC_ACTIVATIONS))
+                          SRC_ACTIVATIONS, reused_by_backward=True))
     return terms + logits
 
 
@@ -1773,7 +1777,7 @@ def _slack(owner_terms: list[Term], label: str, expandable: bool = False) -> lis
     With expandable segments the slack is fitted on runs without them, so it is unsure: in the figure, 0 at the
     band's low end (schemas/memory/allocator.json)."""
     context, fragmentation = K.cuda_context, K.allocator_fragmentation
-    churn = [t for t in owner_terms if t.name in CHURNING and t.phases != (STEP,)]
+    churn = [t for t in owner_terms if t.name in CHURNING and t.phases != (STEP,) and not t.reused_by_backward]
     step = [t for t in owner_terms if t.name in CHURNING and t.phases == (STEP,)]
     fixed = sum(t.bytes for t in churn if not t.at_length_bound)
     bound = sum(t.bytes for t in churn if t.at_length_bound)
