@@ -1,6 +1,7 @@
 """What the peaks measured on one H200 (bench/measure_peaks.py, bench/calibration/measured.json) taught the estimate:
 gradients without accumulation are written as the backward frees the loss, the recomputed layer of checkpointing is
-not live with the loss, and one ZeRO-3 rank gathers nothing."""
+not live with the loss, one ZeRO-3 rank gathers nothing, activations saved without checkpointing leave no allocator
+slack, and eager attention keeps 6 B per score."""
 import json
 import os
 
