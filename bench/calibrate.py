@@ -322,6 +322,20 @@ QUANTITIES = {"peak": "GiB", "peak_allocated": "GiB", "peak_reserved": "GiB", "v
               "vllm_kv": "GiB", "vllm_torch": "GiB", "sync_outside": "GiB", "host_states": "GiB",
               "verl_lifetime_allocated": "GiB"}
 ROW_KEYS = {"id", "what", "source", "config", "measured", "unit", "held_out"}
+# what a row's config may hold: the estimate options _estimate_options_row maps, a launch (example), the quantity,
+# and the releases the estimate reads (a misspelt key would otherwise be ignored without a word)
+OPTION_KEYS = {"model", "gpus", "gpu", "gpu_memory", "host_memory", "framework", "zero", "offload_optimizer",
+               "offload_param", "offload_param_pin_memory", "dtype", "grad_accum_dtype", "master_dtype",
+               "adapter_dtype", "strategy", "micro_batch", "seq_len", "prompt_len", "completion_len", "grad_accum",
+               "max_tokens_per_gpu", "checkpointing", "flash", "job_type", "lora_rank", "lora_targets",
+               "quantization", "optimizer", "fused_loss", "packing", "ring_attn_size", "sequence_parallel_size",
+               "beta", "vllm_utilization", "vllm_tp", "vllm_max_num_seqs", "vllm_max_num_batched_tokens"}
+
+
+def config_keys() -> set[str]:
+    from rlhf_lint.memory.estimate import VERSIONED_PACKAGES
+
+    return OPTION_KEYS | {"example", "quantity"} | {f"{name}_version" for name in VERSIONED_PACKAGES}
 
 
 def _own_reading(source: str) -> bool:
@@ -341,6 +355,8 @@ def _check_row(spec: dict, others: list[dict], earlier: list[dict]) -> None:
     if set(spec) != ROW_KEYS:
         raise ValueError(f"keys {sorted(set(spec) ^ ROW_KEYS)} missing or unknown")
     config, quantity = spec["config"], spec["config"].get("quantity")
+    if set(config) - config_keys():
+        raise ValueError(f"unknown config keys {sorted(set(config) - config_keys())}")
     if quantity not in QUANTITIES:
         raise ValueError(f"unknown quantity {quantity!r}")
     if spec["unit"] != QUANTITIES[quantity]:

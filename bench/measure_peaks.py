@@ -73,6 +73,16 @@ CASES: dict[str, dict] = {
     "Db4o": _BASE | {"model": "Qwen/Qwen2.5-3B", "strategy": "ddp", "master_dtype": "bf16",
                      "optimizer": "adamw_torch_fused", "micro_batch": 2, "seq_len": 2048, "checkpointing": False,
                      "transformers_version": "4.44.2"},
+    # not measured yet (no device since): ZeRO-3 with two micro batches per step (the gist's P9 and P10 differ
+    # only there, by 25 GiB), CPU offload of the optimizer and of the parameters, fp16 with its loss scaler
+    "Z3ag": _BASE | {"model": "Qwen/Qwen2.5-1.5B", "zero": 3, "optimizer": "adamw_torch", "micro_batch": 4,
+                     "seq_len": 2048, "checkpointing": True, "grad_accum": 2},
+    "Z2o": _BASE | {"model": "Qwen/Qwen2.5-3B", "zero": 2, "optimizer": "adamw_torch", "micro_batch": 4,
+                    "seq_len": 2048, "checkpointing": True, "offload_optimizer": "cpu"},
+    "Z3o": _BASE | {"model": "Qwen/Qwen2.5-3B", "zero": 3, "optimizer": "adamw_torch", "micro_batch": 4,
+                    "seq_len": 2048, "checkpointing": True, "offload_optimizer": "cpu", "offload_param": "cpu"},
+    "Z2h": _BASE | {"model": "Qwen/Qwen2.5-1.5B", "zero": 2, "dtype": "fp16", "optimizer": "adamw_torch",
+                    "micro_batch": 4, "seq_len": 2048, "checkpointing": True},
 }
 # a case that names a transformers release runs with it first on the path: SITES/transformers-RELEASE
 SITES = os.environ.get("MEASURE_SITES", "/tmp/sites")
@@ -151,8 +161,9 @@ def run_case(case: dict, smoke: bool = False) -> dict:
 
     zero, strategy = case.get("zero"), case.get("strategy")
     bf16 = torch.bfloat16
+    half = torch.float16 if case["dtype"] == "fp16" else bf16
     # DeepSpeed and pure-bf16 runs hold 16-bit weights; fp32 master and FSDP's sharded master hold fp32
-    load_dtype = torch.float32 if (strategy == "fsdp2" or case.get("master_dtype") == "fp32") else bf16
+    load_dtype = torch.float32 if (strategy == "fsdp2" or case.get("master_dtype") == "fp32") else half
     config = model_config(case["model"], case.get("flash", True), smoke)
     with torch.device(device), default_dtype(load_dtype):
         model = AutoModelForCausalLM.from_config(config)
@@ -180,9 +191,17 @@ def run_case(case: dict, smoke: bool = False) -> dict:
         _init_single_rank(29500)
         deepspeed.init_distributed(dist_backend="nccl" if cuda else "gloo")
         optimizer = torch.optim.AdamW(params, lr=1e-5, fused=fused or None)
-        ds_config = {"train_micro_batch_size_per_gpu": case["micro_batch"], "gradient_accumulation_steps": case.get("grad_accum", 1),
-                     "bf16": {"enabled": True}, "zero_optimization": {"stage": zero},
-                     "zero_allow_untested_optimizer": True, "steps_per_print": 10**9}
+        zero_config = {"stage": zero}
+        for part in ("optimizer", "param"):
+            if case.get(f"offload_{part}"):
+                zero_config[f"offload_{part}"] = {"device": case[f"offload_{part}"], "pin_memory": True}
+        ds_config = {"train_micro_batch_size_per_gpu": case["micro_batch"],
+                     "gradient_accumulation_steps": case.get("grad_accum", 1),
+                     case["dtype"]: {"enabled": True}, "zero_optimization": zero_config,
+                     # torch's AdamW steps the offloaded fp32 partition on the CPU, as the HF Trainer's client
+                     # optimizer would: no DeepSpeedCPUAdam to build, the same GPU memory
+                     "zero_allow_untested_optimizer": True, "zero_force_ds_cpu_optimizer": False,
+                     "steps_per_print": 10**9}
         engine, optimizer, _, _ = deepspeed.initialize(model=model, optimizer=optimizer, config=ds_config)
         stats["deepspeed"] = deepspeed.__version__
         stats["ds_optimizer"] = type(optimizer).__name__

@@ -89,11 +89,12 @@ def test_validate_reports_each_row_without_figures(tmp_path):
             _row("X4", "https://github.com/hiyouga/LlamaFactory/issues/7409"),  # a source issues.json uses
             _row("X1", "https://example.org/c"),  # an id used twice
             dict(_row("X5", "https://example.org/d"), unit="verdict"),  # unit against quantity
-            _row("X6", "https://example.org/e", quantity="vllm_kv")]  # no vLLM engine in the job: measure raises
+            _row("X6", "https://example.org/e", quantity="vllm_kv"),  # no vLLM engine in the job: measure raises
+            _row("X7", "https://example.org/f", offload_optimiser="cpu")]  # a misspelt key is not ignored
     path = tmp_path / "rows.json"
     path.write_text(json.dumps(rows), encoding="utf-8")
     out = io.StringIO()
-    assert cal.validate(str(path), out) == 5
+    assert cal.validate(str(path), out) == 6
     lines = out.getvalue().splitlines()
     assert lines[:2] == ["ok X1", "ok X2"]
     assert lines[2].startswith("X3: ValueError: a GPU verdict needs the card")
@@ -101,8 +102,14 @@ def test_validate_reports_each_row_without_figures(tmp_path):
     assert lines[4].startswith("X1: ValueError: id X1 already used")
     assert lines[5].startswith("X5: ValueError: unit 'verdict'")
     assert lines[6].startswith("X6: ")
+    assert lines[7] == "X7: ValueError: unknown config keys ['offload_optimiser']"
     assert "GiB" not in out.getvalue() and "fits" not in out.getvalue()  # no estimate shown
     assert cal.main(["--validate", str(path)]) == 1
+
+
+def test_every_row_names_only_keys_the_estimate_reads():
+    cal = _calibrate()
+    assert [r["id"] for r in cal.ROWS if set(r["config"]) - cal.config_keys()] == []
 
 
 def test_heldout_rows_are_well_formed_and_unseen():

@@ -166,3 +166,12 @@ def test_eager_attention_keeps_the_fp32_softmax_and_its_16_bit_cast():
                     for f in (True, False))
     scores = arch.num_layers * arch.num_heads * 2048 ** 2 * 4
     assert abs(eager["activations"] - flash["activations"] - 6 * scores) <= 1  # one int() of a float
+
+
+def test_every_case_of_the_harness_is_a_configuration_the_estimate_takes():
+    # a reading becomes a row unchanged: each case's keys must be estimate options (the cases not measured yet too)
+    cal, harness = _calibrate(), load_bench("measure_peaks")
+    for name, case in harness.CASES.items():
+        config = case | {"gpu": "H200", "framework": "hf", "quantity": "peak_allocated"}
+        assert set(config) <= cal.config_keys(), name
+        assert isinstance(cal.measure(config, cal._estimate_row(config)), float), name
