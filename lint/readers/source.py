@@ -16,6 +16,9 @@ from rlhf_lint.startup.records import field, record
 from rlhf_lint.model import Position, Span
 
 BOM = "\ufeff"
+# byte-order marks of encodings bash, Python and json.load do not read by default (UTF-32 before UTF-16: FF FE 00 00)
+WIDE_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"),
+             (b"\xfe\xff", "UTF-16"))
 
 
 class DecodeError(Exception):
@@ -39,6 +42,10 @@ class Source:
 
     @classmethod
     def from_bytes(cls, path: str, raw: bytes, kind: str = "unknown", mode: int | None = None) -> "Source":
+        for mark, encoding in WIDE_BOMS:
+            if raw.startswith(mark):
+                raise DecodeError(f"{encoding} text (byte-order mark {mark.hex(' ').upper()}): bash, Python and "
+                                  "DeepSpeed's json.load read UTF-8, as rlhf-lint does; save the file as UTF-8")
         if b"\x00" in raw[:8192]:
             raise DecodeError("binary file (contains NUL bytes)")
         try:

@@ -10,8 +10,9 @@ def unreadable_file(ctx):
     """A file could not be read or decoded, so nothing in it was checked.
 
     ## What it does
-    Reports files named on the command line or found in a folder that could not be opened, are not UTF-8 text,
-    contain NUL bytes (binary), or are of a type rlhf-lint does not know when named explicitly.
+    Reports files named on the command line or found in a folder that could not be opened, are not UTF-8 text
+    (a UTF-16 or UTF-32 file is named as such: bash and Python do not run it either), contain NUL bytes (binary),
+    or are of a type rlhf-lint does not know when named explicitly.
 
     ## Why it matters
     A launch script that silently went unchecked is worse than one that failed loudly: the job still runs.

@@ -33,6 +33,19 @@ def test_binary_and_invalid_utf8_are_refused():
         Source.from_bytes("x.json", b"{\xff}")
 
 
+@pytest.mark.parametrize("encoding, mark", [("utf-16", "FF FE"), ("utf-16-be", None), ("utf-32", "FF FE 00 00")])
+def test_a_wide_encoding_is_named_not_called_binary(encoding, mark):
+    from rlhf_lint.readers.source import DecodeError
+
+    raw = "deepspeed train.py --zero_stage 3\n".encode(encoding)
+    if mark is None:  # big-endian without a mark: NUL bytes, nothing names the encoding
+        with pytest.raises(DecodeError, match="binary"):
+            Source.from_bytes("run.sh", raw)
+        return
+    with pytest.raises(DecodeError, match=f"{encoding.upper()[:6]} text \\(byte-order mark {mark}\\).*save the file as UTF-8"):
+        Source.from_bytes("run.sh", raw)
+
+
 # -- configuration -----------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("text, expected", [("80GiB", 80 * 2**30), ("500GB", 500 * 10**9), ("537G", 537 * 2**30),
                                             ("1.5 TB", 1.5e12), (1024, 1024)])
