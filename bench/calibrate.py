@@ -43,36 +43,44 @@ def load_rows(folder: str = CALIBRATION, skip: str | None = None) -> list[dict]:
 ROWS = load_rows()
 
 
+# a row's option -> the job setting it sets as it is; the options that need more are handled in
+# _estimate_options_row, and OPTION_KEYS below is derived from these tables
+SETTINGS = {"strategy": "train.strategy", "master_dtype": "precision.master_dtype",
+            "adapter_dtype": "precision.adapter_dtype", "lora_rank": "train.lora_rank",
+            "quantization": "train.quantization", "optimizer": "train.optimizer", "fused_loss": "train.fused_loss",
+            "packing": "train.packing", "ring_attn_size": "train.ring_attn_size",
+            "sequence_parallel_size": "train.sequence_parallel_size", "prompt_len": "seq.prompt_max_len",
+            "completion_len": "seq.generate_max_len", "beta": "trl.beta",
+            "offload_param_pin_memory": "deepspeed.offload_param_pin_memory",
+            "vllm_utilization": "vllm.gpu_memory_utilization", "vllm_tp": "vllm.tensor_parallel_size",
+            "vllm_max_num_seqs": "vllm.max_num_seqs", "vllm_max_num_batched_tokens": "vllm.max_num_batched_tokens"}
+# the arguments of _job_from_options after model and GPUs, in order, with their defaults
+JOB_ARGUMENTS = {"zero": None, "offload_optimizer": None, "offload_param": None, "dtype": None,
+                 "grad_accum_dtype": None, "micro_batch": None, "seq_len": None, "checkpointing": None,
+                 "flash": True, "job_type": "sft"}
+HARDWARE = {"gpu": "gpu", "host_memory": "host-memory", "gpu_memory": "gpu-memory"}
+OPTION_KEYS = {"model", "gpus", "framework", "lora_targets", "grad_accum", "max_tokens_per_gpu"} | set(SETTINGS) \
+    | set(JOB_ARGUMENTS) | set(HARDWARE)
+
+
 def _estimate_options_row(config: dict):
     """A row given by `rlhf-lint estimate` options (the same mapping as the CLI)."""
     from rlhf_lint.cli.estimate import _job_from_options
     from rlhf_lint.engine.config import Hardware
     from rlhf_lint.memory.estimate import VERSIONED_PACKAGES, estimate
 
-    extra = {"train.strategy": config.get("strategy"), "precision.master_dtype": config.get("master_dtype"),
-             "precision.adapter_dtype": config.get("adapter_dtype"),
-             "train.lora_rank": config.get("lora_rank"), "train.quantization": config.get("quantization"),
-             "train.optimizer": config.get("optimizer"), "train.fused_loss": config.get("fused_loss"),
-             "train.packing": config.get("packing"), "train.ring_attn_size": config.get("ring_attn_size"),
-             "train.sequence_parallel_size": config.get("sequence_parallel_size"),
-             "seq.prompt_max_len": config.get("prompt_len"), "seq.generate_max_len": config.get("completion_len"),
-             "trl.beta": config.get("beta"),
-             "deepspeed.offload_param_pin_memory": config.get("offload_param_pin_memory"),
-             "vllm.num_engines": 1 if config.get("vllm_utilization") else None,
-             "vllm.gpu_memory_utilization": config.get("vllm_utilization"),
-             "vllm.tensor_parallel_size": config.get("vllm_tp"), "vllm.max_num_seqs": config.get("vllm_max_num_seqs"),
-             "vllm.max_num_batched_tokens": config.get("vllm_max_num_batched_tokens"),
-             "train.lora_targets": tuple(config["lora_targets"].split(",")) if config.get("lora_targets") else None}
+    extra = {setting: config.get(key) for key, setting in SETTINGS.items()}
+    extra["vllm.num_engines"] = 1 if config.get("vllm_utilization") else None
+    extra["train.lora_targets"] = tuple(config["lora_targets"].split(",")) if config.get("lora_targets") else None
     if config.get("grad_accum"):
         extra["batch.grad_accum"] = config["grad_accum"]
     if config.get("max_tokens_per_gpu"):
         extra |= {"batch.dynamic": True, "batch.max_tokens_per_gpu": config["max_tokens_per_gpu"]}
-    job = _job_from_options(config["model"], config["gpus"], None, config.get("zero"), config.get("offload_optimizer"),
-                            config.get("offload_param"), config.get("dtype"), config.get("grad_accum_dtype"),
-                            config.get("micro_batch"), config.get("seq_len"), config.get("checkpointing"),
-                            config.get("flash", True), config.get("job_type", "sft"), extra, config.get("framework"))
-    hw = Hardware.from_mapping({"gpu": config.get("gpu"), "gpus-per-node": min(8, config["gpus"]),
-                                "host-memory": config.get("host_memory"), "gpu-memory": config.get("gpu_memory")})
+    job = _job_from_options(config["model"], config["gpus"], None,
+                            *(config.get(key, default) for key, default in JOB_ARGUMENTS.items()), extra,
+                            config.get("framework"))
+    hw = Hardware.from_mapping({name: config.get(key) for key, name in HARDWARE.items()}
+                               | {"gpus-per-node": min(8, config["gpus"])})
     versions = {k: config[f"{k}_version"] for k in VERSIONED_PACKAGES if config.get(f"{k}_version")} or None
     return estimate(job, hw, versions=versions)
 
@@ -119,14 +127,6 @@ UNSEEN_BY_ALLOCATED = ("runtime", "allocator_slack")  # terms torch.cuda.max_mem
 GPU_PEAKS = ("peak", "peak_allocated", "peak_reserved")
 
 
-def _contexts(items: list) -> int:
-    """The CUDA contexts within a phase's (role, term) items: each runtime term holds one process's context, the
-    part of a device-level peak that torch.cuda.max_memory_reserved does not see (the allocator's slack it does)."""
-    from rlhf_lint.memory.estimate import K
-
-    return K.cuda_context * sum(t.name == "runtime" for _, t in items)
-
-
 def _gpu_peak(group, phase: str, quantity: str, end: int | None = None) -> int:
     """Bytes of one phase of a GPU group as a reading of ``quantity`` sees them: the nominal figure (end None) or
     an end of the band (0 low, 1 high)."""
@@ -139,8 +139,10 @@ def _gpu_peak(group, phase: str, quantity: str, end: int | None = None) -> int:
         return group.band_total(phase, end, UNSEEN_BY_ALLOCATED)
     total = group.phase_total(phase) if end is None else group.band_total(phase, end)
     if quantity == "peak_reserved":
+        # each runtime term holds one process's CUDA context, which max_memory_reserved does not see (the
+        # allocator's slack it does)
         factor = 1.0 if end is None else K.band_factors.get("runtime", K.band_factors["other"])[end]
-        total -= int(_contexts(items) * factor)
+        total -= int(K.cuda_context * sum(t.name == "runtime" for _, t in items) * factor)
     return total
 
 
@@ -322,17 +324,9 @@ QUANTITIES = {"peak": "GiB", "peak_allocated": "GiB", "peak_reserved": "GiB", "v
               "vllm_kv": "GiB", "vllm_torch": "GiB", "sync_outside": "GiB", "host_states": "GiB",
               "verl_lifetime_allocated": "GiB"}
 ROW_KEYS = {"id", "what", "source", "config", "measured", "unit", "held_out"}
-# what a row's config may hold: the estimate options _estimate_options_row maps, a launch (example), the quantity,
-# and the releases the estimate reads (a misspelt key would otherwise be ignored without a word)
-OPTION_KEYS = {"model", "gpus", "gpu", "gpu_memory", "host_memory", "framework", "zero", "offload_optimizer",
-               "offload_param", "offload_param_pin_memory", "dtype", "grad_accum_dtype", "master_dtype",
-               "adapter_dtype", "strategy", "micro_batch", "seq_len", "prompt_len", "completion_len", "grad_accum",
-               "max_tokens_per_gpu", "checkpointing", "flash", "job_type", "lora_rank", "lora_targets",
-               "quantization", "optimizer", "fused_loss", "packing", "ring_attn_size", "sequence_parallel_size",
-               "beta", "vllm_utilization", "vllm_tp", "vllm_max_num_seqs", "vllm_max_num_batched_tokens"}
-
-
 def config_keys() -> set[str]:
+    """What a row's config may hold: the options the estimate reads, a launch (example), the quantity and the
+    releases (a misspelt key would otherwise be ignored without a word)."""
     from rlhf_lint.memory.estimate import VERSIONED_PACKAGES
 
     return OPTION_KEYS | {"example", "quantity"} | {f"{name}_version" for name in VERSIONED_PACKAGES}

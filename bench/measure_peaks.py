@@ -161,9 +161,9 @@ def run_case(case: dict, smoke: bool = False) -> dict:
 
     zero, strategy = case.get("zero"), case.get("strategy")
     bf16 = torch.bfloat16
-    half = torch.float16 if case["dtype"] == "fp16" else bf16
+    bits16 = torch.float16 if case["dtype"] == "fp16" else bf16  # the 16-bit dtype DeepSpeed and pure runs hold
     # DeepSpeed and pure-bf16 runs hold 16-bit weights; fp32 master and FSDP's sharded master hold fp32
-    load_dtype = torch.float32 if (strategy == "fsdp2" or case.get("master_dtype") == "fp32") else half
+    load_dtype = torch.float32 if (strategy == "fsdp2" or case.get("master_dtype") == "fp32") else bits16
     config = model_config(case["model"], case.get("flash", True), smoke)
     with torch.device(device), default_dtype(load_dtype):
         model = AutoModelForCausalLM.from_config(config)
