@@ -5,7 +5,8 @@ checkout for what is not on the package index) and rewrites its tables under ``s
 says, per table, which releases were added and how many rows were added and closed. Options:
 
   --all              every builder (ORZ is skipped with a message unless --orz-source names a checkout)
-  --only NAME        one builder (repeatable): openrlhf, deepspeed, verl, accelerate, orz, requires, trl, swift
+  --only NAME        one builder (repeatable): openrlhf, deepspeed, verl, accelerate, orz, requires, trl, hf_parser,
+                     swift
   --cache DIR        where releases are kept (default: ~/.cache/rlhf-lint/upstream, or $XDG_CACHE_HOME)
   --offline          use only what the cache holds (no pip, no index)
   --releases V,...   read these releases instead of "every release newer than the table's newest"
@@ -17,7 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-BUILDERS = ("openrlhf", "deepspeed", "verl", "accelerate", "orz", "requires", "trl", "swift")
+BUILDERS = ("openrlhf", "deepspeed", "verl", "accelerate", "orz", "requires", "trl", "hf_parser", "swift")
 
 
 class Skip(Exception):
@@ -58,6 +59,10 @@ def _run(name: str, cache, args, log) -> dict:
         from rlhf_lint.schemas.build import trl
 
         return trl.refresh(cache, releases, log)
+    if name == "hf_parser":
+        from rlhf_lint.schemas.build import hf_parser
+
+        return hf_parser.refresh(cache, releases, log)
     if name == "swift":
         if not args.swift_source:
             raise Skip("no --swift-source git directory given (ms-swift is read by tag from a mirror)")

@@ -318,3 +318,28 @@ def test_swift_builder_reads_defaults_through_bases_and_the_presets(tmp_path):
     assert row["deepspeed_presets"]["zero3_offload"]["stage"] == 3
     assert row["deepspeed_presets"]["zero3_offload"]["offload_optimizer"] == "cpu"
     assert row["deepspeed_presets"]["zero3_offload"]["offload_param"] == "none"
+
+
+def test_hf_parser_reads_dataclass_fields_and_the_scripts_parsers():
+    from rlhf_lint.schemas.build import hf_parser
+
+    tf = hf_parser.release_classes(tree("transformers_tree", "transformers", "4.99.0"), "transformers")
+    # an attribute without annotation, a field(init=False) and a ClassVar are no flags
+    assert tf["TrainingArguments"]["fields"] == ["output_dir", "per_device_train_batch_size", "evaluation_strategy"]
+    release = tree("trl_tree", "trl", "9.9.0")
+    classes = hf_parser.release_classes(release, "trl")
+    assert classes["SFTConfig"]["bases"] == ["_SharedConfig"] and classes["_SharedConfig"]["bases"] == \
+        ["TrainingArguments"]
+    # scripts/utils.py holds the parser and the shared ScriptArguments; trainer/ comes first for a name defined twice
+    assert classes["ScriptArguments"]["path"] == "trl/trainer/grpo_config.py"
+    assert "SFTScriptArguments" not in classes  # a script's own dataclass belongs to that script
+    import ast
+
+    from rlhf_lint.schemas.build.dataclass_parsers import script_parser
+
+    spec = script_parser(ast.parse(release.read("trl/scripts/sft.py")))
+    assert spec["dataclasses"] == ["SFTScriptArguments", "SFTConfig", "ModelConfig"]
+    assert spec["local"] == {"SFTScriptArguments": {"fields": ["dataset_name", "packing_hint"], "bases": []}}
+    assert spec["parse"] == {"method": "parse_args_and_config", "fail_with_unknown_args": False}
+    assert script_parser(ast.parse(release.read("trl/scripts/utils.py"))) is None  # no parse call: no parser
+    assert hf_parser._ranges([0, 1, 2, 5, 7, 8]) == [[0, 2], [5, 5], [7, 8]]

@@ -1,0 +1,133 @@
+"""The arguments HfArgumentParser accepts, per release: the fields of transformers' TrainingArguments and of every
+TRL dataclass (configs, ScriptArguments, ModelConfig), and the dataclasses each of TRL's own training scripts
+parses. Read from the release wheels with ``ast`` (nothing is imported or run). Output: schemas/hf/parser_fields.json.
+
+    python -m rlhf_lint.schemas.build --only hf_parser [--releases trl:1.16.0,transformers:5.23.0]
+
+Without --releases: the newest patch of every minor series (TRL from 0.7, transformers from 4.30).
+A field is stored with the ranges of releases (indices into the package's release list) that have it.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+
+from rlhf_lint.schemas.build.dataclass_parsers import class_bases, dataclass_fields, is_dataclass, script_parser
+from rlhf_lint.schemas.build.upstream import newest_patches
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TABLE = os.path.join(HERE, "hf", "parser_fields.json")
+OLDEST = {"trl": (0, 7), "transformers": (4, 30)}
+BLOB = {"trl": "https://github.com/huggingface/trl/blob/v{version}/{path}",
+        "transformers": "https://github.com/huggingface/transformers/blob/v{version}/src/{path}"}
+# where a package's public dataclasses live, most authoritative first: a name defined twice (TRL's vllm_serve.py
+# has its own ScriptArguments) keeps the first module's class
+MODULES = {
+    "trl": (r"trl/trainer/[a-z_0-9]+\.py", r"trl/utils\.py", r"trl/scripts/utils\.py", r"trl/commands/cli_utils\.py",
+            r"trl/[a-z_0-9]+\.py", r"trl/experimental/.+\.py"),
+    "transformers": (r"transformers/training_args\.py", r"transformers/training_args_seq2seq\.py"),
+}
+SCRIPTS = r"trl/(?:scripts|commands/scripts)/(?!utils\.py)([a-z_0-9]+)\.py"  # utils.py holds the parser itself
+
+
+def release_classes(release, package: str) -> dict[str, dict]:
+    """{name: {"fields": [...], "bases": [...], "path": file}} of the release's public dataclasses."""
+    out: dict[str, dict] = {}
+    for pattern in MODULES[package]:
+        for name in release.glob(pattern):
+            if re.fullmatch(SCRIPTS, name):
+                continue
+            tree = _parse(release.read(name))
+            for node in tree.body if tree is not None else []:
+                if isinstance(node, ast.ClassDef) and is_dataclass(node) and node.name not in out:
+                    out[node.name] = {"fields": dataclass_fields(node), "bases": class_bases(node), "path": name}
+    return out
+
+
+def _parse(text: str):
+    try:
+        return ast.parse(text)
+    except SyntaxError:
+        return None
+
+
+def _ranges(indices: list[int]) -> list[list[int]]:
+    out: list[list[int]] = []
+    for i in sorted(indices):
+        if out and out[-1][1] == i - 1:
+            out[-1][1] = i
+        else:
+            out.append([i, i])
+    return out
+
+
+def _package_table(cache, package: str, versions: list[str], log) -> dict:
+    from packaging.version import Version
+
+    versions = sorted(versions, key=Version)
+    fields: dict[str, dict[str, list[int]]] = {}
+    bases: dict[str, dict[str, list[int]]] = {}
+    present: dict[str, list[int]] = {}
+    paths: dict[str, tuple[str, str]] = {}
+    scripts: dict[str, dict[str, list[int]]] = {}
+    artifacts = []
+    for i, v in enumerate(versions):
+        release = cache.release(package, v, "wheel")
+        artifacts.append(release.url + " (" + os.path.basename(release.path) + ")")
+        classes = release_classes(release, package)
+        log(f"  {package} {v}: {len(classes)} dataclasses")
+        for name, cls in classes.items():
+            present.setdefault(name, []).append(i)
+            paths[name] = (v, cls["path"])
+            for f in cls["fields"]:
+                fields.setdefault(name, {}).setdefault(f, []).append(i)
+            bases.setdefault(name, {}).setdefault(",".join(cls["bases"]), []).append(i)
+        if package == "trl":
+            for path in release.names():
+                m = re.fullmatch(SCRIPTS, path)
+                tree = _parse(release.read(path)) if m is not None else None
+                spec = script_parser(tree) if tree is not None else None
+                if spec is not None:
+                    key = json.dumps(spec, sort_keys=True)
+                    scripts.setdefault(m.group(1), {}).setdefault(key, []).append(i)
+    table = {"releases": versions, "artifacts": artifacts, "classes": {}}
+    for name in sorted(present):
+        version, path = paths[name]
+        table["classes"][name] = {
+            "source": BLOB[package].format(version=version, path=path),
+            "in": _ranges(present[name]),
+            "bases": {b: _ranges(ix) for b, ix in bases[name].items()},
+            "fields": {f: _ranges(ix) for f, ix in sorted(fields.get(name, {}).items())},
+        }
+    if package == "trl":
+        table["scripts"] = {name: [{"spec": json.loads(k), "in": _ranges(ix)} for k, ix in specs.items()]
+                            for name, specs in sorted(scripts.items())}
+    return table
+
+
+def refresh(cache, versions: list[str] | None = None, log=print) -> dict:
+    """``versions``: ["trl:1.16.0", "transformers:5.23.0", ...] to limit the releases read."""
+    from rlhf_lint.schemas.build.upstream import index_versions
+
+    data = {"note": "Arguments HfArgumentParser accepts: the dataclass fields of transformers' TrainingArguments "
+                    "and of TRL's dataclasses per release, and the dataclasses TRL's own scripts parse. Ranges are "
+                    "[first, last] indices into the package's releases (newest patch of each minor series).",
+            "source": "https://github.com/huggingface/transformers/blob/v4.46.0/src/transformers/hf_argparser.py "
+                      "(one flag per dataclass field with init=True; 'Some specified arguments are not used by the "
+                      "HfArgumentParser' for the rest)"}
+    summary = {"table": "hf/parser_fields.json", "added": 0, "closed": 0, "releases": []}
+    for package in ("transformers", "trl"):
+        wanted = [v.split(":", 1)[1] for v in versions or [] if v.startswith(package + ":")]
+        if not wanted:
+            listed = cache.cached_versions(package) if cache.offline else index_versions(package)
+            wanted = newest_patches(listed, OLDEST[package])
+        data[package] = _package_table(cache, package, wanted, log)
+        summary["added"] += sum(len(c["fields"]) for c in data[package]["classes"].values())
+        summary["releases"] += [f"{package} {v}" for v in wanted]
+    with open(TABLE, "w", encoding="utf-8", newline="\n") as fh:
+        json.dump(data, fh, indent=0, ensure_ascii=False, separators=(",", ":"))
+        fh.write("\n")
+    summary["newest"] = ", ".join(f"{p} {data[p]['releases'][-1]}" for p in ("transformers", "trl"))
+    return summary
