@@ -13,6 +13,7 @@ RULES = (
     ('A011', 'trl-dpo-precompute-ref-under-zero3', 3, (), 'job', ('hf', 'llamafactory', 'trl'), False, True, 'rlhf_lint.rules.accelerate.a011_trl_dpo_precompute_ref_under_zero3', ''),
     ('A012', 'hf-trainer-ds-config-mismatch', 3, (), 'job', ('hf', 'llamafactory', 'trl'), True, True, 'rlhf_lint.rules.accelerate.a012_hf_trainer_ds_config_mismatch', ''),
     ('A013', 'llamafactory-refuses-combination', 3, (), 'job', ('llamafactory',), False, True, 'rlhf_lint.rules.accelerate.a013_llamafactory_refuses_combination', ''),
+    ('A014', 'hf-unknown-argument', 3, ('shell',), 'file', (), False, True, 'rlhf_lint.rules.accelerate.a014_hf_unknown_argument', ''),
     ('D001', 'unknown-ds-config-key', 3, ('ds_config',), 'file', (), True, True, 'rlhf_lint.rules.deepspeed.d001_unknown_ds_config_key', ''),
     ('D002', 'ignored-ds-config-key', 2, ('ds_config',), 'file', (), True, True, 'rlhf_lint.rules.deepspeed.d002_ignored_ds_config_key', ''),
     ('D003', 'ds-config-not-strict-json', 2, ('ds_config',), 'file', (), True, True, 'rlhf_lint.rules.deepspeed.d003_ds_config_not_strict_json', ''),

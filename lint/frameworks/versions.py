@@ -800,6 +800,33 @@ def pinned_version(project, package: str) -> tuple[str, Setting] | None:
     return _cached(project, f"pinned_version:{canonical(package)}", lambda: _pinned_version(project, package))
 
 
+def governing_pin(project, package: str, path: str) -> tuple[str, str, str] | None:
+    """(version, pin file, origin) of the exact pin of ``package`` that governs ``path``: the pin file of the
+    deepest folder holding it (setting_evidence's scopes), a direct pin before an implied one. A pin of another
+    sub-project of a monorepo does not count; None when no governing file pins it exactly."""
+    name = canonical(package)
+    best = None
+    for s in install_sets(project):
+        c = exact_version(constraints(s), name)
+        if c is None:
+            continue
+        scope = _governed_dir(project, c.root.path)
+        if not _under(path, scope):
+            continue
+        key = (-len(scope), not c.direct, KIND_PRECEDENCE.get(s.kind, 9), c.root.path, c.root.span.start)
+        if best is None or key < best[0]:
+            best = (key, c)
+    if best is None:
+        return None
+    c = best[1]
+    if not c.direct:
+        return _public(c.exact), c.root.path, "implied: " + c.why()
+    source = project.sources.get(c.root.path)
+    span = c.root.version_span or c.root.span
+    line = f":{source.position(span.start).line}" if source is not None and span is not None else ""
+    return _public(c.exact), c.root.path, f"pinned in {os.path.basename(c.root.path)}{line}"
+
+
 def _pinned_version(project, package: str) -> tuple[str, Setting] | None:
     name = canonical(package)
     best: tuple[tuple, Constraint] | None = None

@@ -52,7 +52,7 @@ def looks_like_ds_config_name(path: str) -> bool:
 
 # a module that imports trl or transformers and calls a config, arguments or trainer class
 _HF_IMPORT = lazy_compile(r"^[ \t]*(?:from|import)[ \t]+(?:trl|transformers)\b", re.MULTILINE)
-_HF_CALL = lazy_compile(r"(?:Config|Arguments|Trainer)[ \t]*\(")
+_HF_CALL = lazy_compile(r"(?:Config|Arguments|Trainer|Parser)[ \t]*\(")  # Parser: HfArgumentParser, TrlParser
 
 
 def looks_like_hf_script(text: str) -> bool:
