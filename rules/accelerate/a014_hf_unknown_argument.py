@@ -1,9 +1,8 @@
 """A014 hf-unknown-argument."""
 from __future__ import annotations
 
-from rlhf_lint.model import Severity
+from rlhf_lint.model import Finding, Severity
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.model import Finding
 
 
 @rule("A014", "hf-unknown-argument", Severity.ERROR, kinds=("shell",), scope="file")
