@@ -2417,6 +2417,16 @@ def _place(role_nodes: dict[str, tuple[int, int]], groups: list[GpuGroup], per_n
     return nodes
 
 
+RAY_FRAMEWORKS = ("verl", "orz")
+
+
+def _under_ray(inp: _Inputs, ctx: dict) -> bool:
+    """Whether the job's workers are Ray actors, which Ray's memory monitor kills before the node runs out."""
+    entry = inp.get("job.entry")
+    return ctx.get("framework") in RAY_FRAMEWORKS or (
+        ctx.get("framework") == "openrlhf" and isinstance(entry, str) and entry.endswith("_ray"))
+
+
 def _host(roles, role_nodes, groups, inp: _Inputs, ctx: dict, hardware, versions: dict,
           assumptions: list[str]) -> list[HostNode]:
     per_node = hardware.gpus_per_node or max((p for _, p in role_nodes.values()), default=K.default_gpus_per_node)
@@ -2436,6 +2446,9 @@ def _host(roles, role_nodes, groups, inp: _Inputs, ctx: dict, hardware, versions
         limit, limit_name = hardware.container_memory, "container limit"
     elif hardware.host_memory:
         limit, limit_name = hardware.host_memory, "host RAM"
+    if limit is not None and _under_ray(inp, ctx):
+        limit = int(limit * K.ray_memory_usage_threshold)
+        limit_name = f"Ray kill line ({K.ray_memory_usage_threshold:.0%} of {limit_name})"
     by_name = {r.role: r for r in roles}
     w, a, stage = ctx["w"], ctx["a"], ctx["stage"]
     k = K.adam_bytes_with_master if w == 2 else K.adam_bytes_without_master

@@ -15,7 +15,9 @@ def host_out_of_memory(ctx):
     weights, momentum and variance: 3 x 4 bytes per parameter of each trained model, partitioned over that
     model's ranks), offloaded gradients in their accumulation dtype, offloaded parameters and reference/reward
     weights, vLLM sleep copies, one process baseline per GPU, plus the larger of the model-loading copies and the
-    checkpoint-saving copy. Compares it with `host-memory` and `container-memory` of the hardware profile.
+    checkpoint-saving copy. Compares it with `host-memory` and `container-memory` of the hardware profile; for
+    jobs whose workers are Ray actors (verl, OpenRLHF's `*_ray` entry points, Open-Reasoner-Zero) with 95% of it,
+    where Ray's memory monitor kills an actor (`memory_usage_threshold`).
     Names the CPU Adam figure of each trained model (in GB and GiB) and, when two trained models with offloaded
     optimizers share the node, that their states add up there; when they are on separate nodes, what one node
     holding both would need. Models of one process (OpenRLHF without Ray) count one process baseline per rank and

@@ -37,7 +37,7 @@ def test_case1_names_cpu_adam_per_model_and_what_sharing_a_node_would_need():
     assert "actor 3 x 4 B x 68.98B = 828 GB (770.9 GiB), 4 of its 4 ranks here" in actor
     assert "critic keeps its states on another node: actor and critic on one node would need 1652 GB" in actor
     assert "critic 3 x 4 B x 68.71B = 825 GB" in critic
-    assert "its host RAM is 931.3 GiB" in actor
+    assert "its Ray kill line (95% of host RAM) is 884.8 GiB" in actor  # 0.95 x 931.3 GiB
 
 
 def test_case1_actor_and_critic_on_one_node_add_up(tmp_path):

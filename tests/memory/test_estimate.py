@@ -361,3 +361,14 @@ def test_shared_process_is_all_training_models_or_the_roles_named():
     assert roles(("actor", "vllm", "ref", "critic", "reward")) == {"actor", "ref", "critic", "vllm"}  # verl
     assert roles(("actor", "vllm"), names=("actor", "critic")) == set()  # one role alone shares with nobody
     assert roles(None) == set() and roles(None, names=("policy", "ref")) == {"policy", "ref"}
+
+
+def test_host_limit_of_ray_jobs_is_rays_kill_line():
+    # Ray's memory monitor kills an actor above 95% of the node (ray_config_def.h memory_usage_threshold)
+    hardware = Hardware(gpu="A100-80GB", gpus_per_node=8, host_memory=parse_size("1TB"))
+    states = {"model.actor.path": "7b", "zero.stage": 3, "offload.optimizer": "cpu"}
+    ray = estimate(ppo(**states, **{"job.entry": "openrlhf.cli.train_ppo_ray"}), hardware)
+    plain = estimate(job("deepspeed", **{"model.actor.path": "7b", "zero.stage": 3, "offload.optimizer": "cpu"}),
+                     hardware)
+    assert ray.nodes[0].limit == int(parse_size("1TB") * 0.95) and "Ray kill line" in ray.nodes[0].limit_name
+    assert plain.nodes[0].limit == parse_size("1TB") and plain.nodes[0].limit_name == "host RAM"
