@@ -49,6 +49,7 @@ VOCABULARY = (
     # -- topology -------------------------------------------------------------------------------------------------
     ("topology.layout_guess", str, "what the launch leaves open about how its processes place the model on GPUs "
                                    "(a memory verdict resting on it is at most a warning)"),
+    ("checkpoint.save_freq", int, "verl trainer.save_freq: steps between checkpoints (-1, the default: none saved)"),
     ("topology.world_size", int, "total training processes of a plain deepspeed/torchrun/accelerate launch"),
     ("topology.nodes", int, "nodes, the launcher's view"),
     ("topology.gpus_per_node", int, "GPUs per node, the launcher's view"),

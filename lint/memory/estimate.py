@@ -2531,6 +2531,11 @@ def _host(roles, role_nodes, groups, inp: _Inputs, ctx: dict, hardware, versions
     return out
 
 
+def _saves_checkpoints(inp: _Inputs) -> bool:
+    """verl saves only when trainer.save_freq > 0 (default -1 in every release); other trainers save by default."""
+    return inp.get("framework") != "verl" or _int_of(inp.get("checkpoint.save_freq"), -1) > 0
+
+
 def _fsdp_host(r: RoleEstimate, inp: _Inputs, count: int, first_node: bool) -> tuple[list[Term], list[Term]]:
     """Host RAM of one verl FSDP role on a node: what param_offload / optimizer_offload park there between phases,
     the reference's CPU-offloaded bf16 shards, the loading copy and the sharded checkpoint."""
@@ -2575,7 +2580,7 @@ def _fsdp_host(r: RoleEstimate, inp: _Inputs, count: int, first_node: bool) -> t
         transient.append(Term(f"loading:{r.role}", dtype_bytes * P,
                               f"rank 0 loads the full model in {'fp32' if dtype_bytes == 4 else 'bf16'} before "
                               f"sharding: {gib(dtype_bytes * P)}", SRC_VERL_DTYPE))
-    if r.trainable:
+    if r.trainable and _saves_checkpoints(inp):
         # the shards that live on the GPU are copied to host RAM to be written; parked ones are there already
         shard = sum(t.bytes for t in r.terms if t.name in ("weights", "optimizer_states") and not t.phases)
         if shard:

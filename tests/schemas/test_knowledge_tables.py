@@ -55,7 +55,7 @@ def test_verl_rows_have_sources_and_name_keys_verl_knows():
 
     rows = schemas.load("verl/settings_map.json")["rows"]
     known = schemas.load("verl/ppo_trainer_defaults.json")["releases"]
-    assert len(rows) == 54
+    assert len(rows) == 55
     for row in rows:
         assert _has_source(row) and row["convert"] in _CONVERT, row
         assert row["key"] in known[row["since"]]["keys"], row
