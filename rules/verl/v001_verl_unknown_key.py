@@ -14,7 +14,8 @@ def verl_unknown_key(ctx):
     Checks every `key=value` override of a `verl.trainer.main_ppo` command against the keys of verl's trainer config
     (the release given by `verl-version`, else a `verl==` pin, else any release) and the repository's own YAML config.
     An error only when the targeted release is within the table; with no release known, or one newer than the
-    newest release the table covers, the finding is a warning that says so and offers no rename.
+    newest release the table covers, the finding is a warning that says so and offers no rename. With no release
+    known, a key that only releases before the newest have (a removed key) is a warning too.
     `model_engine=megatron` (verl 0.8 on) selects the Megatron trainer's keys; a `model_engine` choice the release
     lacks is an error. Hydra's own settings (`hydra.searchpath=...`) are not keys, and the keys of a package that a
     config-group override swaps in from another file (`actor@actor_rollout_ref.actor=my_actor`, or an engine such
@@ -49,8 +50,12 @@ def verl_unknown_key(ctx):
     from rlhf_lint.frameworks.verl import close_key, releases_having  # past the early return: a non-verl job need not import it (~2 ms)
 
     for o in cfg.overrides:
-        if o.op in ("+", "++") or cfg.exists(o.key) or cfg.unread(o.key) or o.key.startswith("hydra."):
+        if o.op in ("+", "++") or cfg.unread(o.key) or o.key.startswith("hydra."):
             continue  # hydra.*: Hydra's own settings (hydra.run.dir, hydra.searchpath), not the trainer's
+        if cfg.exists(o.key):
+            if not cfg.exact and cfg.fork is None:
+                yield from _removed_key(o, cfg)
+            continue
         if cfg.is_group_choice(o.key):
             continue
         if o.op == "~":
@@ -117,3 +122,21 @@ def _other_engine_has(key: str, cfg) -> bool:
 
     other = "ppo_megatron_trainer" if cfg.config_name == "ppo_trainer" else "ppo_trainer"
     return bool(releases_having(key, other))
+
+
+def _removed_key(o, cfg):
+    """With no release known, a key only older releases have: a warning, since the newest refuses it."""
+    from rlhf_lint.frameworks.edge import newest_known
+    from rlhf_lint.frameworks.verl import releases_having
+
+    if o.key in cfg.yaml or o.op == "~":
+        return
+    having = releases_having(o.key, cfg.config_name)
+    newest = newest_known("verl")
+    if not having or newest in having or _other_engine_has(o.key, cfg):
+        return
+    shown = having[0] if len(having) == 1 else f"{having[0]} .. {having[-1]}"
+    yield Finding(o.key_span or o.span,
+                  f"`{o.key}` is a key of verl {shown} only: the releases after {having[-1]} (up to {newest}, the "
+                  f"newest rlhf-lint knows) refuse it, so Hydra stops if a newer verl is installed; the verl version "
+                  f"is unknown (set verl-version or pin verl)", path=o.path, severity=Severity.WARNING)
