@@ -29,6 +29,7 @@ KIND_PRECEDENCE = {"requirements": 0, "pyproject_toml": 1, "setup_cfg": 2, "pyth
 WHEN_LABELS = {
     "zero3": "ZeRO stage 3 is used",
     "zero12": "ZeRO stage 1/2 is used",
+    "zero2": "ZeRO stage 2 is used",
     "offload": "ZeRO offload is used",
     "hf_trainer": "TRL (a Hugging Face Trainer-based stack) is used",
     "deepspeed": "DeepSpeed is used",
@@ -513,6 +514,8 @@ def _build_evidence(project, scope: str | None = None) -> dict[str, Related]:
                 note("zero3", source.path, stage.span, "ZeRO stage 3 here")
             elif stage.value in (1, 2):
                 note("zero12", source.path, stage.span, f"ZeRO stage {stage.value} here")
+                if stage.value == 2:
+                    note("zero2", source.path, stage.span, "ZeRO stage 2 here")
         for part in ("offload_optimizer", "offload_param"):
             device = tree.lookup(f"zero_optimization.{part}.device")
             if isinstance(device, JValue) and device.value in ("cpu", "nvme"):
@@ -534,6 +537,8 @@ def _build_evidence(project, scope: str | None = None) -> dict[str, Related]:
                 note("zero3", stage.path, stage.span, "ZeRO stage 3 here")
             elif stage.value in (1, 2):
                 note("zero12", stage.path, stage.span, f"ZeRO stage {stage.value} here")
+                if stage.value == 2:
+                    note("zero2", stage.path, stage.span, "ZeRO stage 2 here")
         for key in ("offload.optimizer", "offload.param"):
             s = job.settings.get(key)
             if s is not None and s.value in ("cpu", "nvme"):

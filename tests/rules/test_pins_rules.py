@@ -49,7 +49,7 @@ def test_known_bad_names_what_works_and_why_it_applies(tmp_path):
     assert "4.38.2 with DeepSpeed 0.13.2" in error.message
     _, result, _ = run_case("P002_offload_bad", tmp_path)
     (diag,) = result.diagnostics
-    assert "Applies because ZeRO offload is used (ds_config.json:5)" in diag.message
+    assert "Applies because ZeRO stage 3 is used (ds_config.json:4)" in diag.message  # not the offload: #7116
     assert os.path.basename(diag.related[0].path) == "ds_config.json"
 
 
@@ -132,3 +132,11 @@ def test_requirements_file_of_a_pip_command_is_reported_once(tmp_path):
     result = lint([str(work)], Config(root=str(work)), Options(select=["P001"]))
     (diag,) = result.diagnostics
     assert os.path.basename(diag.path) == "requirements.txt" and diag.start.line == 2
+
+
+def test_a_zero2_fact_does_not_apply_to_zero1_nor_a_zero3_fact_to_zero2_offload(tmp_path):
+    # DeepSpeed #7718 is a ZeRO-2 gradient bug; #6726/#7116 a ZeRO-3 memory bug (the field report had optimizer
+    # offload under ZeRO-2)
+    for name in ("P002_zero1_good", "P002_zero2_offload_good"):
+        _, result, _ = run_case(name, tmp_path / name)
+        assert [d.code for d in result.diagnostics] == [], name
