@@ -1,5 +1,6 @@
 """GitLab code quality report (artifacts:reports:codequality): a JSON array of issues with description, check_name,
-fingerprint (the SARIF one: code, path, flagged line's text), severity and location.path/lines.begin/end."""
+fingerprint (the SARIF one: code, path, flagged line's text), severity and location.path/lines.begin/end. A path
+byte that is not UTF-8 is ``\xff`` in location.path (JSON holds Unicode only) and its real byte in the fingerprint."""
 from __future__ import annotations
 
 import json

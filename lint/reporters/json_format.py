@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 
+from rlhf_lint.reporters.escape import unicode_json
+
 
 def _pos(p) -> dict:
     return {"line": p.line, "column": p.column}
@@ -48,12 +50,13 @@ def render_json(result) -> str:
 
 def iter_json(result):
     """The report of ``json.dumps(payload, indent=2)`` a diagnostic at a time, the same bytes, so the CLI writes
-    it as it goes (memory flat in findings)."""
+    it as it goes (memory flat in findings). A path or message with a lone surrogate (a file name byte that is not
+    UTF-8) has it escaped as the text report shows it (``\\xff``): strict JSON readers refuse lone surrogates."""
     sources = getattr(result, "sources", {}) or {}
     yield '{\n  "version": 1,\n  "diagnostics": ['
     first = True
     for d in result.diagnostics:
-        text = json.dumps(diagnostic_dict(d, sources.get(d.path), result), indent=2)
+        text = json.dumps(unicode_json(diagnostic_dict(d, sources.get(d.path), result)), indent=2)
         yield ("\n" if first else ",\n") + "\n".join("    " + line for line in text.split("\n"))
         first = False
     summary = json.dumps({"files": result.files_checked, "fixed": result.fixed}, indent=2)

@@ -1,16 +1,17 @@
 """SARIF 2.1.0 for GitHub code scanning: every rule that ran is described, every diagnostic is a result.
 
-Paths inside the working folder are relative URIs against ``%SRCROOT%`` (percent-encoded), so the log means the
-same on any checkout; ``partialFingerprints`` hash the code, the path and the flagged line's text (not its number),
+Paths inside the working folder are relative URIs against ``%SRCROOT%`` (percent-encoded from the file name's bytes,
+so a byte that is not UTF-8 is ``%FF``), so the log means the same on any checkout; ``partialFingerprints`` hash the code, the path and the flagged line's text (not its number),
 so code scanning follows a finding across commits that move it."""
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-from urllib.parse import quote
+from urllib.parse import quote_from_bytes
 
 from rlhf_lint import __version__
+from rlhf_lint.reporters.escape import unicode_json, utf8_bytes
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 INFO_URI = "https://pypi.org/project/rlhf-lint/"
@@ -18,9 +19,14 @@ SRCROOT = "%SRCROOT%"
 FINGERPRINT = "rlhfLint/v1"
 
 
+def _quote_path(path: str, safe: str) -> str:
+    # the name's own bytes (os.fsencode undoes surrogateescape): a quoted str would refuse an undecodable byte
+    return quote_from_bytes(os.fsencode(path.replace(os.sep, "/")), safe=safe)
+
+
 def _file_uri(absolute: str) -> str:
     path = absolute.replace(os.sep, "/")
-    return "file://" + quote(path if path.startswith("/") else "/" + path, safe="/:")
+    return "file://" + _quote_path(path if path.startswith("/") else "/" + path, safe="/:")
 
 
 def _location(path: str) -> dict:
@@ -28,7 +34,7 @@ def _location(path: str) -> dict:
     rel = os.path.relpath(os.path.abspath(path))
     if rel == ".." or rel.startswith(".." + os.sep) or os.path.isabs(rel):
         return {"uri": _file_uri(os.path.abspath(path))}
-    return {"uri": quote(rel.replace(os.sep, "/"), safe="/"), "uriBaseId": SRCROOT}
+    return {"uri": _quote_path(rel, safe="/"), "uriBaseId": SRCROOT}
 
 
 def _region(start, end, empty: bool = False) -> dict:
@@ -54,7 +60,7 @@ def _rule_descriptor(rule) -> dict:
 def fingerprint(d, uri: str, seen: dict) -> str:
     """code + URI + the flagged line with its whitespace collapsed; ``:n`` numbers identical ones in a file."""
     excerpt = " ".join((d.source_line or "").split()) or d.message
-    digest = hashlib.sha256("\0".join((d.code, uri, excerpt)).encode("utf-8")).hexdigest()
+    digest = hashlib.sha256(utf8_bytes("\0".join((d.code, uri, excerpt)))).hexdigest()
     seen[digest] = seen.get(digest, 0) + 1
     return f"{digest[:32]}:{seen[digest]}"
 
@@ -105,11 +111,12 @@ class Fingerprints:
 
 def indented_items(items, indent: str):
     """``json.dumps(list, indent=2)``'s items of a list whose own line starts at ``indent``, each with its leading
-    newline and comma, then the closing bracket: the same bytes as the whole list dumped in place."""
+    newline and comma, then the closing bracket: the same bytes as the whole list dumped in place. Lone surrogates
+    (an undecodable file-name byte) are escaped first: no JSON reader takes them (rlhf_lint.reporters.escape)."""
     first = True
     inner = indent + "  "
     for item in items:
-        text = json.dumps(item, indent=2).replace("\n", "\n" + inner)
+        text = json.dumps(unicode_json(item), indent=2).replace("\n", "\n" + inner)
         yield ("\n" if first else ",\n") + inner + text
         first = False
     yield "]" if first else "\n" + indent + "]"
