@@ -13,7 +13,44 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 def _err(message: str) -> None:
     from rlhf_lint.reporters.escape import visible
 
-    sys.stderr.write(visible(message, keep="\n") + "\n")  # messages quote paths, selectors, config values
+    try:
+        sys.stderr.write(visible(message, keep="\n") + "\n")  # messages quote paths, selectors, config values
+    except OSError:
+        pass  # stderr itself is gone (a closed pipe, a full disk): there is no one left to tell
+
+
+def _internal_error(exc: Exception, debug: bool) -> int:
+    """An internal error is ours, never the user's file: say so in one line, exit 2 (--debug: the traceback)."""
+    if debug:
+        raise exc
+    _err(f"rlhf-lint: internal error: {type(exc).__name__}: {exc} (run with --debug for details)")
+    return EXIT_ERROR
+
+
+def _reader_gone() -> None:
+    """The reader of standard output closed it early (``rlhf-lint . | head``): stop writing, quietly, as ruff and
+    grep do. Standard output is pointed at /dev/null so that the interpreter's last flush cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)
+
+
+def _written(write, destination: str, debug: bool) -> int | None:
+    """Call ``write``, which prints (part of) the report. None when it is written, or when a pipe's reader left
+    early; EXIT_ERROR with one line on stderr when it cannot be written (a full disk, --output /dev/full) or a
+    reporter fails, not a traceback and exit 1, which would read as findings."""
+    try:
+        write()
+    except BrokenPipeError:
+        _reader_gone()
+    except OSError as exc:
+        _err(f"rlhf-lint: error: cannot write the report to {destination}: {exc.strerror or exc}")
+        return EXIT_ERROR
+    except Exception as exc:
+        return _internal_error(exc, debug)
+    return None
 
 
 def _split(values) -> list[str]:
@@ -82,11 +119,8 @@ def run_check(paths, fix=False, unsafe_fixes=False, diff=False, show_fixes=False
         return _config_error(exc)
     except KeyboardInterrupt:
         return EXIT_ERROR
-    except Exception as exc:  # an internal error is ours, never the user's file: say so, exit 2
-        if debug:
-            raise
-        _err(f"rlhf-lint: internal error: {type(exc).__name__}: {exc} (run with --debug for details)")
-        return EXIT_ERROR
+    except Exception as exc:
+        return _internal_error(exc, debug)
 
     if add_noqa:
         return _add_noqa(result)
@@ -112,51 +146,66 @@ def run_check(paths, fix=False, unsafe_fixes=False, diff=False, show_fixes=False
 
 def _report(result, options, output_format, output, quiet, show_fixes, statistics, diff) -> int | None:
     """Print the report; an exit code when it cannot be written, else None."""
-    from rlhf_lint.reporters import render_chunks
-
     try:
         stream = open(output, "w", encoding="utf-8") if output else None
     except OSError as exc:
         _err(f"rlhf-lint: error: cannot write the report to {output}: {exc.strerror or exc}")
         return EXIT_ERROR
-    try:
-        # --diff: the patch alone on stdout (``rlhf-lint --diff . > p.patch && git apply p.patch``), the text
-        # report on stderr, as ruff does
-        report_to = sys.stderr if diff else (stream or sys.stdout)
-        if statistics:
-            chunks = iter([render_statistics(result.diagnostics, output_format)])
-        else:
-            # written as it is made: the whole report of a large run never sits in memory at once
-            chunks = render_chunks(output_format, result, show_fixes=show_fixes, quiet=quiet,
-                                   fixing=options.fix and not diff, color=_use_color(stream, report_to),
-                                   dry_run=diff, width=_terminal_width(stream, report_to))
-            if show_fixes and result.applied and output_format == "text":
-                chunks = itertools.chain(chunks, [render_applied(result.applied, dry_run=diff)])
-        if diff:
-            from rlhf_lint.reporters.diff import unified_diff
 
-            patch = unified_diff(result.changed)  # bytes: git apply needs the files' own bytes, BOM included
-            if stream is not None:
-                stream.flush()
-                stream.buffer.write(patch)
-                stream.buffer.flush()
-            else:
-                sys.stdout.flush()
-                sys.stdout.buffer.write(patch)
-                sys.stdout.buffer.flush()
-            if output_format != "text":
-                chunks = iter(())
-        for text in chunks:
-            report_to.write(text)
-        report_to.flush()
+    def write():
+        _write_report(result, options, output_format, stream, quiet, show_fixes, statistics, diff)
+        if stream is not None:
+            stream.close()  # its last buffered bytes are written here: a full disk shows now, not after exit
+
+    try:
+        code = _written(write, output or "standard output", options.debug)
     finally:
-        if stream:
-            stream.close()
+        if stream is not None and not stream.closed:
+            _close_after_error(stream)
+    if code is not None:
+        return code
     for message in result.messages:
         _err(message)
     for message in result.write_errors:
         _err(f"rlhf-lint: {message}")
     return None
+
+
+def _write_report(result, options, output_format, stream, quiet, show_fixes, statistics, diff) -> None:
+    from rlhf_lint.reporters import render_chunks
+
+    # --diff: the patch alone on stdout (``rlhf-lint --diff . > p.patch && git apply p.patch``), the text
+    # report on stderr, as ruff does
+    report_to = sys.stderr if diff else (stream or sys.stdout)
+    if statistics:
+        chunks = iter([render_statistics(result.diagnostics, output_format)])
+    else:
+        # written as it is made: the whole report of a large run never sits in memory at once
+        chunks = render_chunks(output_format, result, show_fixes=show_fixes, quiet=quiet,
+                               fixing=options.fix and not diff, color=_use_color(stream, report_to),
+                               dry_run=diff, width=_terminal_width(stream, report_to))
+        if show_fixes and result.applied and output_format == "text":
+            chunks = itertools.chain(chunks, [render_applied(result.applied, dry_run=diff)])
+    if diff:
+        from rlhf_lint.reporters.diff import unified_diff
+
+        patch = unified_diff(result.changed)  # bytes: git apply needs the files' own bytes, BOM included
+        patch_to = stream or sys.stdout
+        patch_to.flush()
+        patch_to.buffer.write(patch)
+        patch_to.buffer.flush()
+        if output_format != "text":
+            chunks = iter(())
+    for text in chunks:
+        report_to.write(text)
+    report_to.flush()
+
+
+def _close_after_error(stream) -> None:
+    try:
+        stream.close()
+    except OSError:
+        pass  # the error that left it open has been reported; its unwritten bytes cannot be saved
 
 
 def _exit_code(result, configs, diff: bool, exit_zero: bool) -> int:
@@ -184,9 +233,16 @@ def _check_stdin(filename, configs, options, output_format, quiet, show_fixes, s
     raw = sys.stdin.buffer.read()
     result, fixed = lint_stdin(path, raw, configs.for_path(os.path.abspath(path)), options)
     if options.fix and not options.diff:
-        sys.stdout.buffer.write(fixed)
-        sys.stdout.flush()
-        _report_to_stderr(result, output_format, quiet, show_fixes, statistics)
+        def write():
+            sys.stdout.buffer.write(fixed)
+            sys.stdout.flush()
+
+        code = _written(write, "standard output", options.debug)
+        if code is None:
+            code = _written(lambda: _report_to_stderr(result, output_format, quiet, show_fixes, statistics),
+                            "standard error", options.debug)
+        if code is not None:
+            return code
     else:
         code = _report(result, options, output_format, None, quiet, show_fixes, statistics, options.diff)
         if code is not None:
@@ -253,15 +309,17 @@ def _add_noqa(result) -> int:
             kinds[d.path] = got.kind if isinstance(got, Source) else None
     added, changed, skipped = add_noqa(result.diagnostics, kinds)
     no_comments = sorted({d.path for d in result.diagnostics if kinds[d.path] not in NOQA_KINDS})
-    print(f"Added {added} suppression comment{'s' if added != 1 else ''} in {len(changed)} "
-          f"file{'s' if len(changed) != 1 else ''}.")
+    summary = (f"Added {added} suppression comment{'s' if added != 1 else ''} in {len(changed)} "
+               f"file{'s' if len(changed) != 1 else ''}.\n")
+    # the comments are written by now; a summary that cannot be printed is still an error (exit 2), not a clean run
+    code = _written(lambda: (sys.stdout.write(summary), sys.stdout.flush()), "standard output", False)
     for where in skipped:
         _err(f"rlhf-lint: {where}: no suppression comment added here (no comment possible without changing the "
              "file's meaning); use --baseline")
     for path in no_comments:
         _err(f"rlhf-lint: {path}: this format has no comments; accept its findings with --baseline FILE "
              "--write-baseline")
-    return EXIT_CLEAN
+    return EXIT_CLEAN if code is None else code
 
 
 def _config_error(exc) -> int:
