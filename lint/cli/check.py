@@ -79,6 +79,10 @@ def run_check(paths, fix=False, unsafe_fixes=False, diff=False, show_fixes=False
     if "-" in paths and (len(paths) > 1 or add_noqa or write_baseline):
         _err("rlhf-lint: error: '-' (standard input) is checked alone, without --add-noqa or --write-baseline")
         return EXIT_ERROR
+    conflict = _conflicting_options(add_noqa, diff, statistics)
+    if conflict:
+        _err(f"rlhf-lint: error: {conflict}")
+        return EXIT_ERROR
     try:
         overrides = Hardware.from_mapping({"gpu": gpu, "gpu-memory": gpu_memory, "gpus-per-node": gpus_per_node,
                                            "host-memory": host_memory, "container-memory": container_memory,
@@ -142,6 +146,16 @@ def run_check(paths, fix=False, unsafe_fixes=False, diff=False, show_fixes=False
     if hidden and not quiet:
         _err(f"rlhf-lint: {hidden} finding(s) accepted in {baseline} not shown")
     return _exit_code(result, configs, diff, exit_zero)
+
+
+def _conflicting_options(add_noqa: bool, diff: bool, statistics: bool) -> str | None:
+    """Why options given together cannot all be honoured (a usage error, exit 2), or None. Refused rather than
+    one silently winning: --add-noqa would write the files that --diff promises to leave alone."""
+    if add_noqa and diff:
+        return "--add-noqa writes comments into the files and --diff writes nothing: run --add-noqa, then git diff"
+    if add_noqa and statistics:
+        return "--add-noqa prints no report to count (as in ruff): run --statistics on its own"
+    return None
 
 
 def _report(result, options, output_format, output, quiet, show_fixes, statistics, diff) -> int | None:

@@ -66,6 +66,17 @@ def test_add_noqa_suppresses_findings_in_files_with_comments(repo):
     assert again.stdout.startswith("Added 0 suppression comments")
 
 
+@pytest.mark.parametrize("other", ["--diff", "--statistics"])
+def test_add_noqa_refuses_options_it_cannot_honour_and_writes_nothing(repo, other):
+    # --diff promises that nothing is written; --add-noqa prints no report for --statistics to count
+    before = {p.name: p.read_bytes() for p in repo.iterdir()}
+    proc = run_cli("--no-cache", "--add-noqa", other, ".", cwd=repo)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("rlhf-lint: error: --add-noqa ") and other in proc.stderr
+    assert proc.stdout == ""
+    assert {p.name: p.read_bytes() for p in repo.iterdir()} == before
+
+
 def test_add_noqa_merges_into_an_existing_directive(tmp_path):
     (tmp_path / "requirements.txt").write_text("vllm==0.6.3\ntorch==2.1.0  # rlhf-lint: ignore[P002]\n")
     run_cli("--add-noqa", ".", cwd=tmp_path)
