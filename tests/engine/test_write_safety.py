@@ -117,3 +117,48 @@ def test_diff_keeps_a_line_separator_inside_its_line():
     old = '{"a": "x\u2028y", "b": 1}\n'.encode()
     patch = unified_diff({"x.json": (old, old.replace(b"1", b"2"))})
     assert patch.count(b"\n-") == 1 and "x\u2028y".encode() in patch
+
+
+# names that end an unquoted header early (tab, newline), need git's escapes (quote, backslash, controls, bytes that
+# are not ASCII or not UTF-8) or a tab after them for GNU patch (a space)
+ODD_NAMES = [b"a\tb.json", b"a\nb.json", b"a b.json", b'a"q".json', b"a\\b.json", "\u00e9.json".encode(),
+             b"\xff.json", b"a\x7f\x01.json", b"sub dir/c.json"]
+
+
+def _odd_tree(root):
+    for name in ODD_NAMES:
+        path = os.path.join(os.fsencode(root), b"ds_config_" + name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as fh:
+            fh.write(DEPRECATED.encode())
+
+
+def _headers(patch: bytes) -> list[bytes]:
+    return sorted(line for line in patch.split(b"\n") if line.startswith((b"--- ", b"+++ ")))
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git to apply the patch")
+def test_diff_quotes_file_names_as_git_does_so_that_the_patch_applies(tmp_path):
+    repo = tmp_path / "repo"
+    try:
+        _odd_tree(repo)
+    except (OSError, UnicodeError):
+        pytest.skip("the file system refuses one of the names")
+    proc = subprocess.run([sys.executable, "-m", "rlhf_lint", "--diff", "--select", "D013", "--no-cache", "."],
+                          cwd=repo, capture_output=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    assert len(_headers(proc.stdout)) == 2 * len(ODD_NAMES)
+    git = ["git", "-c", "core.quotePath=true", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q", "."], cwd=repo, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-qm", "before"], cwd=repo, check=True)
+    (tmp_path / "p.patch").write_bytes(proc.stdout)
+    if shutil.which("patch"):  # GNU patch reads the same names (a space needs the tab after the name)
+        dry = subprocess.run(["patch", "-p1", "--dry-run", "-i", str(tmp_path / "p.patch")], cwd=repo,
+                             capture_output=True, timeout=60)
+        assert dry.returncode == 0, dry.stdout + dry.stderr
+    applied = subprocess.run([*git, "apply", str(tmp_path / "p.patch")], cwd=repo, capture_output=True, timeout=60)
+    assert applied.returncode == 0, applied.stderr
+    # git's own diff of what was applied: the same header bytes, name for name
+    ours = subprocess.run([*git, "diff"], cwd=repo, capture_output=True, check=True, timeout=60).stdout
+    assert _headers(ours) == _headers(proc.stdout)
