@@ -8,6 +8,7 @@ import os
 import sys
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+STATISTICS_FORMATS = ("text", "json")  # sarif, github and gitlab readers expect findings, not counts
 
 
 def _err(message: str) -> None:
@@ -79,7 +80,7 @@ def run_check(paths, fix=False, unsafe_fixes=False, diff=False, show_fixes=False
     if "-" in paths and (len(paths) > 1 or add_noqa or write_baseline):
         _err("rlhf-lint: error: '-' (standard input) is checked alone, without --add-noqa or --write-baseline")
         return EXIT_ERROR
-    conflict = _conflicting_options(add_noqa, diff, statistics)
+    conflict = _conflicting_options(add_noqa, diff, statistics, output_format)
     if conflict:
         _err(f"rlhf-lint: error: {conflict}")
         return EXIT_ERROR
@@ -148,13 +149,17 @@ def run_check(paths, fix=False, unsafe_fixes=False, diff=False, show_fixes=False
     return _exit_code(result, configs, diff, exit_zero)
 
 
-def _conflicting_options(add_noqa: bool, diff: bool, statistics: bool) -> str | None:
+def _conflicting_options(add_noqa: bool, diff: bool, statistics: bool, output_format: str) -> str | None:
     """Why options given together cannot all be honoured (a usage error, exit 2), or None. Refused rather than
-    one silently winning: --add-noqa would write the files that --diff promises to leave alone."""
+    one silently winning: --add-noqa would write the files that --diff promises to leave alone, and a CI step
+    asking for SARIF must not get a text table it cannot parse."""
     if add_noqa and diff:
         return "--add-noqa writes comments into the files and --diff writes nothing: run --add-noqa, then git diff"
     if add_noqa and statistics:
         return "--add-noqa prints no report to count (as in ruff): run --statistics on its own"
+    if statistics and output_format not in STATISTICS_FORMATS:
+        return (f"--statistics prints counts as text or JSON (--output-format json), not {output_format}, whose "
+                "readers expect one entry per finding")
     return None
 
 
@@ -280,20 +285,41 @@ def _report_to_stderr(result, output_format, quiet, show_fixes, statistics) -> N
     return None
 
 
-def render_statistics(diagnostics, output_format: str) -> str:
-    """Counts per code, most frequent first, like ``ruff --statistics``."""
-    counts: dict[str, list] = {}
+def _statistics_rows(diagnostics) -> list[dict]:
+    """Per code: its findings and how many of them a safe fix (--fix) or an unsafe one (--unsafe-fixes) would
+    fix; most frequent first."""
+    rows: dict[str, dict] = {}
     for d in diagnostics:
-        entry = counts.setdefault(d.code, [0, d.name, False])
-        entry[0] += 1
-        entry[2] = entry[2] or (d.fix is not None and d.fix.applicability.value != "display")
-    rows = sorted(counts.items(), key=lambda kv: (-kv[1][0], kv[0]))
+        row = rows.setdefault(d.code, {"code": d.code, "name": d.name, "count": 0, "safe_fixes": 0,
+                                       "unsafe_fixes": 0})
+        row["count"] += 1
+        applicability = d.fix.applicability.value if d.fix is not None else "display"
+        if applicability != "display":  # a suggestion only ("display") is no fix
+            row["safe_fixes" if applicability == "safe" else "unsafe_fixes"] += 1
+    return sorted(rows.values(), key=lambda row: (-row["count"], row["code"]))
+
+
+def _fix_marks(row: dict) -> str:
+    # the text report's marks: [*] a safe fix, [unsafe fix] one that needs --unsafe-fixes; both when a code has both
+    return " ".join(mark for mark, n in (("[*]", row["safe_fixes"]), ("[unsafe fix]", row["unsafe_fixes"])) if n)
+
+
+def render_statistics(diagnostics, output_format: str) -> str:
+    """Counts per code, most frequent first, like ``ruff --statistics``: a table, or JSON with --output-format
+    json (``fixable``: any fix, safe or not, as before; ``safe_fixes``/``unsafe_fixes``: how many of each)."""
+    rows = _statistics_rows(diagnostics)
     if output_format == "json":
         import json
 
-        return json.dumps([{"code": c, "name": n, "count": k, "fixable": f} for c, (k, n, f) in rows], indent=2) + "\n"
-    width = max((len(str(k)) for _, (k, _n, _f) in rows), default=1)
-    return "".join(f"{k:>{width}}\t{c}\t{'[*] ' if f else '    '}{n}\n" for c, (k, n, f) in rows)
+        return json.dumps([{"code": row["code"], "name": row["name"], "count": row["count"],
+                            "fixable": bool(row["safe_fixes"] or row["unsafe_fixes"]),
+                            "safe_fixes": row["safe_fixes"], "unsafe_fixes": row["unsafe_fixes"]} for row in rows],
+                          indent=2) + "\n"
+    width = max((len(str(row["count"])) for row in rows), default=1)
+    marks = [_fix_marks(row) for row in rows]
+    marks_width = max((len(m) for m in marks), default=0)  # a column as wide as its widest mark: names align
+    return "".join(f"{row['count']:>{width}}\t{row['code']}\t{mark.ljust(marks_width) + ' ' if marks_width else ''}"
+                   f"{row['name']}\n" for row, mark in zip(rows, marks))
 
 
 def render_applied(applied: dict, dry_run: bool = False) -> str:

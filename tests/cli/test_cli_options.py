@@ -66,7 +66,41 @@ def test_statistics_counts_per_code(tmp_path):
     assert proc.returncode == 1
     assert proc.stdout.splitlines() == ["2\tD001\t[*] unknown-ds-config-key", "2\tD012\t    fp16-and-bf16-enabled"]
     as_json = json.loads(run_cli("--statistics", "--output-format", "json", ".", cwd=tmp_path).stdout)
-    assert as_json[0] == {"code": "D001", "name": "unknown-ds-config-key", "count": 2, "fixable": True}
+    assert as_json[0] == {"code": "D001", "name": "unknown-ds-config-key", "count": 2, "fixable": True,
+                          "safe_fixes": 2, "unsafe_fixes": 0}
+
+
+def test_statistics_marks_unsafe_fixes_as_the_report_does(tmp_path):
+    (tmp_path / "ds_config.json").write_text('{"train_batch_size": 8, "k": 1, "k": 2}\n')  # D004: an unsafe fix
+    report = run_cli("--select", "D004", ".", cwd=tmp_path).stdout
+    assert "D004 error" in report and "[unsafe fix]" in report
+    proc = run_cli("--statistics", "--select", "D004", ".", cwd=tmp_path)
+    assert proc.stdout == "1\tD004\t[unsafe fix] duplicate-ds-config-key\n"
+    (row,) = json.loads(run_cli("--statistics", "--select", "D004", "--output-format", "json", ".",
+                                cwd=tmp_path).stdout)
+    assert row["fixable"] is True and (row["safe_fixes"], row["unsafe_fixes"]) == (0, 1)
+
+
+def test_statistics_of_a_code_with_safe_and_unsafe_fixes_shows_both_marks():
+    from rlhf_lint.cli.check import render_statistics
+    from rlhf_lint.model import Applicability, Diagnostic, Edit, Fix, Position, Severity
+
+    def diag(code, applicability):
+        fix = Fix("f", (Edit(0, 1, "x"),), applicability) if applicability else None
+        return Diagnostic(code=code, name=code.lower(), severity=Severity.ERROR, message="m", path="p", span=None,
+                          start=Position(1, 1), end=Position(1, 2), fix=fix)
+
+    text = render_statistics([diag("X001", Applicability.SAFE), diag("X001", Applicability.UNSAFE),
+                              diag("X001", Applicability.DISPLAY), diag("X002", None)], "text")
+    assert text.splitlines() == ["3\tX001\t[*] [unsafe fix] x001", "1\tX002\t                 x002"]
+
+
+@pytest.mark.parametrize("fmt", ["sarif", "github", "gitlab"])
+def test_statistics_refuses_formats_that_list_findings(tmp_path, fmt):
+    (tmp_path / "ds_config.json").write_text(TWO_ERRORS)
+    proc = run_cli("--statistics", "--output-format", fmt, ".", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith("rlhf-lint: error: --statistics prints counts as text or JSON"), proc.stderr
 
 
 def test_exit_zero_keeps_findings_but_not_usage_errors(tmp_path):
