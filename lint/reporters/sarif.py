@@ -1,8 +1,9 @@
 """SARIF 2.1.0 for GitHub code scanning: every rule that ran is described, every diagnostic is a result.
 
 Paths inside the working folder are relative URIs against ``%SRCROOT%`` (percent-encoded from the file name's bytes,
-so a byte that is not UTF-8 is ``%FF``), so the log means the same on any checkout; ``partialFingerprints`` hash the code, the path and the flagged line's text (not its number),
-so code scanning follows a finding across commits that move it."""
+so a byte that is not UTF-8 is ``%FF``), so the log means the same on any checkout; ``partialFingerprints`` hash
+the code, the path and the flagged line's text (not its number), so code scanning follows a finding across commits
+that move it."""
 from __future__ import annotations
 
 import hashlib
