@@ -34,11 +34,20 @@ def codes(result):
     return [(d.code, d.start.line, d.start.column) for d in result.diagnostics]
 
 
-def run_cli(*args, cwd=None, env=None):
+def run_cli(*args, cwd=None, env=None, timeout=120, stdin=None, max_memory=None):
+    """The CLI in a process of its own: a bug that blocks (a FIFO) ends in TimeoutExpired after ``timeout`` seconds,
+    one that reads without bound in MemoryError past ``max_memory`` bytes of address space."""
     full_env = dict(os.environ, NO_COLOR="1")
     full_env.update(env or {})
     return subprocess.run([sys.executable, "-m", "rlhf_lint", *map(str, args)], cwd=cwd, env=full_env,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=timeout, stdin=stdin,
+                          preexec_fn=None if max_memory is None else lambda: _limit_memory(max_memory))
+
+
+def _limit_memory(size: int) -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (size, size))
 
 
 def _shout_rule(ctx):

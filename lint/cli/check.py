@@ -246,14 +246,18 @@ def _exit_code(result, configs, diff: bool, exit_zero: bool) -> int:
 def _check_stdin(filename, configs, options, output_format, quiet, show_fixes, statistics, exit_zero) -> int:
     """``rlhf-lint - --stdin-filename x.json``: the file's kind and configuration come from the name; with --fix
     the fixed text goes to stdout and the report to stderr, as ruff does; --diff prints the patch."""
-    from rlhf_lint.engine.runner import lint_stdin
+    from rlhf_lint.engine.runner import MAX_FILE_BYTES, lint_stdin
 
     path = filename or "-"
-    raw = sys.stdin.buffer.read()
+    raw = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)  # past the limit the input is not checked (F002), as a file
     result, fixed = lint_stdin(path, raw, configs.for_path(os.path.abspath(path)), options)
     if options.fix and not options.diff:
         def write():
             sys.stdout.buffer.write(fixed)
+            if len(raw) > MAX_FILE_BYTES:  # unchecked, so unchanged: the rest passes through, a piece at a time
+                import shutil
+
+                shutil.copyfileobj(sys.stdin.buffer, sys.stdout.buffer)
             sys.stdout.flush()
 
         code = _written(write, "standard output", options.debug)

@@ -12,7 +12,11 @@ import hashlib
 import json
 import os
 
+from rlhf_lint.readers.source import read_regular
+
 VERSION = 1
+# about 140 bytes a distinct finding: 64 MiB is 460,000 of them, read in 2 s and 350 MB (docs/performance.md)
+MAX_BASELINE_BYTES = 64 << 20
 
 
 class BaselineError(Exception):
@@ -49,12 +53,14 @@ def write(path: str, diagnostics: list) -> int:
 
 def load(path: str) -> dict[tuple[str, str, str], int]:
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
+        raw, _ = read_regular(path, MAX_BASELINE_BYTES)  # a FIFO, a device or a huge file is refused, not read
+        data = json.loads(raw.decode("utf-8"))
         entries = data["findings"]
         return {(e["code"], e["path"], e["fingerprint"]): int(e.get("count", 1)) for e in entries}
     except OSError as exc:
         raise BaselineError(f"cannot read baseline {path}: {exc.strerror or exc}") from None
+    except RecursionError:  # json recurses once per nested array or object
+        raise BaselineError(f"{path}: not a baseline file written by --write-baseline (nested too deep)") from None
     except (ValueError, KeyError, TypeError) as exc:
         raise BaselineError(f"{path}: not a baseline file written by --write-baseline ({exc})") from None
 

@@ -62,6 +62,11 @@ class Exclusions:
             return self._gitignore.ignored(path, is_dir)
         return False
 
+    @property
+    def warnings(self) -> list[str]:
+        """Why an ignore file was not applied (rlhf_lint.engine.gitignore), for the run's messages."""
+        return list(self._gitignore.warnings.values()) if self._gitignore is not None else []
+
     def force_exclude(self, path: str) -> bool:
         return self.configs.for_dir(os.path.dirname(os.path.abspath(path))).force_exclude
 

@@ -5,16 +5,20 @@ root down to the file's folder, and ``.git/info/exclude``. Patterns: ``#`` comme
 for folders only, a ``/`` at the start or in the middle anchors the pattern to its ``.gitignore``'s folder, ``*``,
 ``?``, ``[...]`` and ``**``; the last matching pattern wins, deeper files after shallower ones; a file inside an
 ignored folder stays ignored (git does not descend into it). Not read: ``core.excludesFile`` (a user's global
-ignores are not the repository's).
+ignores are not the repository's), a ``.gitignore`` that is a symlink (git does not follow one either), one that
+is not a regular file (a FIFO would block) or is over MAX_IGNORE_BYTES; each of these is a warning.
 """
 from __future__ import annotations
 
 import os
 import re
+import stat
 
 from rlhf_lint.engine.ancestors import nearest, remember
+from rlhf_lint.readers.source import read_regular
 
 _NONE: tuple = ()  # the patterns of a folder without a .gitignore (most): one object for all of them
+MAX_IGNORE_BYTES = 1 << 20  # real ones are kilobytes; a pattern is matched against every path, so bigger is refused
 
 
 def _translate(glob: str) -> str:
@@ -106,20 +110,32 @@ class GitIgnore:
         self._worktree: dict[str, str | None] = {}
         self._files: dict[str, list[Pattern]] = {}
         self._answers: dict[str, bool] = {}  # folders' answers
+        self.warnings: dict[str, str] = {}  # path -> why its patterns are not applied
 
     def _root_of(self, folder: str) -> str | None:
         return nearest(folder, self._worktree, _worktree_root, None)
 
     def _patterns(self, path: str) -> list[Pattern]:
         if path not in self._files:
-            try:
-                with open(path, encoding="utf-8", errors="replace") as fh:
-                    patterns = parse(fh.read())
-            except OSError:
-                patterns = _NONE
+            patterns = self._read(path)
             remember(self._files, path, patterns)
             return patterns
         return self._files[path]
+
+    def _read(self, path: str) -> list[Pattern]:
+        """The patterns of one ignore file; none, with a warning, where git would not read it either."""
+        try:
+            if os.path.basename(path) == ".gitignore" and stat.S_ISLNK(os.lstat(path).st_mode):
+                self.warnings[path] = (f"warning: {path} is a symlink, which git does not follow: its patterns are "
+                                       "not applied")
+                return _NONE
+            raw, _ = read_regular(path, MAX_IGNORE_BYTES)
+        except (FileNotFoundError, NotADirectoryError):  # most folders have no .gitignore
+            return _NONE
+        except OSError as exc:  # a FIFO, a device, /dev/zero through a symlink, too large, unreadable
+            self.warnings[path] = f"warning: {path}: {exc.strerror or exc}: its patterns are not applied"
+            return _NONE
+        return parse(raw.decode("utf-8", "replace"))
 
     def _verdict(self, folder: str, name_rel: str, is_dir: bool, verdict: bool | None) -> bool | None:
         for pattern in self._patterns(os.path.join(folder, ".gitignore")):

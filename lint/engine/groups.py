@@ -19,6 +19,7 @@ import os
 
 from rlhf_lint.engine.ancestors import nearest
 from rlhf_lint.engine.project import reference_candidates
+from rlhf_lint.readers.source import read_regular
 from rlhf_lint.startup.lazyre import lazy_compile
 
 REPO_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg", "rlhf-lint.toml", ".rlhf-lint.toml")
@@ -83,11 +84,11 @@ def partition(discovered: list[tuple[str, bool]], root: str) -> list[list[tuple[
 
 def _referenced(path: str, root: str, basenames: set[str], by_location: dict[str, str]) -> set[str]:
     """Discovered files (absolute paths) that a path-like token of ``path`` may name."""
-    try:
-        with open(path, "rb") as fh:
-            text = fh.read(MAX_SCAN_BYTES).decode("utf-8", "replace")
+    try:  # a FIFO or a device is not read (the runner skips it), nor scanned here
+        raw, _ = read_regular(path, MAX_SCAN_BYTES, prefix=True)
     except OSError:
         return set()
+    text = raw.decode("utf-8", "replace")
     found: set[str] = set()
     for token in set(TOKEN.findall(text)):
         if token.rsplit("/", 1)[-1] not in basenames:

@@ -13,7 +13,7 @@ from rlhf_lint.model import (DEBUG, MAX_MESSAGE, Applicability, Diagnostic, Find
 from rlhf_lint.startup import restore_gc_threshold
 from rlhf_lint.engine.project import Context, Project, parse_source
 from rlhf_lint.engine.registry import REGISTRY, Rule
-from rlhf_lint.readers.source import DecodeError, LineIndex, Source
+from rlhf_lint.readers.source import DecodeError, FileTooLarge, LineIndex, NotRegularFile, Source, read_regular
 from rlhf_lint.engine.suppressions import Suppressions
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
@@ -107,32 +107,19 @@ def _per_file_ignored(config: Config, path: str) -> set[str]:
 
 # -- reading -----------------------------------------------------------------------------------------------------
 def read_source(path: str, explicit: bool) -> Source | Unreadable | None:
+    """A file as a Source, or why it was not read (None: a special file found in a folder, skipped silently)."""
     try:
-        st = os.stat(path)
+        raw, st = read_regular(path, MAX_FILE_BYTES)
     except FileNotFoundError:
         return Unreadable(path, "no such file or directory", "F001")
-    except OSError as exc:
-        return Unreadable(path, f"cannot read: {exc.strerror}", "F001")
-    if stat.S_ISDIR(st.st_mode):
-        # discovery yields a folder only when it could not list it (rlhf_lint.engine.discovery._unlistable)
-        try:
-            with os.scandir(path):
-                pass
-        except OSError as exc:
-            return Unreadable(path, f"cannot list folder: {exc.strerror or exc}; its files were not checked", "F001")
-        return None
-    if not stat.S_ISREG(st.st_mode):
+    except NotRegularFile as exc:
+        if stat.S_ISDIR(exc.mode):
+            return _folder_not_walked(path)
         return Unreadable(path, "not a regular file", "F001") if explicit else None
-    if st.st_size > MAX_FILE_BYTES:
-        return Unreadable(path, f"file is {st.st_size / 1e6:.1f} MB, over the {MAX_FILE_BYTES // 2**20} MiB limit: skipped",
-                          "F002")
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_FILE_BYTES + 1)  # the file may have grown since it was measured
+    except FileTooLarge as exc:
+        return too_large(path, exc)
     except OSError as exc:
-        return Unreadable(path, f"cannot read: {exc.strerror}", "F001")
-    if len(raw) > MAX_FILE_BYTES:
-        return Unreadable(path, f"file is over the {MAX_FILE_BYTES // 2**20} MiB limit: skipped", "F002")
+        return Unreadable(path, f"cannot read: {exc.strerror or exc}", "F001")
     kind = kind_from_name(os.path.basename(path)) or kind_from_content(raw)
     if kind is None:
         return Unreadable(path, "unrecognised file type: not checked", "F001") if explicit else None
@@ -140,6 +127,20 @@ def read_source(path: str, explicit: bool) -> Source | Unreadable | None:
         return Source.from_bytes(path, raw, kind=kind, mode=stat.S_IMODE(st.st_mode))
     except DecodeError as exc:
         return Unreadable(path, f"cannot check: {exc}", "F001")
+
+
+def too_large(path: str, exc: FileTooLarge) -> Unreadable:
+    return Unreadable(path, f"{exc.strerror}: skipped", "F002")
+
+
+def _folder_not_walked(path: str) -> Unreadable | None:
+    """Discovery yields a folder only when it could not list it (rlhf_lint.engine.discovery._unlistable)."""
+    try:
+        with os.scandir(path):
+            pass
+    except OSError as exc:
+        return Unreadable(path, f"cannot list folder: {exc.strerror or exc}; its files were not checked", "F001")
+    return None
 
 
 def classify(project: Project, referenced: bool = True) -> None:
@@ -678,7 +679,8 @@ def _lint(paths: list[str], config: Config, options: Options, configs: Configs |
         options.write_roots = write_roots(paths)
     configs = configs or Configs(fixed=config)
     selected_rules(config, options)  # unknown selectors of the options: refused before any file is read
-    discovered = list(discover(paths, config.exclude, skip or Exclusions(configs)))
+    skip = skip or Exclusions(configs)
+    discovered = list(discover(paths, config.exclude, skip))
     config_of = {path: configs.for_path(path) for path, _ in discovered}
     rules_of: dict[int, list[Rule]] = {}
     for cfg in [config] + list(config_of.values()):
@@ -687,6 +689,7 @@ def _lint(paths: list[str], config: Config, options: Options, configs: Configs |
     messages = []
     for cfg in [config] + configs.loaded():
         messages.extend(m for m in cfg.warnings if m not in messages)
+    messages.extend(getattr(skip, "warnings", ()))  # ignore files not applied (each named once)
     order = {r.code: i for i, r in enumerate(REGISTRY.known())}  # rules run in the registry's order, as before
     groups = []
     same: dict[tuple, list] = {}  # one list of codes for the groups that run the same rules (the usual run: all)
@@ -1124,13 +1127,16 @@ def atomic_write(path: str, data: bytes, mode: int | None, expected: bytes | Non
 
 def lint_stdin(path: str, raw: bytes, config: Config, options: Options) -> tuple[Result, bytes]:
     """Check text given on standard input as the file ``path`` (its kind from the name, else the content); the
-    fixed bytes (the input itself when nothing was fixed). Nothing is written."""
+    fixed bytes (the input itself when nothing was fixed). Nothing is written. ``raw`` longer than MAX_FILE_BYTES
+    (the caller reads one byte more) is not checked: F002."""
     DEBUG["raise"] = options.debug
     rules = selected_rules(config, options)
     sources: list[Source] = []
     unreadable: list[Unreadable] = []
     kind = kind_from_name(os.path.basename(path)) or kind_from_content(raw)
-    if kind is None:
+    if len(raw) > MAX_FILE_BYTES:
+        unreadable.append(too_large(path, FileTooLarge(MAX_FILE_BYTES, None)))
+    elif kind is None:
         unreadable.append(Unreadable(path, "unrecognised file type: name it with --stdin-filename", "F001"))
     else:
         try:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import stat
 
 try:  # the C functions, without bisect.py (~0.3 ms of a one-file run)
     from _bisect import bisect_right
@@ -23,6 +24,55 @@ WIDE_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"), (
 
 class DecodeError(Exception):
     pass
+
+
+# -- reading a file from disk, in bounded time and memory ---------------------------------------------------------
+class Refused(OSError):
+    """A file read_regular does not read; its ``strerror`` says why, in words for a diagnostic."""
+
+
+class NotRegularFile(Refused):
+    def __init__(self, mode: int):
+        super().__init__(0, "not a regular file")
+        self.mode = mode  # the file's st_mode: a caller tells a folder from a FIFO or a device by it
+
+
+class FileTooLarge(Refused):
+    def __init__(self, limit: int, size: int | None):
+        what = f"file is {size / 1e6:.1f} MB, over" if size is not None else "file is over"
+        super().__init__(0, f"{what} the {_mib(limit)} limit")
+        self.size = size  # None when the file grew past the limit after it was measured
+
+
+def _mib(limit: int) -> str:
+    return f"{limit >> 20} MiB" if limit >= 1 << 20 else f"{limit} bytes"
+
+
+# opening a FIFO without a writer waits forever, unless non-blocking; O_BINARY: no newline translation on Windows
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def read_regular(path: str, limit: int, prefix: bool = False) -> tuple[bytes, os.stat_result]:
+    """The bytes of the regular file at ``path`` (a symlink followed) and its stat, in bounded time and memory: every
+    reader of files from disk goes through here. Refused (Refused, an OSError) before a byte is read: a folder, FIFO,
+    socket or device (NotRegularFile: a FIFO blocks, /dev/zero never ends); a file over ``limit`` bytes
+    (FileTooLarge), unless ``prefix``, which gives its first ``limit`` bytes. Other failures raise the OS's
+    OSError."""
+    st = os.stat(path)  # before opening: a device is never opened (opening one can have effects of its own)
+    if not stat.S_ISREG(st.st_mode):
+        raise NotRegularFile(st.st_mode)
+    if st.st_size > limit and not prefix:
+        raise FileTooLarge(limit, st.st_size)
+    with open(os.open(path, _OPEN_FLAGS), "rb") as fh:
+        now = os.fstat(fh.fileno())
+        if not stat.S_ISREG(now.st_mode):  # replaced between the stat and the open
+            raise NotRegularFile(now.st_mode)
+        raw = fh.read(limit + 1)  # the file may have grown since it was measured
+    if len(raw) > limit:
+        if not prefix:
+            raise FileTooLarge(limit, None)
+        raw = raw[:limit]
+    return raw, now
 
 
 @record(eq=False)

@@ -125,13 +125,25 @@ def _deny_open(monkeypatch, module, denied):
     monkeypatch.setattr(module, "open", fake_open, raising=False)
 
 
+def _deny_os_open(monkeypatch, denied):
+    """os.open (what rlhf_lint.readers.source.read_regular opens files with) fails with EACCES for ``denied``."""
+    real_open = os.open
+
+    def fake_open(path, *args, **kwargs):
+        if os.path.basename(os.fspath(path)) in denied:
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", fake_open)
+
+
 def test_files_that_cannot_be_opened_are_f001(tmp_path, monkeypatch, capsys):
     from rlhf_lint.engine import discovery
 
     (tmp_path / "ds_config.json").write_text('{"train_batch_size": 8}\n')
     (tmp_path / "launch").write_text("#!/bin/bash\ndeepspeed train.py\n")  # a script known by its shebang only
-    for module in (runner, discovery):
-        _deny_open(monkeypatch, module, {"ds_config.json", "launch"})
+    _deny_open(monkeypatch, discovery, {"ds_config.json", "launch"})
+    _deny_os_open(monkeypatch, {"ds_config.json", "launch"})
     rc, out = _check(capsys, tmp_path)
     assert rc == 1, out
     for name in ("ds_config.json", "launch"):
