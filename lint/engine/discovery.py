@@ -10,6 +10,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
     from typing import Iterator
 
+# os.walk recurses once per level (Python 3.11), and so does the .gitignore check: a folder this deep below / is
+# reported (rlhf_lint.engine.runner.read_source) instead of walked, so 1,000 nested folders cannot end the run
+MAX_FOLDER_DEPTH = 200
+
 SKIP_DIRS = {
     ".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".nox",
     "node_modules", ".venv", "venv", ".eggs", ".rlhf-lint-cache", ".hypothesis", "site-packages", ".idea", ".vscode",
@@ -71,6 +75,11 @@ class Exclusions:
         return self.configs.for_dir(os.path.dirname(os.path.abspath(path))).force_exclude
 
 
+def too_deep(folder: str) -> bool:
+    """Whether ``folder`` lies more than MAX_FOLDER_DEPTH folders below the file system's root."""
+    return os.path.abspath(folder).count(os.sep) > MAX_FOLDER_DEPTH
+
+
 def _is_virtualenv(path: str) -> bool:
     return os.path.isfile(os.path.join(path, "pyvenv.cfg")) or os.path.isfile(os.path.join(path, "conda-meta", "history"))
 
@@ -110,6 +119,9 @@ def discover(paths: list[str], exclude: list[str], skip=None, force_exclude: boo
                 and not skip(os.path.join(dirpath, d), True)
                 and not _is_virtualenv(os.path.join(dirpath, d))
             )
+            if dirnames and too_deep(os.path.join(dirpath, dirnames[0])):
+                yield from _folder_items([os.path.join(dirpath, d) for d in dirnames], seen)
+                dirnames[:] = []
             for name in sorted(filenames):
                 path = os.path.join(dirpath, name)
                 if path.startswith("./"):
@@ -130,15 +142,18 @@ def discover(paths: list[str], exclude: list[str], skip=None, force_exclude: boo
 def _unlistable(errors: list[OSError], seen) -> Iterator[tuple[str, bool]]:
     """Folders os.walk could not list (permission denied, ...), yielded as explicit items so that reading them
     reports F001 with the OS error (rlhf_lint.engine.runner.read_source) instead of skipping their files silently."""
-    while errors:
-        exc = errors.pop(0)
-        path = exc.filename if isinstance(exc.filename, str) else None
-        if path is None:
-            continue
+    folders = [exc.filename for exc in errors if isinstance(exc.filename, str)]
+    errors.clear()
+    yield from _folder_items(folders, seen)
+
+
+def _folder_items(folders: list[str], seen) -> Iterator[tuple[str, bool]]:
+    """Folders discovery did not walk, as explicit items: reading one reports why (F001), once."""
+    from rlhf_lint.engine.digests import digest
+
+    for path in folders:
         if path.startswith("./"):
             path = path[2:]
-        from rlhf_lint.engine.digests import digest
-
         real = digest(os.path.realpath(path))
         if real not in seen:
             seen.add(real)

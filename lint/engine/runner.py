@@ -6,7 +6,7 @@ import stat
 
 from rlhf_lint.startup.records import field, record
 from rlhf_lint.engine.config import Config, ConfigError, Configs
-from rlhf_lint.engine.discovery import Exclusions, discover
+from rlhf_lint.engine.discovery import MAX_FOLDER_DEPTH, Exclusions, discover, too_deep
 from rlhf_lint.readers.kinds import kind_from_content, kind_from_name
 from rlhf_lint.model import (DEBUG, MAX_MESSAGE, Applicability, Diagnostic, Finding, InternalError, ParseError, Position,
                              Severity, excerpt)
@@ -134,7 +134,11 @@ def too_large(path: str, exc: FileTooLarge) -> Unreadable:
 
 
 def _folder_not_walked(path: str) -> Unreadable | None:
-    """Discovery yields a folder only when it could not list it (rlhf_lint.engine.discovery._unlistable)."""
+    """Discovery yields a folder only when it did not walk it (rlhf_lint.engine.discovery): nested too deep, or
+    it could not be listed."""
+    if too_deep(path):
+        return Unreadable(path, f"folder nested more than {MAX_FOLDER_DEPTH} levels deep: its files were not "
+                                "checked", "F001")
     try:
         with os.scandir(path):
             pass

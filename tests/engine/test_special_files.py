@@ -4,6 +4,7 @@ bounded time and memory, and the other files are still checked.
 
 A test that meets a FIFO or a device runs the CLI in a process of its own, with a timeout and a memory limit: the
 bug it guards against blocks forever or reads without end."""
+import contextlib
 import json
 import os
 import subprocess
@@ -162,3 +163,36 @@ def test_a_fifo_baseline_is_an_error_exit_2(tmp_path):
     proc = run_cli("--no-cache", "--baseline", "baseline.json", "ds_config.json", cwd=tmp_path, **LIMITS)
     assert proc.returncode == 2 and "cannot read baseline baseline.json: not a regular file" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+# -- deep folders (report item 14) ---------------------------------------------------------------------------------
+def test_folders_nested_past_the_bound_are_f001_and_the_rest_is_checked(tmp_path):
+    from rlhf_lint.engine.discovery import MAX_FOLDER_DEPTH
+
+    (tmp_path / "ok").mkdir()
+    (tmp_path / "ok" / "ds_config.json").write_text(BOGUS)
+    levels = max(1100, MAX_FOLDER_DEPTH + 10)  # past the bound, and past the recursion limit of os.walk
+    with _nested(tmp_path, levels):
+        result = run_lint([tmp_path])
+    found = [(d.code, d.path) for d in result.diagnostics]
+    assert ("D002", str(tmp_path / "ok" / "ds_config.json")) in found
+    [skipped] = [d for d in result.diagnostics if d.code == "F001"]
+    assert f"nested more than {MAX_FOLDER_DEPTH} levels deep: its files were not checked" in skipped.message
+    assert skipped.path.startswith(str(tmp_path / "d" / "d"))
+
+
+@contextlib.contextmanager
+def _nested(top, levels: int):
+    """``levels`` folders ``d/d/...`` under ``top``, made and removed one level at a time, each relative to its
+    parent (os.makedirs and pytest's shutil.rmtree recurse per level; full paths make it quadratic)."""
+    fds = [os.open(top, os.O_RDONLY)]
+    try:
+        for _ in range(levels):
+            os.mkdir("d", dir_fd=fds[-1])
+            fds.append(os.open("d", os.O_RDONLY, dir_fd=fds[-1]))
+        yield
+    finally:
+        while len(fds) > 1:
+            os.close(fds.pop())
+            os.rmdir("d", dir_fd=fds[-1])
+        os.close(fds[0])
