@@ -18,9 +18,10 @@ from rlhf_lint import __version__
 EXIT_ERROR = 2
 
 
-def _project_items(path: str, workspace_root: str | None, exclude: list[str]) -> list[tuple[str, bool]]:
-    """The files checked with ``path``: its repository (nearest folder with a marker, as the CLI's groups), else the
-    editor's workspace folder holding it, else its own folder; ``path`` itself always, first."""
+def _project_items(path: str, workspace_root: str | None, exclude: list[str]) -> tuple[tuple, list[tuple[str, bool]]]:
+    """The real folder the files are read under, and the files checked with ``path``: its repository (nearest folder
+    with a marker, as the CLI's groups), else the editor's workspace folder holding it, else its own folder;
+    ``path`` itself always, first."""
     from rlhf_lint.engine.discovery import discover
     from rlhf_lint.engine.groups import partition, repository_root
 
@@ -31,8 +32,9 @@ def _project_items(path: str, workspace_root: str | None, exclude: list[str]) ->
         root = workspace_root if inside else folder
     items = [(path, True)] + [(os.path.abspath(p), False) for p, _ in discover([root], exclude)
                               if os.path.abspath(p) != path]
-    group = next(g for g in partition(items, root) if any(p == path for p, _ in g))
-    return group
+    roots = (os.path.realpath(root),)  # a symlink out of it is not read, as in the CLI
+    group = next(g for g in partition(items, root, roots) if any(p == path for p, _ in g))
+    return roots, group
 
 
 def lint_buffer(path: str, text: str, workspace_root: str | None = None):
@@ -51,8 +53,8 @@ def lint_buffer(path: str, text: str, workspace_root: str | None = None):
         return [], {}
     config = load_config(find_config_file(path))
     rules = selected_rules(config, Options())
-    items = _project_items(path, workspace_root, config.exclude)
-    sources, unreadable, _ = read_group(items)
+    roots, items = _project_items(path, workspace_root, config.exclude)
+    sources, unreadable, _ = read_group(items, roots)
     sources = [s for s in sources if s.path != path]
     unreadable = [u for u in unreadable if u.path != path]
     sources.insert(0, Source.from_text(path, text, kind=kind))

@@ -54,8 +54,9 @@ class _UnionFind:
             self.parent[max(ra, rb)] = min(ra, rb)
 
 
-def partition(discovered: list[tuple[str, bool]], root: str) -> list[list[tuple[str, bool]]]:
-    """Split (path, explicit) pairs into independent groups, each in discovery order; groups in first-seen order."""
+def partition(discovered: list[tuple[str, bool]], root: str, roots: tuple = ()) -> list[list[tuple[str, bool]]]:
+    """Split (path, explicit) pairs into independent groups, each in discovery order; groups in first-seen order.
+    ``roots``: the real folders files are read under (rlhf_lint.engine.runner.Options.roots)."""
     if len(discovered) <= 1:
         return [list(discovered)] if discovered else []
     memo: dict[str, str] = {}
@@ -73,7 +74,7 @@ def partition(discovered: list[tuple[str, bool]], root: str) -> list[list[tuple[
     if len(set(group_of.values())) > 1:
         for path, _explicit in discovered:
             absolute = os.path.abspath(path)
-            for target in _referenced(path, root, basenames, by_location):
+            for target in _referenced(path, root, basenames, by_location, roots):
                 if group_of[target] != group_of[absolute]:
                     uf.union(group_of[target], group_of[absolute])
     groups: dict[str, list[tuple[str, bool]]] = {}
@@ -82,10 +83,10 @@ def partition(discovered: list[tuple[str, bool]], root: str) -> list[list[tuple[
     return list(groups.values())
 
 
-def _referenced(path: str, root: str, basenames: set[str], by_location: dict[str, str]) -> set[str]:
+def _referenced(path: str, root: str, basenames: set[str], by_location: dict[str, str], roots: tuple) -> set[str]:
     """Discovered files (absolute paths) that a path-like token of ``path`` may name."""
-    try:  # a FIFO or a device is not read (the runner skips it), nor scanned here
-        raw, _ = read_regular(path, MAX_SCAN_BYTES, prefix=True)
+    try:  # a FIFO, a device or a symlink out of the tree is not read (the runner reports it), nor scanned here
+        raw, _ = read_regular(path, MAX_SCAN_BYTES, prefix=True, roots=roots)
     except OSError:
         return set()
     text = raw.decode("utf-8", "replace")

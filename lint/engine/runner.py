@@ -13,7 +13,8 @@ from rlhf_lint.model import (DEBUG, MAX_MESSAGE, Applicability, Diagnostic, Find
 from rlhf_lint.startup import restore_gc_threshold
 from rlhf_lint.engine.project import Context, Project, parse_source
 from rlhf_lint.engine.registry import REGISTRY, Rule
-from rlhf_lint.readers.source import DecodeError, FileTooLarge, LineIndex, NotRegularFile, Source, read_regular
+from rlhf_lint.readers.source import (DecodeError, FileTooLarge, LineIndex, NotRegularFile, OutsideRoots, Source,
+                                      read_regular, within)
 from rlhf_lint.engine.suppressions import Suppressions
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
@@ -40,9 +41,9 @@ class Options:
     jobs: int | None = None  # worker processes for many files (default: one per CPU; RLHF_LINT_JOBS)
     cache: bool = False  # reuse results of unchanged file groups (the CLI turns it on; --no-cache off)
     debug: bool = False  # internal errors raise with their traceback instead of becoming F010 diagnostics
-    # the real paths --fix may write under: the folders given, and the folders of the files given (lint() fills it
-    # when empty); a file that resolves outside them, through a symlink, is left alone
-    write_roots: tuple = ()
+    # the real folders a run reads and --fix writes under: the folders given, and the folders of the files given
+    # (lint() fills it when empty); a file that resolves outside them, through a symlink, is neither read nor written
+    roots: tuple = ()
 
 
 @record
@@ -106,10 +107,11 @@ def _per_file_ignored(config: Config, path: str) -> set[str]:
 
 
 # -- reading -----------------------------------------------------------------------------------------------------
-def read_source(path: str, explicit: bool) -> Source | Unreadable | None:
-    """A file as a Source, or why it was not read (None: a special file found in a folder, skipped silently)."""
+def read_source(path: str, explicit: bool, roots: tuple = ()) -> Source | Unreadable | None:
+    """A file as a Source, or why it was not read (None: a special file found in a folder, skipped silently).
+    With ``roots``, a symlink to a file outside them is not read (rlhf_lint.readers.source.read_regular)."""
     try:
-        raw, st = read_regular(path, MAX_FILE_BYTES)
+        raw, st = read_regular(path, MAX_FILE_BYTES, roots=roots)
     except FileNotFoundError:
         return Unreadable(path, "no such file or directory", "F001")
     except NotRegularFile as exc:
@@ -118,6 +120,8 @@ def read_source(path: str, explicit: bool) -> Source | Unreadable | None:
         return Unreadable(path, "not a regular file", "F001") if explicit else None
     except FileTooLarge as exc:
         return too_large(path, exc)
+    except OutsideRoots as exc:
+        return Unreadable(path, f"{exc.strerror} (name the target to check it)", "F001")
     except OSError as exc:
         return Unreadable(path, f"cannot read: {exc.strerror or exc}", "F001")
     kind = kind_from_name(os.path.basename(path)) or kind_from_content(raw)
@@ -167,14 +171,14 @@ def classify_referenced(project: Project) -> None:
             source.kind = "ds_config"
 
 
-def read_group(items: list[tuple[str, bool]]) -> tuple[list[Source], list[Unreadable], list[tuple]]:
+def read_group(items: list[tuple[str, bool]], roots: tuple = ()) -> tuple[list[Source], list[Unreadable], list[tuple]]:
     """Read the files of a group once: their Sources, the unreadable ones, and (path, explicit, bytes, mode)
-    of each for the cache key."""
+    of each for the cache key. ``roots``: as Options.roots."""
     sources: list[Source] = []
     unreadable: list[Unreadable] = []
     identity: list[tuple] = []
     for path, explicit in items:
-        got = read_source(path, explicit)
+        got = read_source(path, explicit, roots)
         if isinstance(got, Unreadable):
             unreadable.append(got)
         elif got is not None:
@@ -679,8 +683,8 @@ def _lint(paths: list[str], config: Config, options: Options, configs: Configs |
     from rlhf_lint.engine.groups import partition
 
     DEBUG["raise"] = options.debug
-    if options.fix and not options.write_roots:
-        options.write_roots = write_roots(paths)
+    if not options.roots:  # a copy: the caller's options may serve another run over other paths
+        options = Options(**{**options.__dict__, "roots": given_roots(paths)})
     configs = configs or Configs(fixed=config)
     selected_rules(config, options)  # unknown selectors of the options: refused before any file is read
     skip = skip or Exclusions(configs)
@@ -697,7 +701,7 @@ def _lint(paths: list[str], config: Config, options: Options, configs: Configs |
     order = {r.code: i for i, r in enumerate(REGISTRY.known())}  # rules run in the registry's order, as before
     groups = []
     same: dict[tuple, list] = {}  # one list of codes for the groups that run the same rules (the usual run: all)
-    for items in partition(discovered, config.root):
+    for items in partition(discovered, config.root, options.roots):
         own = {path: config_of[path] for path, _ in items}
         codes = sorted({r.code for path in own for r in rules_of[id(own[path])]}, key=order.__getitem__)
         groups.append((items, own, same.setdefault(tuple(codes), codes)))
@@ -758,7 +762,7 @@ def _digest(d: Diagnostic) -> bytes:
     return blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
-def write_roots(paths: list[str]) -> tuple:
+def given_roots(paths: list[str]) -> tuple:
     roots = []
     for path in paths:
         full = os.path.abspath(path)
@@ -860,7 +864,7 @@ def release_group_state() -> None:
 
 
 def _lint_group(items, config, options, rules, settings, configs) -> Result:
-    sources, unreadable, identity = read_group(items)
+    sources, unreadable, identity = read_group(items, options.roots)
     if configs:  # the group's own configuration: that of its first file
         config = configs.get(items[0][0], config)
     return check_sources(sources, unreadable, identity, config, options, rules, settings, configs)
@@ -918,7 +922,7 @@ def check_sources(sources, unreadable, identity, config, options, rules, setting
             if source.raw != originals.get(path):
                 result.changed[path] = (originals[path], source.raw)
         if options.fix and not options.diff:
-            failed = write_changes(project, result.changed, options.write_roots)
+            failed = write_changes(project, result.changed, options.roots)
             if failed:
                 # a file left alone still holds what the fixes would have changed: report its findings as they
                 # are on disk, and count none of its fixes
@@ -1099,7 +1103,7 @@ def atomic_write(path: str, data: bytes, mode: int | None, expected: bytes | Non
     import tempfile  # only a fixing run writes; tempfile's imports cost start-up time
 
     target = os.path.realpath(path)
-    if roots and not any(target == root or target.startswith(root.rstrip(os.sep) + os.sep) for root in roots):
+    if roots and not within(target, roots):
         raise PermissionError(1, f"it resolves to {target}, outside the paths being checked")
     st = os.stat(target)
     if not stat.S_ISREG(st.st_mode):

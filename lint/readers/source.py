@@ -44,6 +44,12 @@ class FileTooLarge(Refused):
         self.size = size  # None when the file grew past the limit after it was measured
 
 
+class OutsideRoots(Refused):
+    def __init__(self, target: str):
+        super().__init__(0, f"a symlink that resolves to {target}, outside the paths being checked: not read")
+        self.target = target
+
+
 def _mib(limit: int) -> str:
     return f"{limit >> 20} MiB" if limit >= 1 << 20 else f"{limit} bytes"
 
@@ -52,12 +58,22 @@ def _mib(limit: int) -> str:
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
-def read_regular(path: str, limit: int, prefix: bool = False) -> tuple[bytes, os.stat_result]:
+def within(real: str, roots) -> bool:
+    """Whether the real path ``real`` is one of the real folders ``roots`` or lies under one."""
+    return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
+
+
+def read_regular(path: str, limit: int, prefix: bool = False, roots=()) -> tuple[bytes, os.stat_result]:
     """The bytes of the regular file at ``path`` (a symlink followed) and its stat, in bounded time and memory: every
     reader of files from disk goes through here. Refused (Refused, an OSError) before a byte is read: a folder, FIFO,
     socket or device (NotRegularFile: a FIFO blocks, /dev/zero never ends); a file over ``limit`` bytes
-    (FileTooLarge), unless ``prefix``, which gives its first ``limit`` bytes. Other failures raise the OS's
-    OSError."""
+    (FileTooLarge), unless ``prefix``, which gives its first ``limit`` bytes; with ``roots`` (real folders), a symlink
+    whose target lies outside them (OutsideRoots: a link committed to a repository must not publish
+    /etc/shadow in a report). Other failures raise the OS's OSError."""
+    if roots and os.path.islink(path):  # discovery never descends into a symlinked folder: the last part suffices
+        target = os.path.realpath(path)
+        if not within(target, roots):
+            raise OutsideRoots(target)
     st = os.stat(path)  # before opening: a device is never opened (opening one can have effects of its own)
     if not stat.S_ISREG(st.st_mode):
         raise NotRegularFile(st.st_mode)

@@ -12,7 +12,9 @@ def unreadable_file(ctx):
     ## What it does
     Reports files named on the command line or found in a folder that could not be opened, are not UTF-8 text
     (a UTF-16 or UTF-32 file is named as such: bash and Python do not run it either), contain NUL bytes (binary),
-    or are of a type rlhf-lint does not know when named explicitly.
+    or are of a type rlhf-lint does not know when named explicitly; a symlink to a file outside the paths being
+    checked (not read, so that a link committed to a repository cannot put another file's content in a report);
+    a folder that cannot be listed or is nested too deep to walk.
 
     ## Why it matters
     A launch script that silently went unchecked is worse than one that failed loudly: the job still runs.

@@ -1,5 +1,5 @@
 """Files that are not what their names say, from a pull request of a stranger: FIFOs, devices, symlinks to
-/dev/zero or /dev/stdin, huge or deeply nested input. Each gets a diagnostic or a message in
+/dev/zero, /dev/stdin or out of the tree, huge or deeply nested input. Each gets a diagnostic or a message in
 bounded time and memory, and the other files are still checked.
 
 A test that meets a FIFO or a device runs the CLI in a process of its own, with a timeout and a memory limit: the
@@ -38,6 +38,21 @@ def test_read_regular_refuses_devices_folders_and_files_over_the_limit(tmp_path)
         read_regular(str(big), 10)
     assert read_regular(str(big), 10, prefix=True)[0] == b"x" * 10
     assert read_regular(str(big), 11)[0] == b"x" * 11
+
+
+def test_read_regular_refuses_a_symlink_out_of_the_roots_only(tmp_path):
+    from rlhf_lint.readers.source import OutsideRoots, read_regular
+
+    (tmp_path / "repo" / "conf").mkdir(parents=True)
+    (tmp_path / "secret").write_text("hunter2\n")
+    (tmp_path / "repo" / "conf" / "real.json").write_text("{}\n")
+    (tmp_path / "repo" / "out.json").symlink_to(tmp_path / "secret")
+    (tmp_path / "repo" / "in.json").symlink_to("conf/real.json")
+    roots = (os.path.realpath(tmp_path / "repo"),)
+    with pytest.raises(OutsideRoots, match="resolves to .*secret, outside the paths being checked"):
+        read_regular(str(tmp_path / "repo" / "out.json"), 100, roots=roots)
+    assert read_regular(str(tmp_path / "repo" / "in.json"), 100, roots=roots)[0] == b"{}\n"
+    assert read_regular(str(tmp_path / "repo" / "out.json"), 100)[0] == b"hunter2\n"  # no roots: not confined
 
 
 # -- .gitignore and .git/info/exclude (report item 1) --------------------------------------------------------------
@@ -163,6 +178,40 @@ def test_a_fifo_baseline_is_an_error_exit_2(tmp_path):
     proc = run_cli("--no-cache", "--baseline", "baseline.json", "ds_config.json", cwd=tmp_path, **LIMITS)
     assert proc.returncode == 2 and "cannot read baseline baseline.json: not a regular file" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+# -- symlinks out of the tree (report item 12) ---------------------------------------------------------------------
+def _repo_with_links(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "conf").mkdir(parents=True)
+    (tmp_path / "secret").mkdir()
+    for name in ("env", "passwd"):
+        (tmp_path / "secret" / name).write_text("AWS_SECRET_ACCESS_KEY=hunter2\n")
+    (repo / "ds_config.json").symlink_to("../secret/env")
+    (repo / "requirements.txt").symlink_to(tmp_path / "secret" / "passwd")
+    (repo / "conf" / "real.json").write_text(BOGUS)
+    (repo / "conf" / "ds_config.json").symlink_to("real.json")  # inside the tree: checked as before
+    return repo
+
+
+def test_a_symlink_out_of_the_tree_is_f001_and_its_target_never_echoed(tmp_path):
+    repo = _repo_with_links(tmp_path)
+    proc = run_cli("--no-cache", "repo", cwd=tmp_path)
+    assert "hunter2" not in proc.stdout + proc.stderr
+    for name, target in (("repo/ds_config.json", "env"), ("repo/requirements.txt", "passwd")):
+        target = os.path.realpath(tmp_path / "secret" / target)
+        assert f"{name}:1:1: F001 error a symlink that resolves to {target}, outside the paths being checked: not " \
+               "read" in proc.stdout, proc.stdout
+    assert "repo/conf/ds_config.json:1:25: D002" in proc.stdout and proc.returncode == 1
+    # named on the command line, as pre-commit names files, the link is refused the same way
+    proc = run_cli("--no-cache", "--output-format", "sarif", repo / "ds_config.json", cwd=tmp_path)
+    assert "hunter2" not in proc.stdout and "F001" in proc.stdout
+
+
+def test_the_target_named_itself_is_checked(tmp_path):
+    _repo_with_links(tmp_path)
+    result = run_lint([tmp_path / "repo", tmp_path / "secret"])
+    assert "F001" not in [d.code for d in result.diagnostics]
 
 
 # -- deep folders (report item 14) ---------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from rlhf_lint.reporters.diff import unified_diff
 DEPRECATED = '{\n  "train_micro_batch_size_per_gpu": 4,\n  "bfloat16": {"enabled": true}\n}'  # D013 renames bfloat16
 
 
-def test_fix_does_not_write_through_a_symlink_leaving_the_folder(tmp_path, shout_rule):
+def test_fix_neither_reads_nor_writes_through_a_symlink_leaving_the_folder(tmp_path, shout_rule):
     outside = tmp_path / "outside.json"
     outside.write_text('{"a": "shout"}\n')
     repo = tmp_path / "repo"
@@ -23,11 +23,24 @@ def test_fix_does_not_write_through_a_symlink_leaving_the_folder(tmp_path, shout
     result = run_lint([repo], fix=True, extend_select=["F900"])
     assert outside.read_text() == '{"a": "shout"}\n'
     assert (repo / "own.json").read_text() == '{"a": "quiet"}\n'
-    assert result.fixed == 1
-    [error] = result.write_errors
-    assert "link.json: not written" in error and "outside the paths being checked" in error
-    # the file left alone is reported as it is on disk: its finding stays, unfixed
-    assert [(os.path.basename(d.path), d.code) for d in result.diagnostics] == [("link.json", "F900")]
+    assert result.fixed == 1 and not result.write_errors
+    # the link is reported, not read: its target's findings (and text) are not in the report
+    [link] = result.diagnostics
+    assert (os.path.basename(link.path), link.code) == ("link.json", "F001")
+    assert "outside the paths being checked: not read" in link.message
+
+
+def test_a_symlink_swapped_in_after_the_read_is_not_written_through(tmp_path):
+    from rlhf_lint.engine.runner import atomic_write
+
+    (tmp_path / "elsewhere").mkdir()
+    target = tmp_path / "elsewhere" / "t.json"
+    target.write_text("{}\n")
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "l.json").symlink_to(target)
+    with pytest.raises(PermissionError, match="outside the paths being checked"):
+        atomic_write(str(tmp_path / "repo" / "l.json"), b"[]\n", None, roots=(os.path.realpath(tmp_path / "repo"),))
+    assert target.read_text() == "{}\n"
 
 
 def test_fix_writes_through_a_symlink_inside_the_folder(tmp_path, shout_rule):
@@ -47,7 +60,8 @@ def test_a_file_named_through_a_symlink_to_elsewhere_is_left_alone(tmp_path, sho
     (tmp_path / "repo").mkdir()
     (tmp_path / "repo" / "l.json").symlink_to(target)
     result = run_lint([tmp_path / "repo" / "l.json"], fix=True, extend_select=["F900"])
-    assert target.read_text() == '{"a": "shout"}\n' and result.fixed == 0 and result.write_errors
+    assert target.read_text() == '{"a": "shout"}\n' and result.fixed == 0
+    assert [d.code for d in result.diagnostics] == ["F001"]
 
 
 def test_a_read_only_file_is_not_counted_as_fixed(tmp_path, shout_rule):
