@@ -16,14 +16,13 @@ def _gib(n) -> str:
 
 def _read_local_config(reference: str) -> str | None:
     """A local model directory's config.json, read as JSON text only (never executed), at most 1 MiB."""
-    path = os.path.join(os.path.expanduser(reference), "config.json")
+    from rlhf_lint.readers.source import read_regular
+
     try:
-        if os.path.isfile(path) and os.path.getsize(path) <= 2**20:
-            with open(path, encoding="utf-8") as fh:
-                return fh.read()
-    except OSError:
+        raw, _ = read_regular(os.path.join(os.path.expanduser(reference), "config.json"), 2**20)
+        return raw.decode("utf-8")
+    except (OSError, UnicodeDecodeError):  # missing, special, too large or not UTF-8: not a config to read
         return None
-    return None
 
 
 def launch_reader(project, job):

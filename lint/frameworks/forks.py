@@ -32,13 +32,13 @@ def _signature(paths: list[str]) -> tuple:
 
 
 def _read(path: str) -> str | None:
-    try:
-        if os.path.getsize(path) > MAX_FILE_BYTES:
-            return None
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read()
+    from rlhf_lint.readers.source import read_regular
+
+    try:  # a checkout comes with the repository: a FIFO or a device in it is refused, not opened
+        raw, _ = read_regular(path, MAX_FILE_BYTES)
     except OSError:
         return None
+    return raw.decode("utf-8", "replace")
 
 
 def checkout_text(root: str, relative: str) -> str | None:

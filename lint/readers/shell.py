@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
 from rlhf_lint.startup.records import field, record
 from rlhf_lint.readers.commands import Word, WordPart
 from rlhf_lint.model import HARDWARE_KEYS, OverBounds, ParseError, Span, UNKNOWN
-from rlhf_lint.readers.source import Source
+from rlhf_lint.readers.source import Source, within
 from rlhf_lint.startup.lazyre import lazy_compile
 
 MAX_DEPTH = 200  # statement nesting we follow; deeper input is not real launch code
@@ -1327,7 +1327,7 @@ def script_of(source: Source, project=None) -> ShellScript | None:
             if found is None or found.kind != "shell":
                 return None
             real = os.path.realpath(found.path)
-            if root is not None and not (real == root or real.startswith(root.rstrip(os.sep) + os.sep)):
+            if root is not None and not within(real, (root,)):
                 return None  # never read outside the repository
             return found
 

@@ -152,6 +152,21 @@ def test_the_language_server_does_not_open_a_fifo_of_the_workspace(tmp_path):
     assert proc.returncode == 0 and "D002" in proc.stdout, proc.stderr
 
 
+def test_a_fifo_in_a_configured_fork_checkout_is_not_opened(tmp_path):
+    os.mkfifo(tmp_path / "train_ppo_ray.py")  # openrlhf-source comes from the repository's own configuration
+    code = ("import sys; from rlhf_lint.frameworks import forks\n"
+            "print(forks.checkout_text(sys.argv[1], 'train_ppo_ray.py'))")
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert proc.stdout == "None\n", proc.stderr
+
+
+def test_estimate_with_a_model_config_that_is_not_utf8_is_a_message_not_a_traceback(tmp_path):
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "config.json").write_bytes(b'{"model_type": "llama", "note": "\xff"}')
+    proc = run_cli("estimate", "--model", "./model", "--gpus", "8", "--gpu", "A100-80GB", cwd=tmp_path, **LIMITS)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and "is not in the catalog" in proc.stderr
+
+
 # -- baselines (report item 11) ------------------------------------------------------------------------------------
 def test_a_deeply_nested_baseline_is_a_clear_error(tmp_path):
     from rlhf_lint.engine.baseline import BaselineError, load
