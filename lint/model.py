@@ -108,6 +108,7 @@ class Finding:
     related: tuple[Related, ...] = ()
     severity: Severity | None = None  # overrides the rule's default (a fact with its own severity)
     path: str | None = None  # defaults to the file being checked
+    position: Position | None = None  # where, in a file with no text to hold a span (a byte that is not UTF-8)
 
 
 @record(frozen=True, slots=True)

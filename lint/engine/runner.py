@@ -28,6 +28,7 @@ class Unreadable:
     path: str
     message: str
     code: str  # F001 unreadable-file or F002 file-too-large
+    position: Position | None = None  # where in the file, when one place is the cause (DecodeError.position)
 
 
 @record
@@ -130,7 +131,7 @@ def read_source(path: str, explicit: bool, roots: tuple = ()) -> Source | Unread
     try:
         return Source.from_bytes(path, raw, kind=kind, mode=stat.S_IMODE(st.st_mode))
     except DecodeError as exc:
-        return Unreadable(path, f"cannot check: {exc}", "F001")
+        return Unreadable(path, f"cannot check: {exc}", "F001", exc.position)
 
 
 def too_large(path: str, exc: FileTooLarge) -> Unreadable:
@@ -292,7 +293,7 @@ def _to_diagnostic(rule: Rule, finding: Finding, project: Project, default_path:
         line = source.line_span(start.line)
         line_text, skipped, cut = excerpt(source.text, line.start, line.end, start.column)
     else:
-        start = end = Position(1, 1)
+        start = end = finding.position or Position(1, 1)
         line_text, skipped, cut = "", 0, False
     message = finding.message
     if len(message) > MAX_MESSAGE:
@@ -1150,7 +1151,7 @@ def lint_stdin(path: str, raw: bytes, config: Config, options: Options) -> tuple
         try:
             sources.append(Source.from_bytes(path, raw, kind=kind))
         except DecodeError as exc:
-            unreadable.append(Unreadable(path, f"cannot check: {exc}", "F001"))
+            unreadable.append(Unreadable(path, f"cannot check: {exc}", "F001", exc.position))
     no_write = Options(**{**options.__dict__, "diff": options.diff or options.fix})
     result = check_sources(sources, unreadable, [], config, no_write, rules, None, {})
     # check_sources edits the Source in place as fixes apply

@@ -23,7 +23,22 @@ WIDE_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"), (
 
 
 class DecodeError(Exception):
-    pass
+    """Why a file's bytes are no text rlhf-lint reads; ``position``: where the first bad byte is, when there is one."""
+
+    def __init__(self, message: str, position: Position | None = None):
+        super().__init__(message)
+        self.position = position
+
+
+def _invalid_utf8(raw: bytes, exc: UnicodeDecodeError) -> DecodeError:
+    """The error for the first byte that is not UTF-8, at its line and column (characters, as every diagnostic
+    counts them; a UTF-8 byte-order mark, which the text leaves out, not counted)."""
+    line_start = raw.rfind(b"\n", 0, exc.start) + 1
+    before = raw[line_start:exc.start].decode("utf-8")  # the first bad byte: all before it decodes
+    if line_start == 0:
+        before = before.removeprefix(BOM)
+    position = Position(raw.count(b"\n", 0, exc.start) + 1, len(before) + 1)
+    return DecodeError(f"not valid UTF-8 (byte 0x{raw[exc.start]:02X}: {exc.reason})", position)
 
 
 # -- reading a file from disk, in bounded time and memory ---------------------------------------------------------
@@ -117,7 +132,7 @@ class Source:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise DecodeError(f"not valid UTF-8 (byte {exc.start})") from None
+            raise _invalid_utf8(raw, exc) from None
         has_bom = text.startswith(BOM)
         if has_bom:
             text = text[1:]

@@ -27,4 +27,4 @@ def unreadable_file(ctx):
     """
     for item in getattr(ctx.project, "unreadable", []):
         if item.code == "F001":
-            yield Finding(None, item.message, path=item.path)
+            yield Finding(None, item.message, path=item.path, position=item.position)

@@ -33,6 +33,19 @@ def test_binary_and_invalid_utf8_are_refused():
         Source.from_bytes("x.json", b"{\xff}")
 
 
+@pytest.mark.parametrize("raw, line, column", [
+    (b"#!/bin/bash\n# line 2\n# line 3\n# caf\xe9\ndeepspeed train.py\n", 4, 6),  # 0xE9 with no continuation
+    (b"a\r\nb\xc3\xa9\xff\n", 2, 3),  # columns count characters: the two bytes of "\xe9" are one
+    (b"\xef\xbb\xbfx=\x80\n", 1, 3),  # the UTF-8 byte-order mark is not part of the text
+])
+def test_invalid_utf8_is_placed_at_the_line_and_column_of_its_byte(raw, line, column):
+    from rlhf_lint.readers.source import DecodeError
+
+    with pytest.raises(DecodeError) as caught:
+        Source.from_bytes("train.sh", raw)
+    assert (caught.value.position.line, caught.value.position.column) == (line, column)
+
+
 @pytest.mark.parametrize("encoding, mark", [("utf-16", "FF FE"), ("utf-16-be", None), ("utf-32", "FF FE 00 00")])
 def test_a_wide_encoding_is_named_not_called_binary(encoding, mark):
     from rlhf_lint.readers.source import DecodeError

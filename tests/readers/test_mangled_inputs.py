@@ -94,6 +94,9 @@ def test_crlf_bom_and_nul_inputs(tmp_path):
     result = check_clean_run(tmp_path)
     got = sorted((os.path.basename(d.path), d.code) for d in result.diagnostics if d.code.startswith("F"))
     assert ("nul.sh", "F001") in got and ("latin1.yaml", "F001") in got
+    latin1 = next(d for d in result.diagnostics if d.path.endswith("latin1.yaml"))
+    assert (latin1.start.line, latin1.start.column) == (1, 10)  # the 0xE9 of "caf\xe9", not the start of the file
+    assert "byte 0xE9" in latin1.message
     assert not [g for g in got if g[0] == "crlf_ds_config.json"]
 
 
