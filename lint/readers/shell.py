@@ -1141,9 +1141,13 @@ def _syntax_errors(doc: _Doc) -> tuple[tuple[str, int, int] | None, list[tuple[i
                 continue
             if node.type == "ERROR":
                 node = _error_node(doc, node, state) or node
-            return _describe_error(doc, node), unparsed
+            if node.is_missing:
+                return _describe_error(doc, node), unparsed
+            return _unclosed(doc, node) or _describe_error(doc, node), unparsed
         stack.extend(reversed(_inner(doc, node, state)))
-    return None, unparsed
+    # an ERROR root holding no smaller error: tree-sitter could not close a construct (three nested `if`s without
+    # their `fi`s); said only where the tokens show which one
+    return (_unclosed(doc, root) if root.type == "ERROR" else None), unparsed
 
 
 def _inner(doc: _Doc, node, state: tuple) -> list[tuple]:
@@ -1233,6 +1237,49 @@ def _quote_end(text: str, i: int, quote: str) -> int:
         if j < 0 or quote == "'" or text[j - 1] != "\\":
             return j
         j += 1
+
+
+# a reserved word as bash delimits it: between blanks or operators
+_WORD_DELIMITER = rb"(?:^|(?<=[\s;&|()<>`]))%s(?=$|[\s;&|()<>`])"
+
+# what closes each opener tree-sitter leaves as a loose token of an ERROR node when it finds no closer for it
+_CLOSERS = {"if": "fi", "case": "esac", "for": "done", "select": "done", "while": "done", "until": "done",
+            "{": "}", "${": "}", "(": ")", "$(": ")", "<(": ")", ">(": ")", "((": "))", "$((": "))", "[[": "]]",
+            '"': '"', "`": "`"}
+
+
+def _unclosed(doc: _Doc, node) -> tuple[str, int, int] | None:
+    """The innermost opener tree-sitter left unclosed among the tokens of the ERROR ``node``, as (message, start,
+    end) at the opener, when bash cannot close it either: its closer occurs nowhere after it in the file (bash
+    then fails at the end of the file). None when the tokens show none, or a closer follows that tree-sitter may
+    have misread (a case item without its `;;` makes it read `esac` as a command)."""
+    openers = []
+    for child in node.children:
+        if child.is_named:  # a whole command, word or expansion: balanced
+            continue
+        if openers and child.type == _CLOSERS[openers[-1].type]:
+            openers.pop()
+        elif child.type in _CLOSERS:
+            openers.append(child)
+    if not openers:
+        return None
+    opener = openers[-1]
+    closer = _CLOSERS[opener.type]
+    if _occurs_after(doc, closer, opener.end_byte):
+        return None
+    return (f"syntax error: {opener.type!r} is never closed (missing {closer!r})", doc.char(opener.start_byte),
+            doc.char(opener.end_byte))
+
+
+_KEYWORD_CLOSERS = {word: lazy_compile(_WORD_DELIMITER % word.encode()) for word in ("fi", "esac", "done")}
+
+
+def _occurs_after(doc: _Doc, closer: str, byte: int) -> bool:
+    """Whether ``closer`` occurs in the file after ``byte``: as a word for a keyword, anywhere for punctuation."""
+    keyword = _KEYWORD_CLOSERS.get(closer)
+    if keyword is not None:
+        return keyword.search(doc.data, byte) is not None
+    return doc.data.find(closer.encode(), byte) >= 0
 
 
 def _describe_error(doc: _Doc, node) -> tuple[str, int, int]:

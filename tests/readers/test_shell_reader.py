@@ -255,7 +255,7 @@ MISREAD = [
 # Syntax errors bash reports (`bash -n` fails on each), also in or next to a ${...}: (script, the token reported)
 REJECTED = [
     ("OPENRLHF_PATH=<ROOT>\n", "<"),
-    ('echo "unterminated\n', '"unterminated'),
+    ('echo "unterminated\n', '"'),  # the quote bash reads to the end of the file
     ("echo ${x:-$(&&&)}\n", "$(&&&"),  # bash parses a command substitution in a ${...} when it reads it
     ("echo ${x:-${y}\n", "${x:-${y}"),  # the inner ${ takes the }
     ("echo \"${x:-'}\"\n", "\"${x:-'}\""),  # a quote opened in the default runs past the }
@@ -285,6 +285,42 @@ def test_the_word_tables_agree_with_bash():
     for text, _ in MISREAD + REJECTED:  # `bash -n` reads the script and runs nothing
         rc = subprocess.run(["bash", "-n"], input=text.encode(), capture_output=True).returncode
         assert (rc == 0) == ((text, _) in MISREAD), text
+
+
+# Constructs bash cannot close, where tree-sitter builds no smaller ERROR or MISSING node to point at (with nested
+# ones its root is an ERROR node): (script, where F003 points, its message). bash reads to the end of the file.
+UNCLOSED = [
+    ('if [ "$NODES" = 1 ]; then\n  if [ -n "$DEBUG" ]; then\n    if [ -n "$X" ]; then\n      deepspeed t.py\n',
+     (3, 5), "syntax error: 'if' is never closed (missing 'fi')"),
+    ("for lr in 1e-5 2e-5; do\n  for bs in 8 16; do\n    while true; do\n      deepspeed t.py --lr $lr\n",
+     (3, 5), "syntax error: 'while' is never closed (missing 'done')"),
+    ("case $x in\n a) case $y in\n  b) case $z in\n   c) echo ;;\n",
+     (3, 6), "syntax error: 'case' is never closed (missing 'esac')"),
+    # the broken construct, not the valid command tree-sitter put into the same ERROR node
+    ("deepspeed t.py --zero_stage 3\n{ { {\n", (2, 5), "syntax error: '{' is never closed (missing '}')"),
+    ("echo " + "$(" * 20 + "\n", (1, 44), "syntax error: '$(' is never closed (missing ')')"),
+    ("echo " + '"$(' * 10 + "\n", (1, 34), "syntax error: '$(' is never closed (missing ')')"),
+    ("echo " + "<(" * 20 + "\n", (1, 44), "syntax error: '<(' is never closed (missing ')')"),
+]
+
+
+@pytest.mark.parametrize("text,where,message", UNCLOSED)
+def test_structure_errors_are_syntax_errors_at_their_token(text, where, message):
+    src = script(text)
+    err = src.parse_error
+    assert err is not None and err.message == message
+    position = src.position(err.offset)
+    assert (position.line, position.column) == where
+
+
+def test_the_structure_tables_agree_with_bash():
+    import shutil
+    import subprocess
+
+    if shutil.which("bash") is None:
+        pytest.skip("no bash")
+    for text, _, _ in UNCLOSED:  # `bash -n` reads the script and runs nothing
+        assert subprocess.run(["bash", "-n"], input=text.encode(), capture_output=True).returncode != 0, text
 
 
 def test_a_misread_word_is_one_unknown_value_and_the_rest_is_read():
