@@ -1283,13 +1283,28 @@ def _occurs_after(doc: _Doc, closer: str, byte: int) -> bool:
 
 
 def _describe_error(doc: _Doc, node) -> tuple[str, int, int]:
-    start = doc.char(node.start_byte)
     if node.is_missing:
+        start = doc.char(node.start_byte)
         return (f"syntax error: missing {node.type!r}", start, start)
-    text = doc.text_of(node)
+    first_byte = _error_start(node)
+    start = doc.char(first_byte)
+    text = doc.slice(first_byte, node.end_byte)
     first = text.strip().splitlines()[0][:40] if text.strip() else ""
-    end = doc.char(node.start_byte + len(text.split("\n")[0].encode("utf-8")))
+    end = doc.char(first_byte + len(text.split("\n")[0].encode("utf-8")))
     return (f"syntax error near {first!r}" if first else "syntax error", start, max(start + 1, end))
+
+
+# what an ERROR node may begin with that is whole: tree-sitter puts the statements before the error into it too
+_WHOLE_STATEMENTS = {"comment", "command", "variable_assignment", "variable_assignments", "declaration_command",
+                     "unset_command", "redirected_statement", "list", "pipeline", "negated_command", "subshell",
+                     "compound_statement", "if_statement", "case_statement", "for_statement",
+                     "c_style_for_statement", "while_statement", "function_definition", ";", "&"}
+
+
+def _error_start(node) -> int:
+    """Where the ERROR ``node`` goes wrong: at its first child that is not a whole statement."""
+    return next((child.start_byte for child in node.children if child.type not in _WHOLE_STATEMENTS),
+                node.start_byte)
 
 
 def _error_node(doc: _Doc, node, state: tuple):

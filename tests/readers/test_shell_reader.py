@@ -260,6 +260,9 @@ REJECTED = [
     ("echo ${x:-${y}\n", "${x:-${y}"),  # the inner ${ takes the }
     ("echo \"${x:-'}\"\n", "\"${x:-'}\""),  # a quote opened in the default runs past the }
     ("x=${x:-$(((a + b) * 2))}\nOPENRLHF_PATH=<ROOT>\n", "<"),  # a misread word before it does not take its place
+    # tree-sitter puts the valid command before the error into the same ERROR node: not the place bash fails
+    ("deepspeed t.py --zero_stage 3\n)\n", ")"),
+    ("deepspeed t.py --zero_stage 3\n{ { }\n", "{ { }"),
 ]
 
 
