@@ -376,6 +376,8 @@ class _Evaluator:
                     results.append(self.env)
             results.append(before)  # no pattern matched
             self.env = _merge(results)
+        elif t == "ERROR":
+            self._recovered(doc, node)
         elif t == "function_definition":
             before = self.env
             self.env = dict(before)
@@ -384,6 +386,17 @@ class _Evaluator:
                 self.run(doc, body)
             self.env = _merge([before, self.env])  # the function may never be called
         # comments, test commands, heredoc bodies reached directly and anything else: nothing to run
+
+    def _recovered(self, doc: _Doc, node) -> None:
+        """The statements of an ERROR node: tree-sitter could not build the construct around them (an `if`
+        without its `fi`), but each is a whole command that the script means to run, read in order. A name left
+        loose among them is one the construct sets (a loop variable, an assignment tree-sitter took apart): its
+        value is unknown, as after _loop."""
+        for child in node.named_children:
+            if child.type == "variable_name":
+                self.env[doc.text_of(child)] = Var.unknown_value()
+            else:
+                self.run(doc, child)
 
     def _if(self, doc: _Doc, node) -> None:
         before = self.env

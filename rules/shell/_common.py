@@ -43,6 +43,10 @@ def _collect(doc, out: Assignments, same_file: bool) -> None:
             var = node.child_by_field_name("variable")
             if var is not None:
                 out.add(doc.text_of(var), line)
+        elif t == "ERROR":  # a loose name: an assignment or loop variable tree-sitter took apart (as the reader)
+            for child in node.named_children:
+                if child.type == "variable_name":
+                    out.add(doc.text_of(child), child.start_point[0] + 1 if same_file else 0)
         elif t in ("declaration_command", "unset_command"):
             for child in node.named_children:
                 if child.type == "variable_name":

@@ -1,8 +1,10 @@
 """The shell reader: words as bash would expand them, spans where they were written, launchers, generic jobs."""
+import os
 import textwrap
 
 import pytest
 
+from lintutil import ROOT
 from rlhf_lint.engine.config import Config, load_config
 from rlhf_lint.frameworks.launchers import build_shell_jobs
 from rlhf_lint.model import UNKNOWN
@@ -324,6 +326,20 @@ def test_the_structure_tables_agree_with_bash():
         pytest.skip("no bash")
     for text, _, _ in UNCLOSED:  # `bash -n` reads the script and runs nothing
         assert subprocess.run(["bash", "-n"], input=text.encode(), capture_output=True).returncode != 0, text
+
+
+# valid bash whose tree-sitter root is an ERROR node holding no smaller error (the fixture says more)
+UNSTRUCTURED = os.path.join(ROOT, "tests", "fixtures", "shell", "S007_unstructured_good.sh")
+
+
+def test_a_script_tree_sitter_cannot_structure_is_no_error_and_its_commands_are_read():
+    with open(UNSTRUCTURED, encoding="utf-8") as fh:
+        src = script(fh.read())
+    assert src.tree.doc.tree.root_node.type == "ERROR" and src.parse_error is None
+    cmd = one_command(src)
+    assert cmd.last("--zero_stage").value.text == "3"
+    assert cmd.last("--pretrain").value.text is UNKNOWN  # set by the assignment tree-sitter took apart
+    assert "opt" in read_script(src).variables
 
 
 def test_a_misread_word_is_one_unknown_value_and_the_rest_is_read():
