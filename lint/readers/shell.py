@@ -11,6 +11,7 @@ rlhf_lint.frameworks.launchers turns them into ``Command``s.
 from __future__ import annotations
 
 import os
+from bisect import bisect_right
 from functools import lru_cache
 
 TYPE_CHECKING = False
@@ -1135,6 +1136,15 @@ _PARSED_INSIDE = lazy_compile(r"\$\((?!\()|[<>]\(|`")  # $(...) but not $((...))
 def _syntax_errors(doc: _Doc) -> tuple[tuple[str, int, int] | None, list[tuple[int, int]]]:
     """(the first syntax error, as (message, start, end), or None; the character spans of the words tree-sitter
     could not parse but recovered from inside, up to that error)."""
+    error, unparsed = _tree_errors(doc)
+    stray = _stray_reserved_word(doc)
+    if stray is None or (error is not None and error[1] <= stray[1]):
+        return error, unparsed
+    return stray, [span for span in unparsed if span[1] <= stray[1]]
+
+
+def _tree_errors(doc: _Doc) -> tuple[tuple[str, int, int] | None, list[tuple[int, int]]]:
+    """_syntax_errors for the errors tree-sitter marks in its tree (ERROR and MISSING nodes)."""
     root = doc.tree.root_node
     if not root.has_error:
         return None, []
@@ -1293,6 +1303,93 @@ def _occurs_after(doc: _Doc, closer: str, byte: int) -> bool:
     if keyword is not None:
         return keyword.search(doc.data, byte) is not None
     return doc.data.find(closer.encode(), byte) >= 0
+
+
+# Reserved words that end or continue a compound command, and the constructs they belong to. tree-sitter-bash reads
+# one that has nothing to end or continue as the name of a command (a `fi` left over after an edit); bash stops
+# there with "syntax error near unexpected token".
+_RESERVED_GROUPS = {"if": ("if",), "then": ("if",), "elif": ("if",), "else": ("if",), "fi": ("if",),
+                    "case": ("case",), "esac": ("case",), "in": ("case", "loop"), "for": ("loop",),
+                    "select": ("loop",), "while": ("loop",), "until": ("loop",), "do": ("loop",), "done": ("loop",),
+                    "{": ("{",), "}": ("{",)}
+_CLOSING_WORDS = {"fi", "esac", "done", "}"}
+_ENDING_WORDS = _CLOSING_WORDS | {"then", "elif", "else", "in", "do"}
+_OPENING_WORDS = set(_RESERVED_GROUPS) - _ENDING_WORDS
+_OPENING_WORD = lazy_compile(_WORD_DELIMITER % rb"(?:if|case|for|select|while|until|\{)")  # the _OPENING_WORDS
+
+
+def _stray_reserved_word(doc: _Doc) -> tuple[str, int, int] | None:
+    """The first command named by a reserved word that ends or continues nothing, as (message, start, end).
+    An opening word counts wherever tree-sitter put it but in a comment: it reads one after `time`, `!` or
+    `coproc` as a plain word (`time for ...; do ...; done`), and a quote it misreads can swallow one into a string.
+    Only text before tree-sitter's first ERROR is read: past it, its recovery may have read a keyword as a command
+    (`esac` after a case item without its `;;`). One walk of the tree and one scan of the text: linear."""
+    ending, keywords, comments = _structure_before_error(doc)
+    if not ending:
+        return None
+    openings = (m for m in _OPENING_WORD.finditer(doc.data, 0, ending[-1].start_byte)
+                if m.start() not in keywords and not _inside(comments, m.start()))
+    open_words = dict.fromkeys(("if", "case", "loop", "{"), 0)
+    opening = next(openings, None)
+    for node in ending:
+        while opening is not None and opening.start() < node.start_byte:
+            open_words[_RESERVED_GROUPS[opening.group().decode()][0]] += 1
+            opening = next(openings, None)
+        word = doc.text_of(node)
+        owner = next((group for group in _RESERVED_GROUPS[word] if open_words[group]), None)
+        if owner is None:
+            return (f"syntax error near unexpected token {word!r}", doc.char(node.start_byte),
+                    doc.char(node.end_byte))
+        if word in _CLOSING_WORDS:
+            open_words[owner] -= 1
+    return None
+
+
+def _structure_before_error(doc: _Doc) -> tuple[list, set[int], list[tuple[int, int]]]:
+    """In document order up to tree-sitter's first ERROR node (also one it does not flag with has_error): the
+    first words of simple commands that are ending reserved words (not after an assignment or a redirection: `x=1
+    fi` runs a command named fi), where the opening keywords tree-sitter parsed as such start (their constructs
+    are whole), and the byte ranges of comments. Text bash parses only when it runs it (`...`, heredoc bodies) is
+    skipped."""
+    ending: list = []
+    keywords: set[int] = set()
+    comments: list[tuple[int, int]] = []
+    cursor = doc.tree.root_node.walk()
+    while True:
+        node = cursor.node
+        t = node.type
+        if t == "ERROR":
+            break
+        skip = t in ("comment", "heredoc_body") or (t == "command_substitution" and node.child(0).type == "`")
+        if t == "comment":
+            comments.append((node.start_byte, node.end_byte))
+        elif t in _OPENING_WORDS and not node.is_named:
+            keywords.add(node.start_byte)
+        elif t == "command":  # (a node's parent or sibling costs a walk from the root: only children are read)
+            word = _first_word(node)
+            if word is not None and doc.data[word.start_byte:word.end_byte].decode() in _ENDING_WORDS:
+                ending.append(word)
+        if not skip and cursor.goto_first_child():
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return ending, keywords, comments
+    return ending, keywords, comments
+
+
+def _first_word(command):
+    """The plain word a simple command starts with, when its name comes first and is one."""
+    name = command.named_child(0)
+    if name is None or name.type != "command_name" or name.child_count != 1:
+        return None
+    word = name.child(0)
+    return word if word.type == "word" else None
+
+
+def _inside(ranges: list[tuple[int, int]], byte: int) -> bool:
+    """Whether ``byte`` lies in one of the ordered, disjoint ``ranges``."""
+    i = bisect_right(ranges, (byte, float("inf"))) - 1
+    return i >= 0 and ranges[i][0] <= byte < ranges[i][1]
 
 
 def _describe_error(doc: _Doc, node) -> tuple[str, int, int]:
