@@ -3,10 +3,14 @@
 Honoured inside a git work tree (a folder with ``.git`` above the file): every ``.gitignore`` from the work tree's
 root down to the file's folder, and ``.git/info/exclude``. Patterns: ``#`` comments, ``!`` negation, a trailing ``/``
 for folders only, a ``/`` at the start or in the middle anchors the pattern to its ``.gitignore``'s folder, ``*``,
-``?``, ``[...]`` and ``**``; the last matching pattern wins, deeper files after shallower ones; a file inside an
-ignored folder stays ignored (git does not descend into it). Not read: ``core.excludesFile`` (a user's global
-ignores are not the repository's), a ``.gitignore`` that is a symlink (git does not follow one either), one that
-is not a regular file (a FIFO would block) or is over MAX_IGNORE_BYTES; each of these is a warning.
+``?``, ``[...]`` (ranges, ``[:class:]``, read as git's wildmatch reads them) and ``**``; the last matching pattern
+wins, deeper files after shallower ones; a file inside an ignored folder stays ignored (git does not descend into
+it). A pattern git's wildmatch gives up on (an unclosed ``[``) matches nothing, as in git. Matching takes about
+linear time whatever the pattern. Not read: ``core.excludesFile`` (a user's global ignores are not the
+repository's), a ``.gitignore`` that is a symlink (git does not follow one either), one that is not a regular file
+(a FIFO would block) or is over MAX_IGNORE_BYTES; each of these is a warning. Not followed: git's reading of
+``X**/`` right after a pattern's literal prefix ``X`` as ``X`` then ``**/`` (here it is ``X*/``, as gitignore(5)
+says).
 """
 from __future__ import annotations
 
@@ -20,50 +24,174 @@ from rlhf_lint.readers.source import read_regular
 _NONE: tuple = ()  # the patterns of a folder without a .gitignore (most): one object for all of them
 MAX_IGNORE_BYTES = 1 << 20  # real ones are kilobytes; a pattern is matched against every path, so bigger is refused
 
+# A glob becomes a regular expression that backtracks at most about linearly (`*a*a*a*a*a*b` or ten `**/` took
+# minutes as one plain backtracking regex). A glob is a list of segments between slashes: `**` (any run of folders)
+# or a run of one-character matchers and `*` (any run of characters within the segment). Inside a segment, and one
+# level up among segments, there is one kind of wildcard, so the classic glob algorithm holds: the piece between two
+# wildcards may be matched at its earliest place and never revisited (an earlier match only leaves the next
+# wildcard more to absorb). Those pieces are atomic groups; the first piece is anchored at the start, the last at
+# the end.
+_STAR = "*"  # a `*` inside a segment
+_GLOBSTAR = ("**",)  # a segment of `**` alone (compared by identity)
+# the [:class:] names git's wildmatch knows, as ASCII sets
+_CLASSES = {"alnum": "a-zA-Z0-9", "alpha": "a-zA-Z", "blank": " \\t", "cntrl": "\\x00-\\x1f\\x7f", "digit": "0-9",
+            "graph": "!-~", "lower": "a-z", "print": " -~", "punct": "!-/:-@\\[-`{-~", "space": "\\t\\n\\r ",
+            "upper": "A-Z", "xdigit": "0-9A-Fa-f"}
 
-def _translate(glob: str) -> str:
-    """A gitignore glob (no leading or trailing slash) as a regular expression over a /-separated relative path."""
-    out = []
+
+class _Malformed(Exception):
+    """A glob git's wildmatch gives up on (an unclosed `[`, an unknown `[:class:]`, a trailing `\\`): it matches
+    nothing."""
+
+
+class _Atomic:
+    """Atomic groups that Python 3.10 has too: a lookahead is never re-entered once it matched, so `(?=(X))\\1`
+    keeps the first way X matched."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, body: str) -> str:
+        self.count += 1
+        return f"(?=(?P<a{self.count}>{body}))(?P=a{self.count})"
+
+
+class _Brackets:
+    """Reads the bracket expressions of one glob as git's wildmatch does."""
+
+    def __init__(self, glob: str) -> None:
+        self.glob = glob
+        self.close = -1  # the first `]` at or after a `[:` (remembered: many `[:` before one `]` stay linear)
+
+    def read(self, i: int) -> tuple[str, int]:
+        """The bracket expression opening at ``glob[i]`` as a regex for one character (never `/`), and the index
+        after it. A `]` first in the brackets is a member; a reversed range (`z-a`) adds no character, as in git,
+        while the other members still count."""
+        glob, n = self.glob, len(self.glob)
+        j = i + 1
+        negated = glob[j:j + 1] in ("!", "^")
+        j += negated
+        members: list[str] = []
+        previous = None  # the last single character: where a range starts
+        while True:
+            if j >= n:
+                raise _Malformed
+            c = glob[j]
+            if c == "]" and j > i + 1 + negated:  # a `]` first is a member
+                break
+            if c == "\\":
+                j += 1
+                if j >= n:
+                    raise _Malformed
+                previous = glob[j]
+                members.append(re.escape(previous))
+            elif c == "-" and previous is not None and j + 1 < n and glob[j + 1] != "]":
+                j += 1
+                if glob[j] == "\\":
+                    j += 1
+                    if j >= n:
+                        raise _Malformed
+                if previous <= glob[j]:
+                    members.append(f"{re.escape(previous)}-{re.escape(glob[j])}")
+                previous = None
+            elif c == "[" and glob.startswith(":", j + 1) and (end := self._class_end(j)) is not None:
+                name = glob[j + 2:end - 1]
+                if name not in _CLASSES:
+                    raise _Malformed
+                members.append(_CLASSES[name])
+                previous, j = None, end
+            else:
+                previous = c
+                members.append(re.escape(c))
+            j += 1
+        body = "".join(members)  # never empty: a range follows a member
+        return (f"[^/{body}]" if negated else f"(?!/)[{body}]"), j + 1
+
+    def _class_end(self, j: int) -> int | None:
+        """For `[:name:]` at ``glob[j]``: the index of its `]`; None when the next `]` does not follow a `:` (git
+        reads the `[` as a member then)."""
+        if self.close < j + 2:
+            self.close = self.glob.find("]", j + 2)
+        if self.close == -1:
+            raise _Malformed
+        return self.close if self.close >= j + 3 and self.glob[self.close - 1] == ":" else None
+
+
+def _segments(glob: str) -> list:
+    """The glob as a list of segments: ``_GLOBSTAR``, or a list of one-character regexes and ``_STAR``. A run of
+    `**` segments is one (`**/**/` is `**/`), a run of `*` in a segment one `*`."""
+    brackets = _Brackets(glob)
+    segments: list = []
+    items: list = []
     i, n = 0, len(glob)
     while i < n:
         c = glob[i]
-        if c == "*":
-            if glob.startswith("**", i):
-                before_ok = i == 0 or glob[i - 1] == "/"
-                after = glob[i + 2:i + 3]
-                if before_ok and after == "/":  # "**/": zero or more folders
-                    out.append("(?:.*/)?")
-                    i += 3
-                    continue
-                if before_ok and i + 2 == n:  # trailing "/**": everything inside
-                    out.append(".*")
-                    i += 2
-                    continue
-            out.append("[^/]*")
+        if c == "/" or glob.startswith("\\/", i):  # an escaped slash is a slash too
+            segments.append(items)
+            items = []
+            i += 1 if c == "/" else 2
+        elif c == "*":
+            start = i
             while i < n and glob[i] == "*":
                 i += 1
-            continue
-        if c == "?":
-            out.append("[^/]")
+            if not items and i - start >= 2 and (i == n or glob[i] == "/" or glob.startswith("\\/", i)):
+                items = _GLOBSTAR  # the whole segment
+            elif not items or items[-1] is not _STAR:
+                items.append(_STAR)
+        elif c == "?":
+            items.append("[^/]")
+            i += 1
         elif c == "[":
-            end = glob.find("]", i + 2 if glob[i + 1:i + 2] in ("!", "^") else i + 1)
-            if end == -1:
-                out.append(re.escape(c))
-            else:
-                body = glob[i + 1:end]
-                if body[:1] in ("!", "^"):
-                    body = "^" + body[1:]
-                out.append("[" + body.replace("\\", "\\\\") + "]")
-                i = end + 1
-                continue
-        elif c == "\\" and i + 1 < n:
-            out.append(re.escape(glob[i + 1]))
+            one, i = brackets.read(i)
+            items.append(one)
+        elif c == "\\":
+            if i + 1 >= n:
+                raise _Malformed
+            items.append(re.escape(glob[i + 1]))
             i += 2
-            continue
         else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out)
+            items.append(re.escape(c))
+            i += 1
+    segments.append(items)
+    return [s for k, s in enumerate(segments) if not (s is _GLOBSTAR and k and segments[k - 1] is _GLOBSTAR)]
+
+
+def _split(items: list, wildcard) -> list[list]:
+    pieces: list[list] = [[]]
+    for item in items:
+        if item is wildcard:
+            pieces.append([])
+        else:
+            pieces[-1].append(item)
+    return pieces
+
+
+_FOLDERS = "(?:[^/]*/)"  # one folder; repeated, the wildcard `**/` stands for
+
+
+def _earliest(pieces: list[str], wildcard: str, atomic: _Atomic) -> str:
+    """Each piece at its earliest place after the previous one, atomically: its lazy wildcard is never retried."""
+    return "".join(atomic(f"{wildcard}*?{p}") for p in pieces)
+
+
+def _anchored_ends(pieces: list[str], wildcard: str, atomic: _Atomic) -> str:
+    """Pieces that wildcards separate: the first at the start, the middle ones at their earliest places, the last
+    at the end (after a greedy wildcard, which gives back one character or folder at a time)."""
+    if len(pieces) == 1:
+        return pieces[0]
+    return f"{pieces[0]}{_earliest(pieces[1:-1], wildcard, atomic)}{wildcard}*{pieces[-1]}"
+
+
+def _translate(glob: str) -> str:
+    """A gitignore glob (no leading or trailing slash; an unanchored one prefixed with `**/`) as a regular expression
+    over a /-separated relative path. Raises _Malformed for a glob git cannot match."""
+    atomic = _Atomic()
+    runs = [[_anchored_ends(["".join(p) for p in _split(s, _STAR)], "[^/]", atomic) for s in run]
+            for run in _split(_segments(glob), _GLOBSTAR)]
+    pieces = ["".join(s + "/" for s in run) for run in runs[:-1]]  # each run before a `**` ends with its slash
+    if len(runs) > 1 and not runs[-1]:  # a trailing `/**`: everything inside
+        return pieces[0] + _earliest(pieces[1:], _FOLDERS, atomic) + r"(?s:.)*\Z"
+    return _anchored_ends(pieces + ["/".join(runs[-1])], _FOLDERS, atomic) + r"\Z"
 
 
 class Pattern:
@@ -91,14 +219,18 @@ def parse(text: str) -> list[Pattern]:
             line = line[1:]
         elif line.startswith("\\!") or line.startswith("\\#"):
             line = line[1:]
-        dir_only = line.endswith("/") and not line.endswith("\\/")
-        line = line.rstrip("/")
+        dir_only = line.endswith("/")
+        if dir_only:  # one slash, as git (`a//` matches nothing)
+            line = line[:-1]
         if not line:
             continue
         anchored = "/" in line
-        line = line.lstrip("/")
-        body = _translate(line)
-        regex = re.compile(("" if anchored else "(?:.*/)?") + body + r"\Z", re.DOTALL)
+        if line.startswith("/"):  # one slash, as git (`//a` matches nothing)
+            line = line[1:]
+        try:
+            regex = re.compile(_translate(line if anchored else "**/" + line))
+        except _Malformed:
+            continue  # git matches nothing with it
         patterns.append(Pattern(negated, dir_only, regex))
     return patterns
 
