@@ -147,13 +147,24 @@ class Project:
         self._by_real: dict[str, Source] = {}
         self._jobs: list[Job] | None = None
         self._ds_config_users: dict[str, list[tuple[Job, Setting]]] | None = None  # see jobs_referencing
+        # whether some source may pin / does pin (see declares_pins): asked per file and rule, answered once
+        self._may_pin: bool | None = None
+        self._pins: bool | None = None
         for s in sources:
             self.add(s)
 
     def add(self, source: Source) -> None:
         self.sources[source.path] = source
         self._by_real[os.path.realpath(source.path)] = source
+        self._sources_changed()
+
+    def _sources_changed(self) -> None:
+        """Forget what was derived from the whole set of sources. (The language server builds a new Project for
+        each edit; a --fix round rebuilds it too.)"""
         self._ds_config_users = None
+        self._may_pin = self._pins = None
+        for memo in ("_pin_documents", "_pins_cache"):  # the pins readers' memos (readers.pins, frameworks.versions)
+            self.__dict__.pop(memo, None)
 
     @property
     def config(self) -> Config:
@@ -183,7 +194,7 @@ class Project:
         if fact == "pins":
             return self.declares_pins()
         if fact == "pin files":  # a file that may pin, even when nothing in it resolves to a version (``-e .``)
-            return any(may_declare_pins(s) for s in self.sources.values())
+            return self.may_declare_pins()
         if fact == "versions":  # a framework release is configured or some file pins
             return bool(self.config.versions) or self.declares_pins()
         if fact == "unreadable files":
@@ -195,14 +206,24 @@ class Project:
             return bool(hardware.host_memory or hardware.container_memory)
         raise ValueError(f"unknown fact {fact!r}")
 
+    def may_declare_pins(self) -> bool:
+        """Whether some source may pin (rlhf_lint.readers.kinds.may_declare_pins), remembered."""
+        if self._may_pin is None:
+            self._may_pin = any(may_declare_pins(s) for s in self.sources.values())
+        return self._may_pin
+
     def declares_pins(self) -> bool:
         """Whether any source pins or includes anything (rlhf_lint.readers.pins, imported only when some source may
-        declare a pin): without pins the P rules have nothing to check."""
-        if not any(may_declare_pins(s) for s in self.sources.values()):
-            return False
-        from rlhf_lint.readers.pins import declares_pins
+        declare a pin): without pins the P rules have nothing to check. Remembered: every ds_config asks it per
+        rule, and scanning every source each time made a run quadratic in the number of files."""
+        if self._pins is None:
+            if self.may_declare_pins():
+                from rlhf_lint.readers.pins import declares_pins
 
-        return declares_pins(self)
+                self._pins = declares_pins(self)
+            else:
+                self._pins = False
+        return self._pins
 
     def of_kind(self, *kinds: str) -> list[Source]:
         return [s for s in self.sources.values() if s.kind in kinds]
