@@ -4,7 +4,8 @@
 
 Each case writes one hostile input (issue 17's classes: merge-key and alias blow-ups, duplicate keys on one line,
 repeated flags, long runs of '[', variable doubling, huge numbers, many pins in one Dockerfile RUN, huge node
-counts, many small files) at four sizes and runs the installed ``rlhf-lint --no-cache`` on it in a fresh process.
+counts, many small files; and many ds_configs in one repository, wildcard runs in a .gitignore) at four sizes and
+runs the installed ``rlhf-lint --no-cache`` on it in a fresh process.
 The slope is the exponent b of time ~ size^b fitted between the smallest and the largest size (1: linear, 2:
 quadratic; start-up time makes small inputs look sub-linear). Then a 1 MB file of every kind is checked against
 the budget: under 5 s and 300 MB.
@@ -29,13 +30,18 @@ BUDGET_SECONDS, BUDGET_MB = 5.0, 300
 
 
 def run(args: list[str], cwd: str, timeout: float = 120) -> tuple[float, float, int]:
-    """(seconds, peak RSS in MB of the largest process, exit code) of one run, in a probe process of its own."""
-    probe = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
-             "rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode; "
+    """(seconds, peak RSS in MB of the largest process, exit code) of one run, in a probe process of its own. The
+    probe kills a run that outlasts ``timeout`` (a run left behind would load the machine for the next cases)."""
+    probe = ("import resource, subprocess, sys, time; t = time.perf_counter()\n"
+             "try:\n"
+             "    rc = subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, "
+             "timeout=float(sys.argv[1])).returncode\n"
+             "except subprocess.TimeoutExpired:\n"
+             "    rc = -1\n"
              "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, rc)")
     try:
-        out = subprocess.run([sys.executable, "-c", probe, *args], cwd=cwd, capture_output=True, text=True,
-                             timeout=timeout, check=True)
+        out = subprocess.run([sys.executable, "-c", probe, str(timeout), *args], cwd=cwd, capture_output=True,
+                             text=True, timeout=timeout + 30, check=True)
     except subprocess.TimeoutExpired:
         return timeout, float("nan"), -1
     seconds, rss, rc = out.stdout.split()
@@ -99,6 +105,21 @@ def many_files(n: int) -> dict[str, str]:
     return out
 
 
+def ds_config_sweep(n: int) -> dict[str, str]:
+    """One repository, one ds_config per run folder (a hyper-parameter sweep): each file's rules once asked a
+    question of every file of the repository (quadratic: 4,000 files took 34 s)."""
+    config = ('{"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2, '
+              '"zero_optimization": {"stage": 2}, "bf16": {"enabled": true}}\n')
+    return {".git/HEAD": "ref: refs/heads/main\n", **{f"run_{i:05d}/ds_config.json": config for i in range(n)}}
+
+
+def gitignore_wildcards(n: int) -> dict[str, str]:
+    """`*a` n times then `*b` in .gitignore, and a file named with 60 a's: as one backtracking regex, 10 of them
+    took hours on that name."""
+    return {".git/HEAD": "ref: refs/heads/main\n", ".gitignore": "*a" * n + "*b\n", "a" * 60 + ".json": "{}\n",
+            "ds_config.json": '{"train_batch_size": 8}\n'}
+
+
 # (name, generator, sizes, what the size is)
 CASES = [
     ("yaml-merge-keys", merge_keys, [10, 15, 20, 25], "levels (expansion doubles per level)"),
@@ -111,6 +132,8 @@ CASES = [
     ("dockerfile-pins", dockerfile_pins, [6, 12, 25, 50], "continued lines of pins"),
     ("node-count", node_count, [8, 16, 24, 32], "log2 of trainer.nnodes"),
     ("many-files", many_files, [1000, 2000, 4000, 8000], "small files"),
+    ("ds-config-sweep", ds_config_sweep, [1000, 2000, 4000, 8000], "ds_configs in one repository"),
+    ("gitignore-wildcards", gitignore_wildcards, [10, 20, 40, 80], "'*a' in one .gitignore line"),
 ]
 
 QUICK = {name: sizes[:3] for name, _, sizes, _ in CASES}
