@@ -68,7 +68,7 @@ def run_check(paths, fix=False, unsafe_fixes=False, diff=False, show_fixes=False
               debug=False, no_cache=False, force_exclude=False, no_respect_gitignore=False, stdin_filename=None,
               statistics=False, exit_zero=False, add_noqa=False, baseline=None, write_baseline=False) -> int:
     """Run a check and return the exit code."""
-    from rlhf_lint.engine.config import ConfigError, Configs, Hardware, load_config
+    from rlhf_lint.engine.config import ConfigError, Configs, Hardware, flag, load_config
     from rlhf_lint.engine.discovery import Exclusions
     from rlhf_lint.model import Severity
     from rlhf_lint.engine.runner import Options, env_jobs, lint
@@ -87,7 +87,7 @@ def run_check(paths, fix=False, unsafe_fixes=False, diff=False, show_fixes=False
     try:
         overrides = Hardware.from_mapping({"gpu": gpu, "gpu-memory": gpu_memory, "gpus-per-node": gpus_per_node,
                                            "host-memory": host_memory, "container-memory": container_memory,
-                                           "nodes": nodes})
+                                           "nodes": nodes}, flag)
         fail_level = Severity.parse(fail_on) if fail_on else None
 
         def finish(config):

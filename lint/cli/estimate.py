@@ -280,22 +280,11 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
              freeze_vision=None, ds_config=None, grad_accum=None):
     """Estimate GPU and host memory per role of a launch script, or of a job given by options
     (`rlhf-lint estimate --model Qwen/Qwen2.5-7B --gpus 8 --gpu A100-80GB --zero 3`)."""
-    from rlhf_lint.engine.config import ConfigError, Hardware, find_config_file, load_config
+    from rlhf_lint.engine.config import ConfigError, Hardware, find_config_file, flag, load_config
     from rlhf_lint.memory.estimate import estimate as run_estimate
-
-    for name, size in (("--gpu-memory", gpu_memory), ("--host-memory", host_memory),
-                       ("--container-memory", container_memory)):
-        if size is not None and not any(c.isalpha() for c in size):
-            _refuse(f"{name} {size!r} has no unit: write it as {size}GiB or {size}GB")
-    if gpu_name:
-        from rlhf_lint.memory.catalog import resolve_gpu
-
-        if resolve_gpu(gpu_name) is None and gpu_memory is None:
-            _refuse(f"unknown GPU {gpu_name!r}: give one of the catalog (A100-80GB, H100, RTX4090, ...) or "
-                    f"--gpu-memory")
     from rlhf_lint.model import in_range
 
-    counts = {"--gpus": gpus, "--gpus-per-node": gpus_per_node, "--micro-batch": micro_batch, "--seq-len": seq_len,
+    counts = {"--gpus": gpus, "--micro-batch": micro_batch, "--seq-len": seq_len,
               "--lora-rank": lora_rank, "--max-tokens-per-gpu": max_tokens_per_gpu, "--ring-attn-size": ring_attn_size,
               "--sequence-parallel-size": sequence_parallel_size, "--expert-parallel-size": expert_parallel_size,
               "--prompt-len": prompt_len, "--completion-len": completion_len}
@@ -338,16 +327,13 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
             _refuse(f"{', '.join(given)} describe{'s' if len(given) == 1 else ''} a job given by --model; a launch "
                     f"script's settings are read from its files (only the hardware options apply to it)")
     try:
-        config = load_config(find_config_file(paths[0] if paths else os.getcwd()))
+        # the options are checked as the configuration's hardware values are: a unit, a known GPU, positive
         overrides = Hardware.from_mapping({"gpu": gpu_name, "gpu-memory": gpu_memory, "gpus-per-node": gpus_per_node,
-                                           "host-memory": host_memory, "container-memory": container_memory})
+                                           "host-memory": host_memory, "container-memory": container_memory}, flag)
+        config = load_config(find_config_file(paths[0] if paths else os.getcwd()))
     except ConfigError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
-    for name, size in (("--gpu-memory", overrides.gpu_memory), ("--host-memory", overrides.host_memory),
-                       ("--container-memory", overrides.container_memory)):
-        if size is not None and size <= 0:
-            _refuse(f"{name}: a memory size must be positive")
     results = []
     if model:
         if paths:
@@ -391,14 +377,9 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
             click.echo(f"{item.path}: {item.message}", err=True)
         versions = target_versions(project, VERSIONED_PACKAGES)
         for job in project.jobs:
-            hw = config.hardware
-            if job.hardware:
-                try:
-                    hw = hw.merged(Hardware.from_mapping(job.hardware))
-                except ConfigError:
-                    pass
-            hw = hw.merged(overrides)  # the command line wins over the script's comment
-
+            for message in dict.fromkeys(config.hardware_errors(job.hardware).values()):
+                click.echo(f"warning: {job.path}: hardware comment: {message}; this word is ignored", err=True)
+            hw = config.hardware_for(job.hardware).merged(overrides)  # the command line wins over the comment
             results.append((job.name, run_estimate(job, hw, launch_reader(project, job), versions)))
         if not results:
             click.echo("no training launch found in " + ", ".join(paths), err=True)

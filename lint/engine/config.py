@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
 
 from rlhf_lint.engine.ancestors import nearest
 from rlhf_lint.startup.records import field, record
-from rlhf_lint.model import HARDWARE_KEYS, Severity
+from rlhf_lint.model import HARDWARE_KEYS, Severity, in_range
 from rlhf_lint.startup.lazyre import lazy_compile
 
 CONFIG_FILES = ("rlhf-lint.toml", ".rlhf-lint.toml", "pyproject.toml")
@@ -63,6 +63,64 @@ def parse_size(value: Any) -> int:
     return int(number * base ** _UNITS[unit])
 
 
+# Hardware values are checked alike wherever they are given: the configuration file and the command line refuse a
+# bad one (exit 2), a script's `# rlhf-lint: hardware` comment keeps its valid values and M008 reports the others.
+# ``name`` is how the value is shown: its key, or the option (--host-memory) that gave it.
+def hardware_size(value: Any, name: str) -> int:
+    """A memory size in bytes. It must carry its unit: a bare 512 would be 512 bytes, surely not what was meant."""
+    if isinstance(value, bool) or not any(c.isalpha() for c in str(value)):
+        raise ConfigError(f"{name} {value!r} has no unit: write it as {value}GiB or {value}GB")
+    try:
+        size = parse_size(value)
+    except ConfigError:
+        raise ConfigError(f"{name} {value!r}: not a size (write it as 80GiB or 500GB)") from None
+    if size <= 0:
+        raise ConfigError(f"{name} {value!r}: a memory size must be positive")
+    if not in_range(size):
+        raise ConfigError(f"{name} {value!r}: out of range for any machine")
+    return size
+
+
+def hardware_count(value: Any, name: str) -> int:
+    """A count of GPUs or nodes: a whole number, at least 1."""
+    text = str(value).strip()
+    if isinstance(value, bool) or not re.fullmatch(r"[+-]?[0-9]+", text):
+        raise ConfigError(f"{name} must be a whole number, got {value!r}")
+    count = int(text)
+    if count < 1:
+        raise ConfigError(f"{name} must be at least 1, got {value!r}")
+    if not in_range(count):
+        raise ConfigError(f"{name} {value!r}: out of range for any launch")
+    return count
+
+
+def hardware_gpu(value: Any, name: str, memory_name: str, sized: bool) -> str:
+    """A GPU the catalog knows, or any name when its memory is given too (``sized``; ``memory_name``: the key or
+    option that gives it)."""
+    gpu = str(value).strip()
+    if not gpu:
+        raise ConfigError(f"{name} {value!r}: name a GPU (A100-80GB, H100, RTX4090, ...)")
+    if sized:
+        return gpu
+    from rlhf_lint.memory.catalog import close_gpu_names, resolve_gpu  # only when a GPU is named
+
+    if resolve_gpu(gpu) is None:
+        close = close_gpu_names(gpu)
+        hint = f" (close: {', '.join(close)})" if close else ""
+        raise ConfigError(f"{name} {value!r}: unknown GPU{hint}; name one of the catalog (A100-80GB, H100, RTX4090, "
+                          f"...) or give its memory with {memory_name}")
+    return gpu
+
+
+_SIZES = (("gpu-memory", "gpu_memory"), ("host-memory", "host_memory"), ("container-memory", "container_memory"))
+_COUNTS = (("gpus-per-node", "gpus_per_node"), ("nodes", "nodes"))
+
+
+def flag(key: str) -> str:
+    """The command-line option of a hardware key, as messages name it."""
+    return "--" + key
+
+
 @record
 class Hardware:
     gpu: str | None = None
@@ -83,20 +141,33 @@ class Hardware:
         return self.gpu is not None or self.gpu_memory is not None
 
     @classmethod
-    def from_mapping(cls, data: dict[str, Any]) -> "Hardware":
-        hw = cls()
-        if data.get("gpu") is not None:
-            hw.gpu = str(data["gpu"])
-        for key, attr in (("gpu-memory", "gpu_memory"), ("host-memory", "host_memory"),
-                          ("container-memory", "container_memory")):
-            if data.get(key) is not None:
-                setattr(hw, attr, parse_size(data[key]))
-        for key, attr in (("gpus-per-node", "gpus_per_node"), ("nodes", "nodes")):
+    def checked(cls, data: dict[str, Any], label: Any = str, gpu_memory_known: bool = False,
+                ) -> tuple["Hardware", dict[str, str]]:
+        """The hardware of ``data``'s valid values, and why each other value is refused (key -> message).
+        ``label`` names a key in messages; ``gpu_memory_known``: a memory is given elsewhere (any GPU name goes)."""
+        hw, errors = cls(), {}
+
+        def take(key: str, attr: str, check) -> None:
             if data.get(key) is not None:
                 try:
-                    setattr(hw, attr, int(data[key]))
-                except (TypeError, ValueError):
-                    raise ConfigError(f"{key} must be a whole number, got {data[key]!r}") from None
+                    setattr(hw, attr, check(data[key], label(key)))
+                except ConfigError as exc:
+                    errors[key] = str(exc)
+
+        for key, attr in _SIZES:
+            take(key, attr, hardware_size)
+        for key, attr in _COUNTS:
+            take(key, attr, hardware_count)
+        sized = hw.gpu_memory is not None or gpu_memory_known
+        take("gpu", "gpu", lambda value, name: hardware_gpu(value, name, label("gpu-memory"), sized))
+        return hw, errors
+
+    @classmethod
+    def from_mapping(cls, data: dict[str, Any], label: Any = str) -> "Hardware":
+        """The hardware ``data`` gives; ConfigError for the first value that is refused."""
+        hw, errors = cls.checked(data, label)
+        if errors:
+            raise ConfigError(next(iter(errors.values())))
         return hw
 
 
@@ -121,15 +192,19 @@ class Config:
 
     def hardware_for(self, declared: dict[str, Any] | None) -> Hardware:
         """The hardware a job runs on: the configuration file, then a script's own ``# rlhf-lint: hardware`` comment
-        (more specific), then the command line (most explicit). A malformed comment is ignored here; the shell
-        rules report it."""
+        (more specific), then the command line (most explicit). The comment's valid values count; M008 reports
+        the others (hardware_errors)."""
         hw = self.hardware
         if declared:
-            try:
-                hw = hw.merged(Hardware.from_mapping(declared))
-            except ConfigError:
-                pass
+            hw = hw.merged(self._declared(declared)[0])
         return hw.merged(self.hardware_overrides)
+
+    def hardware_errors(self, declared: dict[str, Any] | None) -> dict[str, str]:
+        """Why each refused value of a ``# rlhf-lint: hardware`` comment is refused (key -> message)."""
+        return self._declared(declared)[1] if declared else {}
+
+    def _declared(self, declared: dict[str, Any]) -> tuple[Hardware, dict[str, str]]:
+        return Hardware.checked(declared, gpu_memory_known=self.hardware.gpu_memory is not None)
 
     def version(self, package: str) -> str | None:
         return self.versions.get(package)
@@ -242,7 +317,10 @@ def config_from_mapping(table: dict[str, Any], path: str | None = None) -> Confi
             cfg.fail_on = Severity.parse(str(table["fail-on"]))
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
-    cfg.hardware = Hardware.from_mapping(table)
+    try:
+        cfg.hardware = Hardware.from_mapping(table)
+    except ConfigError as exc:  # a wrong value would silently change or drop the memory verdicts
+        raise ConfigError(f"{path or 'configuration'}: {exc}") from None
     for key in VERSION_KEYS:
         if key in table:
             cfg.versions[key[: -len("-version")]] = str(table[key]).lstrip("v")

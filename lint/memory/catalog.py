@@ -570,6 +570,18 @@ def _gpu_keys() -> dict[str, GPU]:
     return keys
 
 
+def close_gpu_names(name: str, n: int = 3) -> list[str]:
+    """Catalog GPUs whose names or aliases look like ``name`` (a misspelt one: RTX-4O90 -> RTX-4090)."""
+    import difflib  # only on this error path
+
+    canonical: dict[str, str] = {}
+    for entry in _load("gpus.json")["gpus"]:
+        for alias in (entry["name"], *entry.get("aliases", [])):
+            canonical.setdefault(_norm(alias), entry["name"])
+    found = difflib.get_close_matches(_norm(name), list(canonical), n=3 * n)
+    return list(dict.fromkeys(canonical[f] for f in found))[:n]
+
+
 def resolve_gpu(name: str) -> GPU | None:
     key = _norm(name.replace("NVIDIA", "").replace("nvidia", ""))
     keys = _gpu_keys()

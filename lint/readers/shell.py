@@ -35,6 +35,7 @@ MAX_EXPANDED_PIECES = 50_000
 
 _IFS = lazy_compile(r"[ \t\n]+")
 HARDWARE_RE = lazy_compile(r"#\s*rlhf-lint:\s*hardware\b(?P<body>[^\n]*)")
+_WORD = lazy_compile(r"\S+")
 _QUOTE_CHARS = ("'", '"')
 
 
@@ -1434,18 +1435,29 @@ def _error_node(doc: _Doc, node, state: tuple):
 # ---------------------------------------------------------------------------------------------------------------
 # hardware comment
 # ---------------------------------------------------------------------------------------------------------------
+def hardware_items(text: str) -> list[tuple[str, str, Span]]:
+    """Each word of the `# rlhf-lint: hardware ...` comment as (key, value, where): the key lowercased with `_` as
+    `-`; the value "" when the word has no `=`. Keys and values are checked by the configuration's rules
+    (rlhf_lint.engine.config.Hardware.checked; M008 reports the refused ones)."""
+    m = HARDWARE_RE.search(text) if "rlhf-lint" in text else None
+    if not m:
+        return []
+    items = []
+    for word in _WORD.finditer(m.group("body")):
+        key, _eq, value = word.group(0).partition("=")
+        start = m.start("body") + word.start()
+        items.append((key.lower().replace("_", "-"), value, Span(start, start + len(word.group(0)))))
+    return items
+
+
 def parse_hardware(text: str) -> tuple[dict, Span | None]:
-    """`# rlhf-lint: hardware gpu=A100-80GB gpus-per-node=8 ...` -> {"gpu": "A100-80GB", "gpus-per-node": 8}."""
+    """`# rlhf-lint: hardware gpu=A100-80GB gpus-per-node=8 ...` -> {"gpu": "A100-80GB", "gpus-per-node": "8"}: the
+    words with a known key and a value (the last one of a key wins), not yet checked (Config.hardware_for keeps the
+    valid values)."""
     m = HARDWARE_RE.search(text) if "rlhf-lint" in text else None
     if not m:
         return {}, None
-    out: dict = {}
-    for item in m.group("body").split():
-        key, eq, value = item.partition("=")
-        key = key.strip().lower().replace("_", "-")
-        if not eq or key not in HARDWARE_KEYS or not value:
-            continue
-        out[key] = int(value) if key in ("gpus-per-node", "nodes") and value.isdecimal() else value
+    out = {key: value for key, value, _span in hardware_items(text) if key in HARDWARE_KEYS and value}
     return out, Span(m.start(), m.end())
 
 

@@ -1,9 +1,34 @@
 """M008 no-hardware-profile."""
 from __future__ import annotations
 
-from rlhf_lint.model import Finding, Severity
+from rlhf_lint.model import HARDWARE_KEYS, Finding, Severity
 from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.memory._common import _assumed, _estimate, _gib
+
+
+def _comment_findings(ctx):
+    """A warning at each word of the launch file's `# rlhf-lint: hardware` comment that cannot be used: the
+    configuration's checks say why (Config.hardware_errors); the comment's other words still count."""
+    source = ctx.project.sources.get(ctx.job.path)
+    if source is None or "rlhf-lint" not in source.text:
+        return
+    from rlhf_lint.readers.shell import hardware_items, parse_hardware
+
+    items = hardware_items(source.text)
+    declared = parse_hardware(source.text)[0]
+    errors = ctx.config.hardware_errors(declared)
+    last = {key: span for key, _value, span in items}  # the word of a key that counts (the last one)
+    for key, value, span in items:
+        if key not in HARDWARE_KEYS:
+            why = f"unknown key {key!r} (the keys: {', '.join(HARDWARE_KEYS)})"
+        elif not value:
+            why = f"{key} has no value (write {key}=...)"
+        elif key in errors and span == last[key]:
+            why = errors[key]
+        else:
+            continue
+        yield Finding(span, f"hardware comment: {why}; this word is ignored, the others count",
+                      severity=Severity.WARNING, path=ctx.job.path)
 
 
 @rule("M008", "no-hardware-profile", Severity.INFO, scope="job")
@@ -18,12 +43,18 @@ def no_hardware_profile(ctx):
     estimate`.
     Reported once per repository, on its first launch without hardware, with the count
     of the others (a verl or OpenRLHF tree has hundreds of launches: one line, not one per launch).
+    A word of the `# rlhf-lint: hardware` comment that cannot be used is a warning at that word: an unknown GPU
+    (with the catalog's close names; any name goes with `gpu-memory=`), a size without its unit (`512` would be
+    bytes), a count below 1, an unknown key or a key without a value. The comment's other words still count. (The
+    same value in the configuration or on the command line is a configuration error, exit 2.)
 
     ## Why it matters
     A memory verdict against a guessed GPU would be a guess; the figures still help to size the job.
 
     ## Example
     `rlhf-lint train_ppo.sh` without hardware: "actor needs 23.5 GiB per GPU ...".
+    `# rlhf-lint: hardware gpu=RTX-4O90 gpus-per-node=8`: "hardware comment: gpu 'RTX-4O90': unknown GPU (close:
+    RTX-4090, ...)"; the 8 GPUs per node still count.
 
     ## Fix
     Declare the hardware: `rlhf-lint --gpu A100-80GB --gpus-per-node 8 --host-memory 1TB`, or in the script
@@ -32,6 +63,7 @@ def no_hardware_profile(ctx):
     ## References
     https://github.com/deepspeedai/DeepSpeed/blob/master/docs/code-docs/source/memory.rst
     """
+    yield from _comment_findings(ctx)
     est = _estimate(ctx)
     if est.hardware_known or not est.groups:
         return

@@ -10,7 +10,7 @@ from rlhf_lint.frameworks.launchers import build_shell_jobs
 from rlhf_lint.model import UNKNOWN
 from rlhf_lint.engine.project import Project, parse_source
 from rlhf_lint.frameworks.launchers import commands_of
-from rlhf_lint.readers.shell import read_script
+from rlhf_lint.readers.shell import hardware_items, parse_hardware, read_script
 from rlhf_lint.readers.source import Source
 
 
@@ -233,7 +233,17 @@ def test_hardware_comment():
     src = script("# rlhf-lint: hardware gpu=A100-80GB gpus-per-node=8 host-memory=500GB nodes=2\n"
                  "deepspeed t.py\n")
     cmd = one_command(src)
-    assert cmd.hardware == {"gpu": "A100-80GB", "gpus-per-node": 8, "host-memory": "500GB", "nodes": 2}
+    # the words as written: the configuration's checks read them (Config.hardware_for)
+    assert cmd.hardware == {"gpu": "A100-80GB", "gpus-per-node": "8", "host-memory": "500GB", "nodes": "2"}
+
+
+def test_hardware_comment_words_and_where_they_are():
+    text = "# rlhf-lint: hardware gpu=RTX-4O90 gpus_per_node=eight bogus=1 nodes\n"
+    items = hardware_items(text)
+    assert [(key, value, text[span.start:span.end]) for key, value, span in items] == [
+        ("gpu", "RTX-4O90", "gpu=RTX-4O90"), ("gpus-per-node", "eight", "gpus_per_node=eight"),
+        ("bogus", "1", "bogus=1"), ("nodes", "", "nodes")]
+    assert parse_hardware(text)[0] == {"gpu": "RTX-4O90", "gpus-per-node": "eight"}
 
 
 def test_syntax_error_becomes_parse_error_and_tolerated_forms_do_not():
