@@ -56,12 +56,8 @@ def _job_from_options(model, gpus, gpus_per_node, zero, offload_optimizer, offlo
         put("model.policy.params", model)
     else:
         put("model.policy.path", model)
-    nodes = 1
-    per = gpus
-    gpus_per_node = gpus_per_node or min(gpus, 8)  # a node of 8 GPUs unless told
-    if gpus_per_node:
-        per = min(gpus, gpus_per_node)
-        nodes = max(1, -(-gpus // gpus_per_node))
+    per = min(gpus, gpus_per_node or 8)  # a node of 8 GPUs unless told
+    nodes = max(1, gpus // per)  # whole nodes: estimate() refuses GPUs that do not fill them (see _node_size)
     put("topology.policy.nodes", nodes)
     put("topology.policy.gpus_per_node", per)
     put("zero.stage", zero)
@@ -214,6 +210,31 @@ def _refuse(message: str) -> None:
     sys.exit(2)
 
 
+def _node_size(gpus: int, option: int | None, configured: int | None) -> int:
+    """GPUs per node of a job given by options: --gpus-per-node, else the configuration's gpus-per-node, else 8.
+    GPUs that do not fill whole nodes are refused: launchers start as many processes on every node, and the
+    estimate once rounded 12 GPUs in nodes of 8 up to 16, silently, sharding the states over 16."""
+    size = option or configured or 8
+    if gpus > size and gpus % size:
+        nodes = (f"--gpus-per-node {size}" if option else f"gpus-per-node = {size} (the configuration)" if configured
+                 else f"{size} GPUs (assumed: give --gpus-per-node)")
+        divisor = max(d for d in range(1, size + 1) if gpus % d == 0)
+        _refuse(f"--gpus {gpus} does not fill whole nodes of {nodes}; launchers start as many processes on every "
+                f"node: give --gpus {gpus // size * size} or {-(-gpus // size) * size}, or --gpus-per-node {divisor}")
+    return size
+
+
+def _check_parallel_sizes(gpus: int, ring: int | None, sequence: int | None, expert: int | None) -> None:
+    """Ring attention and Ulysses SP split each sequence over ring x SP ranks, expert parallelism the experts over
+    EP ranks: each group must divide the GPUs (16 SP ranks on 2 GPUs divided the activations by 16)."""
+    split = " x ".join(f"{name} {size}" for name, size in (("--ring-attn-size", ring),
+                                                             ("--sequence-parallel-size", sequence)) if size)
+    groups = ((split, (ring or 1) * (sequence or 1)), (f"--expert-parallel-size {expert}", expert or 1))
+    for given, ranks in groups:
+        if ranks > 1 and gpus % ranks:
+            _refuse(f"{given} does not divide --gpus {gpus}: each group of {ranks} ranks runs on GPUs of its own")
+
+
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--model", help="Hub id, local directory, known name or size (7B, 70b).")
@@ -359,7 +380,10 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
             extra |= {"batch.dynamic": True, "batch.max_tokens_per_gpu": max_tokens_per_gpu}
         if grad_accum:
             extra["batch.grad_accum"] = grad_accum
-        job = _job_from_options(model, gpus or 1, gpus_per_node, zero, offload_optimizer, offload_param, dtype,
+        gpus = gpus or 1
+        node = _node_size(gpus, gpus_per_node, config.hardware.gpus_per_node)
+        _check_parallel_sizes(gpus, ring_attn_size, sequence_parallel_size, expert_parallel_size)
+        job = _job_from_options(model, gpus, node, zero, offload_optimizer, offload_param, dtype,
                                 grad_accum_dtype, micro_batch, seq_len, gradient_checkpointing, flash_attn, job_type,
                                 extra, "hf" if strategy in ("fsdp", "fsdp2") else None)
         if ds_config is not None:

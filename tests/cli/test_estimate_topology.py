@@ -1,0 +1,50 @@
+"""`rlhf-lint estimate --model`: the job runs on exactly the GPUs asked for. GPUs that do not fill whole nodes and
+parallel groups that do not divide the GPUs are refused (exit 2), never rounded silently."""
+import json
+
+import pytest
+
+from lintutil import ROOT, run_cli
+from rlhf_lint.cli.estimate import _check_parallel_sizes, _node_size
+
+
+@pytest.mark.parametrize("gpus,option,configured,size", [
+    (8, None, None, 8), (4, None, None, 8), (16, None, None, 8), (12, 6, None, 6), (12, 12, None, 12),
+    (8, None, 4, 4), (8, 4, 8, 4), (3, 8, None, 8)])
+def test_whole_nodes(gpus, option, configured, size):
+    assert _node_size(gpus, option, configured) == size
+
+
+@pytest.mark.parametrize("gpus,option,configured,says", [
+    (12, None, None, "--gpus 12 does not fill whole nodes of 8 GPUs (assumed: give --gpus-per-node)"),
+    (8, 3, None, "give --gpus 6 or 9, or --gpus-per-node 2"),
+    (6, None, 4, "gpus-per-node = 4 (the configuration)")])
+def test_gpus_that_do_not_fill_whole_nodes_are_refused(capsys, gpus, option, configured, says):
+    with pytest.raises(SystemExit) as stop:
+        _node_size(gpus, option, configured)
+    assert stop.value.code == 2 and says in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("gpus,ring,sequence,expert,says", [
+    (2, None, 16, None, "--sequence-parallel-size 16 does not divide --gpus 2"),
+    (8, 4, 4, None, "--ring-attn-size 4 x --sequence-parallel-size 4 does not divide --gpus 8"),
+    (8, None, None, 3, "--expert-parallel-size 3 does not divide --gpus 8")])
+def test_parallel_groups_that_do_not_divide_the_gpus_are_refused(capsys, gpus, ring, sequence, expert, says):
+    with pytest.raises(SystemExit) as stop:
+        _check_parallel_sizes(gpus, ring, sequence, expert)
+    assert stop.value.code == 2 and says in capsys.readouterr().err
+
+
+def test_parallel_groups_that_divide_the_gpus_pass():
+    _check_parallel_sizes(8, 2, 4, 8)
+    _check_parallel_sizes(1, None, None, None)
+
+
+def test_the_estimate_shards_over_the_gpus_asked_for():
+    common = ("estimate", "--model", "70B", "--gpu", "A100-80GB", "--zero", "3", "--format", "json")
+    refused = run_cli(*common, "--gpus", "12", cwd=ROOT)
+    assert refused.returncode == 2 and refused.stdout == "", refused.stdout  # was: 16 GPUs, silently
+    twelve = run_cli(*common, "--gpus", "12", "--gpus-per-node", "6", cwd=ROOT)
+    assert twelve.returncode == 0, twelve.stderr
+    (policy,) = json.loads(twelve.stdout)["roles"]
+    assert policy["gpus"] == 12
