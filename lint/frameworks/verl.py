@@ -534,6 +534,8 @@ def settings_from(cfg: VerlConfig) -> Settings:
                          origin="verl hybrid engine (one worker process per GPU holds every role)"))
     # the rollout's memory is modelled beside FSDP workers only (Megatron's TP/PP sharding is not modelled)
     engine = cfg.get("actor_rollout_ref.rollout.name")
+    if engine is UNKNOWN:  # `rollout.name=$ENGINE`: some engine runs all the same; vLLM assumed (make_job says so)
+        engine = None
     if engine in ("vllm", "sglang", None) and strategy in ("fsdp", "fsdp2"):
         tp = cfg.known_int("actor_rollout_ref.rollout.tensor_model_parallel_size") or 1
         if nodes and per_node and tp > 0:
@@ -612,6 +614,9 @@ def make_job(cfg: VerlConfig, name: str, path: str, span: Span | None) -> VerlJo
     assumptions = []
     if not cfg.exact:
         assumptions.append("verl version unknown: defaults of the newest release, keys of any release")
+    if cfg.get("actor_rollout_ref.rollout.name") is UNKNOWN:
+        assumptions.append("actor_rollout_ref.rollout.name cannot be read: a vLLM rollout assumed (its reservation "
+                           "is counted rather than dropped)")
     return VerlJob(name=name, path=path, span=span, framework="verl", settings=settings, roles=roles,
                    assumptions=assumptions, verl=cfg)
 

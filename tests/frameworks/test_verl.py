@@ -325,3 +325,16 @@ def test_sglang_rollout_is_counted_as_an_upper_bound_with_its_own_process():
     result = run([FIXTURES / "sglang_rollout.sh"], ["M005"], cfg)
     (m005,) = result.diagnostics
     assert m005.message.startswith("SGLang reserves 0.9 x 79.2 GiB") and m005.severity.label == "warning"
+
+
+def test_an_unreadable_rollout_engine_keeps_the_rollout_as_vllm(tmp_path):
+    # verl's examples pick the engine from the command line (ENGINE=${1:-vllm}): the rollout runs all the same, so its
+    # reservation is counted, not dropped (a field report's VL run was called "fits" without it)
+    from lintutil import build_written
+
+    project = build_written(tmp_path, {"run.sh": (
+        "ENGINE=$1\npython3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct "
+        "actor_rollout_ref.rollout.name=$ENGINE trainer.n_gpus_per_node=8 trainer.nnodes=1\n")})
+    job = next(j for j in project.jobs if j.framework == "verl")
+    assert job.value("vllm.num_engines") is not None
+    assert any("rollout.name cannot be read" in a for a in job.assumptions)
