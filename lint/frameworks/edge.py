@@ -164,9 +164,10 @@ class Target:
         return f"{label(self.package)} {self.version}, {self.origin}"
 
 
-def target_version(project, package: str) -> Target | None:
+def target_version(project, package: str, governs: str | None = None) -> Target | None:
     """The release of ``package`` the repository targets: configuration first, then an exact pin (a direct one
-    before one implied by a framework pin); None when neither says."""
+    before one implied by a framework pin); None when neither says. ``governs``: a launch whose own pin counts
+    (versions.pinned_version)."""
     config = getattr(project, "config", None)
     given = (getattr(config, "versions", None) or {}).get(package)
     if given:
@@ -177,7 +178,7 @@ def target_version(project, package: str) -> Target | None:
     from rlhf_lint.frameworks.versions import pinned_version
 
     try:
-        pinned = pinned_version(project, package)
+        pinned = pinned_version(project, package, governs)
     except Exception:  # a pin file the pin reader cannot use must not break the checks that ask
         return None
     if pinned is None:

@@ -20,7 +20,6 @@ from rlhf_lint.schemas.build.dataclass_parsers import script_parser
 from rlhf_lint.startup.records import field, record
 
 TRAINING_ARGUMENTS = ("TrainingArguments", "Seq2SeqTrainingArguments")
-HF_PACKAGES = ("trl", "transformers")
 
 
 @functools.lru_cache(maxsize=1)
@@ -31,20 +30,10 @@ def table() -> dict:
 
 
 # -- a project script's parser ---------------------------------------------------------------------------------------
-def _imports(tree: ast.Module) -> tuple[dict, dict]:
-    """({local name: (package, imported name)} of what a file imports from trl or transformers, {module alias:
-    package} of ``import transformers`` and the like)."""
-    names, modules = {}, {}
-    for node in tree.body:
-        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in HF_PACKAGES and not node.level:
-            for alias in node.names:
-                names[alias.asname or alias.name] = ((node.module or "").split(".")[0], alias.name)
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                root = alias.name.split(".")[0]
-                if root in HF_PACKAGES:
-                    modules[alias.asname or root] = root
-    return names, modules
+def _package(name: str) -> str:
+    """Where a dataclass the parser names comes from: transformers' TrainingArguments family, else TRL (a name
+    neither has is then unknown to the table, and the parser with it)."""
+    return "transformers" if name in TRAINING_ARGUMENTS else "trl"
 
 
 @record
@@ -87,44 +76,46 @@ def project_parser(source) -> Parser | None:
     spec = script_parser(tree)
     if spec is None:
         return None
-    imported, modules = _imports(tree)
+    from rlhf_lint.frameworks.hf_script import hf_imports
 
-    def resolve(written: str, local_first: bool = True):
+    imported, modules = hf_imports(tree)
+
+    def resolve(written: str, local_first: bool):
         if local_first and written in spec["local"]:
             return "local", written
         head, _, last = written.rpartition(".")
-        if head and head.split(".")[0] in modules:
-            return modules[head.split(".")[0]], last
-        return imported.get(written)
+        if head:
+            return (_package(last), last) if head.split(".")[0] in modules else None
+        name = imported.get(written)
+        return None if name is None else (_package(name), name)
 
-    classes = [resolve(n) for n in spec["dataclasses"]]
-    local = {}
-    for name, cls in spec["local"].items():
-        # a base of the same name is the imported class it extends (class TrainingArguments(TrainingArguments))
-        bases = [resolve(b, local_first=b != name) for b in cls["bases"] if b not in ("object", "")]
-        local[name] = {"fields": cls["fields"], "bases": bases}
+    return _parser(spec, resolve, source.path)
+
+
+def _parser(spec: dict, resolve, where: str) -> Parser | None:
+    """A Parser from a script_parser spec, each class name resolved by ``resolve(name, local_first)`` to (package,
+    name); None when one does not resolve (a dataclass from another module: its fields are not known here)."""
+    classes = [resolve(n, True) for n in spec["dataclasses"]]
+    # a base of the same name is the imported class it extends (class TrainingArguments(TrainingArguments))
+    local = {n: {"fields": c["fields"], "bases": [resolve(b, b != n) for b in c["bases"] if b not in ("object", "")]}
+             for n, c in spec["local"].items()}
     if None in classes or any(None in c["bases"] for c in local.values()):
-        return None  # a dataclass from another module: its fields are not known here
-    return Parser(classes, local, spec["parse"], source.path)
+        return None
+    return Parser(classes, local, spec["parse"], where)
 
 
 def trl_script_parser(script: str, index: int) -> Parser | None:
     """The parser of TRL's own ``trl/scripts/<script>.py`` at the TRL release of ``index``."""
     for row in table()["trl"].get("scripts", {}).get(script, []):
-        if any(a <= index <= b for a, b in row["in"]):
+        if _at(row["in"], index):
             spec = row["spec"]
 
-            def package(name: str, local_first: bool = True) -> tuple[str, str]:
-                name = name.rpartition(".")[2]
-                return ("local" if local_first and name in spec["local"] else
-                        "transformers" if name in TRAINING_ARGUMENTS else "trl", name)
+            def resolve(written: str, local_first: bool) -> tuple[str, str]:
+                name = written.rpartition(".")[2]
+                return ("local" if local_first and name in spec["local"] else _package(name)), name
 
-            local = {n: {"fields": c["fields"], "bases": [package(b, b != n) for b in c["bases"]
-                                                          if b not in ("object", "")]}
-                     for n, c in spec["local"].items()}
             release = table()["trl"]["releases"][index]
-            return Parser([package(n) for n in spec["dataclasses"]], local, spec["parse"],
-                          f"TRL {release}'s trl/scripts/{script}.py")
+            return _parser(spec, resolve, f"TRL {release}'s trl/scripts/{script}.py")
     return None
 
 
@@ -133,35 +124,31 @@ def _at(ranges, index: int) -> bool:
     return any(a <= index <= b for a, b in ranges)
 
 
-def _class_fields(package: str, name: str, local: dict, trl_i: int | None, tf_i: int, seen=()) -> set | None:
-    """The fields of one dataclass (with its bases') at the given releases; None when some class is unknown there."""
-    if (package, name) in seen:
-        return None
+def _own(package: str, name: str, local: dict, trl_i: int | None, tf_i: int):
+    """(its own fields, its bases as (package, name)) of one dataclass at the given releases; None when unknown."""
     if package == "local":
-        cls = local[name]
-        out = set(cls["fields"])
-        for base_package, base in cls["bases"]:
-            sub = _class_fields(base_package, base, local, trl_i, tf_i, seen + ((package, name),))
-            if sub is None:
-                return None
-            out |= sub
-        return out
+        return set(local[name]["fields"]), local[name]["bases"]
     index = tf_i if package == "transformers" else trl_i
     cls = table()[package]["classes"].get(name)
     if cls is None or index is None or not _at(cls["in"], index):
         return None
-    out = {f for f, ranges in cls["fields"].items() if _at(ranges, index)}
-    for bases, ranges in cls["bases"].items():
-        if not _at(ranges, index):
-            continue
-        for base in filter(None, bases.split(",")):
-            if base == "object":
-                continue
-            sub = _class_fields("transformers" if base in TRAINING_ARGUMENTS else package, base, local, trl_i, tf_i,
-                                seen + ((package, name),))
-            if sub is None:
-                return None
-            out |= sub
+    own = {f for f, ranges in cls["fields"].items() if _at(ranges, index)}
+    bases = [(_package(b), b) for joined, ranges in cls["bases"].items()
+             if _at(ranges, index) for b in joined.split(",") if b not in ("", "object")]
+    return own, bases
+
+
+def _class_fields(package: str, name: str, local: dict, trl_i: int | None, tf_i: int, seen=()) -> set | None:
+    """The fields of one dataclass with its bases' at the given releases; None when some class is unknown there."""
+    found = None if (package, name) in seen else _own(package, name, local, trl_i, tf_i)
+    if found is None:
+        return None
+    out, bases = found
+    for base in bases:
+        sub = _class_fields(*base, local, trl_i, tf_i, seen + ((package, name),))
+        if sub is None:
+            return None
+        out |= sub
     return out
 
 
@@ -209,7 +196,6 @@ class Unknown:
     path: str
     span: object
     kind: str  # "flag" | "key"
-    fails: bool  # the parser raises (else it drops the argument silently)
     certain: bool  # every release involved is known: an error, else a warning that says why
     message: str
 
@@ -228,15 +214,10 @@ def _trl_script(command) -> str | None:
 def _indices(project, package: str, launch_path: str):
     """(candidate release indices, the Target or None, past the table's edge) of ``package`` for a launch: the
     configured release, else the pin that governs the launch's folder (a monorepo's other pins do not count)."""
-    from rlhf_lint.frameworks.edge import Target, is_past, table_release, target_version
+    from rlhf_lint.frameworks.edge import is_past, table_release, target_version
 
     releases = table()[package]["releases"]
-    target = target_version(project, package)
-    if target is not None and target.how == "pin":
-        from rlhf_lint.frameworks.versions import governing_pin
-
-        found = governing_pin(project, package, launch_path)
-        target = None if found is None else Target(package, found[0], "pin", found[2], found[1])
+    target = target_version(project, package, launch_path)
     if target is None:
         return list(range(len(releases))), None, False
     if is_past(target.version, releases[-1]):
@@ -280,8 +261,6 @@ def _span_text(ranges: list[str]) -> str:
 def unknown_arguments(command, project) -> list[Unknown]:
     """Flags of ``command`` (and keys of its ``--config`` recipe) that its training script's parser does not take,
     at every release the repository may target."""
-    from rlhf_lint.frameworks.edge import label
-
     trl_script = _trl_script(command)
     own = None
     if trl_script is None:
@@ -317,86 +296,44 @@ def unknown_arguments(command, project) -> list[Unknown]:
     trl_exact = not uses_trl or (trl_target is not None and not trl_past)
     tf_exact = tf_target is not None and not tf_past
     parser = combos[0][0]
+    trl_classes = [n for p, n in parser.classes if p == "trl"] + \
+        [b for c in parser.local.values() for p, b in c["bases"] if p == "trl"]
     out = []
-    checks = []  # (name as written, path, span, kind)
-    for arg in command.args:
-        if arg.word is not None and not arg.word.known:
+    for name, path, span, kind in _arguments(command, project, parser):
+        if any(accepts(c[3], name) if kind == "flag" else name in c[3] for c in combos):
             continue
-        if arg.flag in ("--config", "-h", "--help") or not arg.flag.startswith("--"):
-            continue
-        checks.append((arg.flag.split("=", 1)[0], command.path, arg.flag_span, "flag"))
-    config = command.last("--config")
-    if config is not None and config.value is not None and config.value.known and parser.reads_config:
-        target = project.resolve(command.path, config.value.text) if project is not None else None
-        if target is not None and target.kind == "yaml":
-            from rlhf_lint.fixers.yaml import node_span
-            from rlhf_lint.frameworks.hf import recipe_entries
-
-            for key, (_value, key_node, _v) in (recipe_entries(target) or {}).items():
-                if key != "env":
-                    checks.append((key, target.path, node_span(key_node), "key"))
-    for name, path, span, kind in checks:
-        accepted = [c for c in combos if (accepts(c[3], name) if kind == "flag" else name in c[3])]
-        if accepted:
-            continue
-        # how the parser treats it, per candidate TRL release: fails (raise) or drops it
-        fails_any = drops_any = False
-        for c_parser, trl_version, _j, _names in combos:
-            row = _behaviour(trl_version) if uses_trl else {"flags": "raise", "config": "raise"}
-            if row is None:
-                continue
-            if c_parser.drops_unknown:
-                drops_any = True
-            elif kind == "flag":
-                if row["flags"] == "raise" and c_parser.fails_on_unknown_flags:
-                    fails_any = True
-                elif row["flags"] != "raise" and c_parser.fails_on_unknown_flags:
-                    drops_any = True  # handed back to a script that does not look: nothing happens
-            elif not c_parser.fails_on_unknown_flags:
-                continue  # the script takes the unknown keys back: they may be its own
-            else:
-                if row["config"] == "raise" and c_parser.fails_on_unknown_keys:
-                    fails_any = True
-                else:
-                    drops_any = True
-        if not fails_any and not drops_any:
+        fails, drops = _treatment(kind, combos, uses_trl)
+        if not fails and not drops:
             continue  # the script takes the unknown words back itself: they may be its own
         field_name = name.lstrip("-").replace("-", "_") if kind == "flag" else name
-        trl_classes = [n for p, n in parser.classes if p == "trl"] + \
-            [b for c in parser.local.values() for p, b in c["bases"] if p == "trl"]
         trl_have = releases_having("trl", trl_classes, field_name) if uses_trl else []
         tf_have = releases_having("transformers", TRAINING_ARGUMENTS, field_name)
         removed = bool(trl_have or tf_have)  # a field of another release: not a name a future release adds
-        certain = trl_exact and (tf_exact or removed) and fails_any and not drops_any
+        certain = trl_exact and (tf_exact or removed) and fails and not drops
         what = "flag" if kind == "flag" else "key of the recipe"
-        classes = ", ".join(n for _p, n in parser.classes)
         at = []
         if uses_trl:
             at.append(trl_target.phrase if trl_target is not None else "any TRL release rlhf-lint knows")
-        if tf_target is not None:
-            at.append(tf_target.phrase)
-        elif uses_trl and trl_target is not None:
-            at.append("any transformers release it admits")
-        else:
-            at.append("any transformers release rlhf-lint knows")
-        message = f"`{name}` is not a {what} the parser of {parser.where} takes ({classes}; {'; '.join(at)})"
-        if fails_any and not drops_any:
+        at.append(tf_target.phrase if tf_target is not None else "any transformers release it admits"
+                  if uses_trl and trl_target is not None else "any transformers release rlhf-lint knows")
+        message = (f"`{name}` is not a {what} the parser of {parser.where} takes "
+                   f"({', '.join(n for _p, n in parser.classes)}; {'; '.join(at)})")
+        if fails and not drops:
             message += (": HfArgumentParser raises \"Some specified arguments are not used\" at start-up" if
                         kind == "flag" else ": TrlParser raises \"Unknown arguments from config file\" at start-up")
-        elif fails_any:
+        elif fails:
             message += ": depending on the release, the parser raises at start-up or drops it"
         else:
             message += ": the parser drops it silently, so the value never reaches the trainer"
-        if trl_have:
-            message += f"; TRL {_span_text(trl_have)} {'has' if len(trl_have) == 1 else 'have'} it"
-        if tf_have:
-            message += f"; transformers {_span_text(tf_have)} {'has' if len(tf_have) == 1 else 'have'} it"
-        if not certain and fails_any and not drops_any:
+        for package, have in (("TRL", trl_have), ("transformers", tf_have)):
+            if have:
+                message += f"; {package} {_span_text(have)} {'has' if len(have) == 1 else 'have'} it"
+        if not certain and fails and not drops:
             if uses_trl and trl_target is None:
                 message += "; the TRL version is unknown (pin trl)"
             elif uses_trl and trl_past:
-                message += f"; {label('trl')} {trl_target.version} is newer than the newest release rlhf-lint " \
-                           f"knows, {trl_releases[-1]}: it may define it"
+                message += f"; TRL {trl_target.version} is newer than the newest release rlhf-lint knows, " \
+                           f"{trl_releases[-1]}: it may define it"
             elif tf_past:
                 message += f"; transformers {tf_target.version} is newer than the newest release rlhf-lint " \
                            f"knows, {tf_releases[-1]}: it may define it"
@@ -405,8 +342,43 @@ def unknown_arguments(command, project) -> list[Unknown]:
         near = _near(field_name, combos[-1][3])
         if near:
             message += f"; did you mean `{('--' + near) if kind == 'flag' else near}`?"
-        out.append(Unknown(name, path, span, kind, fails_any, certain, message))
+        out.append(Unknown(name, path, span, kind, certain, message))
     return out
+
+
+def _arguments(command, project, parser: Parser) -> list[tuple]:
+    """(name as written, path, span, "flag" | "key") of the command's flags and of its ``--config`` recipe's keys."""
+    out = [(arg.flag.split("=", 1)[0], command.path, arg.flag_span, "flag") for arg in command.args
+           if (arg.word is None or arg.word.known) and arg.flag.startswith("--")
+           and arg.flag not in ("--config", "--help")]
+    config = command.last("--config")
+    if config is None or config.value is None or not config.value.known or not parser.reads_config:
+        return out
+    target = project.resolve(command.path, config.value.text) if project is not None else None
+    if target is not None and target.kind == "yaml":
+        from rlhf_lint.fixers.yaml import node_span
+        from rlhf_lint.frameworks.hf import recipe_entries
+
+        out += [(key, target.path, node_span(key_node), "key")
+                for key, (_value, key_node, _v) in (recipe_entries(target) or {}).items() if key != "env"]
+    return out
+
+
+def _treatment(kind: str, combos: list, uses_trl: bool) -> tuple[bool, bool]:
+    """(some candidate release raises on the unknown argument, some drops it silently)."""
+    fails = drops = False
+    for parser, trl_version, _j, _names in combos:
+        row = _behaviour(trl_version) if uses_trl else {"flags": "raise", "config": "raise"}
+        if row is None:
+            continue
+        if parser.drops_unknown:
+            drops = True
+        elif kind == "flag" and parser.fails_on_unknown_flags:  # else handed back: the script may use it
+            fails, drops = fails or row["flags"] == "raise", drops or row["flags"] != "raise"
+        elif kind == "key" and parser.fails_on_unknown_flags:
+            raises = row["config"] == "raise" and parser.fails_on_unknown_keys
+            fails, drops = fails or raises, drops or not raises
+    return fails, drops
 
 
 def _near(name: str, names: set) -> str | None:

@@ -55,7 +55,7 @@ def _name(node) -> str:
 HF_PACKAGES = ("transformers", "trl")
 
 
-def _hf_names(tree: ast.Module) -> tuple[dict, set]:
+def hf_imports(tree: ast.Module) -> tuple[dict, set]:
     """({local name: imported name} of what the file imports from transformers or trl, {local names of those
     modules}): a ``Trainer`` of another library (Lightning's) is no HF trainer."""
     names, modules = {}, set()
@@ -148,7 +148,7 @@ class _Reader:
         facts = ScriptFacts()
         assigned: dict[str, ast.Call] = {}  # name -> the call assigned to it (a model, a LoRA config)
         found: list[tuple[str, ast.Call]] = []
-        imported, modules = _hf_names(self.tree)
+        imported, modules = hf_imports(self.tree)
         hf_classes = set(configs) | set(trainers)
         for node in ast.walk(self.tree):
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and len(node.targets) == 1 \

@@ -797,49 +797,32 @@ def is_training_repository(project, cons) -> bool:
 
 
 # -- for other families -------------------------------------------------------------------------------------------
-def pinned_version(project, package: str) -> tuple[str, Setting] | None:
+def pinned_version(project, package: str, governs: str | None = None) -> tuple[str, Setting] | None:
     """The exact version the repository pins ``package`` to, and where: a direct ``==`` pin first (requirements
     files before pyproject/setup, environment.yml, Dockerfiles and scripts), else a version implied by a framework
-    pin (``openrlhf==0.9.5`` implies ``deepspeed==0.18.7``). None when nothing pins it exactly."""
+    pin (``openrlhf==0.9.5`` implies ``deepspeed==0.18.7``). None when nothing pins it exactly.
+    ``governs``: a file the pin must govern (setting_evidence's scopes; the deepest governing pin file first), so a
+    monorepo's other sub-projects do not decide its version."""
     # asked by several rules for every ds_config: computed once per project (the constraint sets are costly)
-    return _cached(project, f"pinned_version:{canonical(package)}", lambda: _pinned_version(project, package))
+    folder = os.path.dirname(os.path.abspath(governs)) if governs else ""
+    return _cached(project, f"pinned_version:{canonical(package)}:{folder}",
+                   lambda: _pinned_version(project, package, governs))
 
 
-def governing_pin(project, package: str, path: str) -> tuple[str, str, str] | None:
-    """(version, pin file, origin) of the exact pin of ``package`` that governs ``path``: the pin file of the
-    deepest folder holding it (setting_evidence's scopes), a direct pin before an implied one. A pin of another
-    sub-project of a monorepo does not count; None when no governing file pins it exactly."""
-    name = canonical(package)
-    best = None
-    for s in install_sets(project):
-        c = exact_version(constraints(s), name)
-        if c is None:
-            continue
-        scope = _governed_dir(project, c.root.path)
-        if not _under(path, scope):
-            continue
-        key = (-len(scope), not c.direct, KIND_PRECEDENCE.get(s.kind, 9), c.root.path, c.root.span.start)
-        if best is None or key < best[0]:
-            best = (key, c)
-    if best is None:
-        return None
-    c = best[1]
-    if not c.direct:
-        return _public(c.exact), c.root.path, "implied: " + c.why()
-    source = project.sources.get(c.root.path)
-    span = c.root.version_span or c.root.span
-    line = f":{source.position(span.start).line}" if source is not None and span is not None else ""
-    return _public(c.exact), c.root.path, f"pinned in {os.path.basename(c.root.path)}{line}"
-
-
-def _pinned_version(project, package: str) -> tuple[str, Setting] | None:
+def _pinned_version(project, package: str, governs: str | None) -> tuple[str, Setting] | None:
     name = canonical(package)
     best: tuple[tuple, Constraint] | None = None
     for s in install_sets(project):
         c = exact_version(constraints(s), name)
         if c is None:
             continue
-        key = (not c.direct, KIND_PRECEDENCE.get(s.kind, 9), c.root.path, c.root.span.start)
+        depth = 0
+        if governs:
+            scope = _governed_dir(project, c.root.path)
+            if not _under(governs, scope):
+                continue
+            depth = -len(scope)
+        key = (depth, not c.direct, KIND_PRECEDENCE.get(s.kind, 9), c.root.path, c.root.span.start)
         if best is None or key < best[0]:
             best = (key, c)
     if best is None:
