@@ -20,8 +20,6 @@ from rlhf_lint.startup import import_module
 
 if TYPE_CHECKING:
     from rlhf_lint.readers.shell import ShellScript, SimpleCommand
-    from typing import Callable
-
     from rlhf_lint.readers.source import Source
 
 
@@ -330,9 +328,11 @@ def _entry(command: Command, entry: Word, kind: str, rest: list[Word]) -> None:
 # ---------------------------------------------------------------------------------------------------------------
 # jobs
 # ---------------------------------------------------------------------------------------------------------------
-# entry-point prefix -> "module:function" turning a Command into Jobs; first match wins, "" matches anything
+# entry-point prefix -> "module:function" turning a Command into Jobs; the first match that does not decline
+# (return None) wins, "" matches anything
 INTERPRETERS: list[tuple[str, str]] = [
     ("verl.trainer.main_ppo", "rlhf_lint.frameworks.verl:interpret"),
+    ("recipe.", "rlhf_lint.frameworks.verl:interpret"),  # verl's recipes; it declines other `recipe` packages
     ("playground.", "rlhf_lint.frameworks.orz:interpret"),
     ("openrlhf.", "rlhf_lint.frameworks.openrlhf:interpret"),
     ("", "rlhf_lint.frameworks.hf:interpret"),  # interpret_generic, then the HF Trainer's arguments if any
@@ -360,15 +360,15 @@ LAUNCHER_INTERPRETERS = {"swift": "rlhf_lint.frameworks.swift:interpret",
                          "swift-megatron": "rlhf_lint.frameworks.swift:interpret"}
 
 
-def interpreter_for(entry: str, launcher: str = "") -> Callable | None:
+def interpreters_for(entry: str, launcher: str = ""):
+    """The interpreters that may read a command, in order: its launcher's own, else those whose prefix matches."""
     if launcher not in LAUNCHER_INTERPRETERS and swift_script_command(entry) is not None:
         launcher = "swift"  # `accelerate launch swift/cli/sft.py ...`: the CLI's own script
-    spec = LAUNCHER_INTERPRETERS.get(launcher) or next((s for prefix, s in INTERPRETERS if entry.startswith(prefix)),
-                                                       None)
-    if spec is None:
-        return None
-    module, _, name = spec.partition(":")
-    return getattr(import_module(module), name)
+    specs = [LAUNCHER_INTERPRETERS[launcher]] if launcher in LAUNCHER_INTERPRETERS else \
+        [s for prefix, s in INTERPRETERS if entry.startswith(prefix)]
+    for spec in specs:
+        module, _, name = spec.partition(":")
+        yield getattr(import_module(module), name)
 
 
 def commands_of(source: "Source", project=None) -> list[Command]:
@@ -391,10 +391,12 @@ def build_shell_jobs(source: "Source", project) -> list[Job]:
         if command.entry is None:
             continue
         entry = command.entry.text if command.entry.known else ""
-        interpret = interpreter_for(entry, command.launcher)
-        if interpret is None:
-            continue
-        built = interpret(command, source, project) or []
+        built = None
+        for interpret in interpreters_for(entry, command.launcher):
+            built = interpret(command, source, project)
+            if built is not None:
+                break
+        built = built or []
         allocator = allocator_setting(command)
         for job in built:
             if allocator is not None and job.settings.get("runtime.expandable_segments") is None:

@@ -132,9 +132,17 @@ def releases_having(key: str, config_name: str = "ppo_trainer") -> list[str]:
 
 
 def close_key(key: str, keys: dict) -> str | None:
+    """The one key ``key`` likely means: the same leaf one section deeper (``actor.dtype`` ->
+    ``actor.fsdp_config.dtype``), else a close spelling; never a section (renaming a value onto one breaks it)."""
     import difflib
 
-    matches = difflib.get_close_matches(key, list(keys), n=1, cutoff=0.88)
+    leaves = [k for k, v in keys.items() if v != {} and v != SECTION]
+    parent, _, leaf = key.rpartition(".")
+    deeper = [k for k in leaves if parent and k.startswith(parent + ".") and k.endswith("." + leaf)
+              and k.count(".") == key.count(".") + 1]
+    if len(deeper) == 1:
+        return deeper[0]
+    matches = difflib.get_close_matches(key, leaves, n=1, cutoff=0.88)
     return matches[0] if matches else None
 
 
@@ -321,6 +329,7 @@ class VerlConfig:
     fork: str | None = None  # the checkout named by verl-source, whose keys were read instead of the table
     fork_origin: str = "set by verl-source"  # or vendored in the repository
     fork_root: str | None = None  # that checkout's folder (its code is read, never run)
+    recipe: Any = None  # RecipeConfig of a `python -m recipe.<name>.<module>` launch
 
     @property
     def about_version(self) -> str:
@@ -527,21 +536,33 @@ def settings_from(cfg: VerlConfig) -> Settings:
         settings.add(setting_for(cfg, "topology.gpus_per_node", "trainer.n_gpus_per_node"))
         settings.add(Setting("topology.world_size", nodes * per_node, origin="trainer.nnodes x trainer.n_gpus_per_node"))
     strategy = cfg.get("actor_rollout_ref.actor.strategy")
-    # verl's hybrid engine: every role on the same GPUs, in one process per GPU (schemas/verl/placement.json)
     placement = _placement()
-    settings.add(Setting("topology.colocate_all", True, origin="verl hybrid engine (every role on the same GPUs)"))
-    settings.add(Setting("topology.shared_process", tuple(placement["shared_process"]["roles"]),
-                         origin="verl hybrid engine (one worker process per GPU holds every role)"))
+    pool = cfg.recipe is not None and cfg.recipe.rollout_pool
+    if pool:
+        # one_step_off_policy, fully_async_policy: the rollout has GPUs of its own (rollout.nnodes x
+        # rollout.n_gpus_per_node); the trainer's workers hold the other roles
+        settings.add(Setting("topology.colocate_all", False, origin=f"{cfg.recipe.entry}: rollout on its own GPUs"))
+        settings.add(Setting("topology.shared_process", tuple(r for r in placement["shared_process"]["roles"]
+                                                              if r != "vllm"),
+                             origin=f"{cfg.recipe.entry}: the trainer's workers hold every model but the rollout"))
+    else:
+        # verl's hybrid engine: every role on the same GPUs, in one process per GPU (schemas/verl/placement.json)
+        settings.add(Setting("topology.colocate_all", True,
+                             origin="verl hybrid engine (every role on the same GPUs)"))
+        settings.add(Setting("topology.shared_process", tuple(placement["shared_process"]["roles"]),
+                             origin="verl hybrid engine (one worker process per GPU holds every role)"))
     # the rollout's memory is modelled beside FSDP workers only (Megatron's TP/PP sharding is not modelled)
     engine = cfg.get("actor_rollout_ref.rollout.name")
     if engine is UNKNOWN:  # `rollout.name=$ENGINE`: some engine runs all the same; vLLM assumed (make_job says so)
         engine = None
     if engine in ("vllm", "sglang", None) and strategy in ("fsdp", "fsdp2"):
         tp = cfg.known_int("actor_rollout_ref.rollout.tensor_model_parallel_size") or 1
-        if nodes and per_node and tp > 0:
+        gpus = (cfg.known_int("rollout.nnodes") or 0) * (cfg.known_int("rollout.n_gpus_per_node") or 0) if pool \
+            else (nodes or 0) * (per_node or 0)
+        if gpus and tp > 0:
             # one rollout engine per tensor-parallel group, inside the workers of those GPUs
-            settings.add(Setting("vllm.num_engines", nodes * per_node // tp,
-                                 origin="verl hybrid engine: world size / rollout tensor_model_parallel_size"))
+            how = "rollout.nnodes x rollout.n_gpus_per_node" if pool else "verl hybrid engine: world size"
+            settings.add(Setting("vllm.num_engines", gpus // tp, origin=f"{how} / rollout tensor_model_parallel_size"))
         if engine == "sglang":
             sglang = placement["sglang_rollout"]
             origin = f"verl's SGLang rollout ({sglang['source'][1]})"
@@ -614,6 +635,10 @@ def make_job(cfg: VerlConfig, name: str, path: str, span: Span | None) -> VerlJo
     assumptions = []
     if not cfg.exact:
         assumptions.append("verl version unknown: defaults of the newest release, keys of any release")
+    if cfg.recipe is not None:
+        assumptions.append(f"{cfg.recipe.entry} composes {cfg.recipe.config_name} over verl's {cfg.recipe.base}: "
+                           f"{cfg.recipe.origin}" + ("" if cfg.recipe.exact else " (the targeted release's recipe "
+                                                     "is not in the table)"))
     if cfg.get("actor_rollout_ref.rollout.name") is UNKNOWN:
         assumptions.append("actor_rollout_ref.rollout.name cannot be read: a vLLM rollout assumed (its reservation "
                            "is counted rather than dropped)")
@@ -675,18 +700,17 @@ def new_config(project, config_name: str = "ppo_trainer") -> VerlConfig:
                       past_edge=past)
 
 
-def interpret(command, source, project) -> list[Job]:
+def interpret(command, source, project) -> list[Job] | None:
     """A ``python -m verl.trainer.main_ppo key=value ...`` command as a verl Job (other entries read other configs:
-    main_generation, SFT; they are not checked against the PPO trainer keys)."""
+    main_generation, SFT; they are not checked against the PPO trainer keys), or one of a verl recipe
+    (``python -m recipe.dapo.main_dapo``: the trainer config with what the recipe's own config adds)."""
     entry = command.entry.text if command.entry is not None else ""
+    if isinstance(entry, str) and entry.startswith("recipe."):
+        return _interpret_recipe(command, source, project, entry)
     if not isinstance(entry, str) or entry != "verl.trainer.main_ppo":
         return []
     name, cpath = config_name_of(command)
-    text = source.text if source is not None and source.path == command.path else None
-    words = override_words(command)
-    read = [split_override(w, text if w.path == command.path else None) for w in words]
-    overrides = [o for o in read if o is not None]
-    unknown_word = any(o is None and not isinstance(w.text, str) for w, o in zip(words, read))
+    overrides, unknown_word = _overrides(command, source)
     base = new_config(project, "ppo_trainer")
     engines = model_engine_choices(base.release) if base.fork_root is None else _checkout_engines(base.fork_root)
     engine = next((o.value for o in reversed(overrides) if o.key == "model_engine" and o.op != "~"), None)
@@ -709,14 +733,168 @@ def interpret(command, source, project) -> list[Job]:
             cfg.yaml_path = target.path
         else:
             cfg.partial = True  # a config of the repository that is not among the checked files
+    return [_job(command, source, cfg, overrides, unknown_word, entry)]
+
+
+def _overrides(command, source) -> tuple[list[Override], bool]:
+    """(the command's readable overrides, whether a word could not be read)."""
+    text = source.text if source is not None and source.path == command.path else None
+    words = override_words(command)
+    read = [split_override(w, text if w.path == command.path else None) for w in words]
+    return [o for o in read if o is not None], any(o is None and not isinstance(w.text, str)
+                                                   for w, o in zip(words, read))
+
+
+def _job(command, source, cfg: VerlConfig, overrides: list[Override], unknown_word: bool, entry: str) -> VerlJob:
     cfg.overrides.extend(overrides)
+    text = source.text if source is not None and source.path == command.path else None
     label = f"{os.path.basename(command.path)}:{(source.position(command.span.start).line if text else 0)} {entry}"
     job = make_job(cfg, label, command.path, command.span)
     # an unknown word may override any key, so rules must not take a release default as certain; the estimate
     # (settings, roles) keeps the defaults, the likeliest values: unknowns there are filled pessimistically
     cfg.open_words = unknown_word
     job.hardware = dict(command.hardware)
-    return [job]
+    return job
+
+
+# -- recipes: python -m recipe.<name>.<module> -------------------------------------------------------------------
+def _recipe_table() -> dict:
+    from rlhf_lint.schemas import load
+
+    return load("verl/recipes.json")["releases"]
+
+
+@record
+class RecipeConfig:
+    """What a recipe entry composes: the trainer config (``base``) and the recipe's own config over it."""
+    entry: str
+    config_name: str
+    base: str = "ppo_trainer"
+    keys: dict = field(default_factory=dict)  # from the recipe table (empty when the repository's file is read)
+    source: Any = None  # the repository's config file, when it is among the checked files
+    origin: str = ""  # where the config came from, for the assumptions
+    exact: bool = True  # the keys are those of the targeted release's recipe
+    rollout_pool: bool = False  # the rollout runs on GPUs of its own (rollout.n_gpus_per_node)
+    validates: bool | None = None  # runs verl's start-up validation (None: not known)
+    module: str | None = None  # the repository's recipe module, when read from there
+
+
+def _given_config_name(command) -> str | None:
+    """The ``--config-name`` a recipe launch gives (it picks another config of the recipe's folder)."""
+    if not any(a.flag in ("--config-name", "-cn") for a in command.args):
+        return None
+    return config_name_of(command)[0]
+
+
+def _recipe_from_repository(command, project, entry: str) -> RecipeConfig | None:
+    """The recipe module and its config, when both are among the checked files: the decorator
+    ``@hydra.main(config_path=..., config_name=...)`` is read from the module's text, never run."""
+    if project is None:
+        return None
+    module = project.resolve(command.path, entry.replace(".", "/") + ".py")
+    if module is None:
+        return None
+    from rlhf_lint.schemas.build.verl_recipes import hydra_main_of
+
+    found = hydra_main_of(module.text)
+    if found is None or found[0] is None:
+        return None
+    name = _given_config_name(command) or found[1]
+    target = project.resolve(module.path, os.path.join(found[0], f"{name}.yaml"))
+    if target is None or not isinstance(target.tree, list) or not target.tree:
+        return None
+    base = _trainer_base(target.tree[0])
+    if base is None:
+        return None
+    return RecipeConfig(entry=entry, config_name=name, base=base, source=target, origin=f"{target.path}",
+                        rollout_pool=_has_rollout_pool(target.tree[0]), module=module.path)
+
+
+def _validates(project, module: str, release: str) -> bool | None:
+    """Whether the recipe's own code (the Python files of its folder) runs verl's start-up validation at
+    ``release`` (None when the release, and so what its RayPPOTrainer does, is not known)."""
+    from rlhf_lint.schemas.build.verl_recipes import validates
+
+    folder = os.path.dirname(os.path.abspath(module))
+    code = "".join(s.text for p, s in project.sources.items() if p.endswith(".py") and s.kind == "python"
+                   and os.path.dirname(os.path.abspath(p)) == folder)
+    if validates(code, False):
+        return True
+    row = _recipe_table().get(release)
+    return None if row is None else validates(code, row["trainer_validates"])
+
+
+def _trainer_base(root) -> str | None:
+    """The trainer config a recipe YAML's ``defaults`` list composes (ppo_trainer or ppo_megatron_trainer)."""
+    import yaml
+
+    from rlhf_lint.schemas.build.verl_recipes import TRAINER_CONFIGS
+
+    if not isinstance(root, yaml.MappingNode):
+        return None
+    for k, v in root.value:
+        if isinstance(k, yaml.ScalarNode) and k.value == "defaults" and isinstance(v, yaml.SequenceNode):
+            names = [n.value for n in v.value if isinstance(n, yaml.ScalarNode)]
+            return next((n for n in names if n in TRAINER_CONFIGS), None)
+    return None
+
+
+def _has_rollout_pool(root) -> bool:
+    import yaml
+
+    for k, v in root.value:
+        if isinstance(k, yaml.ScalarNode) and k.value == "rollout" and isinstance(v, yaml.MappingNode):
+            return any(isinstance(x, yaml.ScalarNode) and x.value == "n_gpus_per_node" for x, _ in v.value)
+    return False
+
+
+def _recipe_from_table(command, entry: str, release: str, exact: bool) -> RecipeConfig | None:
+    """The recipe of the targeted release in schemas/verl/recipes.json; with no release known (or one the table
+    lacks), that of the newest release shipping it, marked inexact."""
+    table = _recipe_table()
+    row = table.get(release, {}).get("entries", {}).get(entry) if exact else None
+    label, any_release = release, not exact
+    if row is None:
+        having = sorted((r for r in table if entry in table[r]["entries"]), key=_release_order)
+        if not having:
+            return None
+        label, row, exact = having[-1], table[having[-1]]["entries"][entry], False
+    name = _given_config_name(command) or row["config_name"]
+    conf = row.get("configs", {}).get(name)
+    if conf is None:
+        return None
+    keys = conf["keys"]
+    if any_release:  # no release targeted: a key of any release's recipe
+        keys = {}
+        for r in sorted(table, key=_release_order):
+            keys.update(table[r]["entries"].get(entry, {}).get("configs", {}).get(name, {}).get("keys", {}))
+    return RecipeConfig(entry=entry, config_name=name, base=conf["base"], keys=keys,
+                        origin=f"verl {label}'s recipe ({conf['source']})", exact=exact,
+                        rollout_pool=conf["rollout_pool"], validates=row["validates"] if exact else None)
+
+
+def _interpret_recipe(command, source, project, entry: str) -> list[Job] | None:
+    """``python -m recipe.<name>.<module>``: a verl recipe when the repository's module composes a trainer config,
+    or the recipe table knows the entry; anything else is an ordinary program."""
+    recipe = _recipe_from_repository(command, project, entry)
+    base_name = recipe.base if recipe is not None else "ppo_trainer"
+    cfg = new_config(project, base_name)
+    if recipe is None:
+        recipe = _recipe_from_table(command, entry, cfg.release, cfg.exact)
+        if recipe is not None and recipe.base != base_name:
+            cfg = new_config(project, recipe.base)
+    if recipe is None:
+        return None  # not a verl recipe: the next interpreter (an ordinary program) reads it
+    if recipe.source is not None:
+        cfg.yaml = flatten_yaml(recipe.source.tree[0], recipe.source.path)
+        cfg.yaml_path = recipe.source.path
+        recipe.validates = _validates(project, recipe.module, cfg.release)
+    else:
+        cfg.defaults = {**cfg.defaults, **recipe.keys}
+    cfg.recipe = recipe
+    overrides, unknown_word = _overrides(command, source)
+    cfg.unread_packages = tuple(o.key.split("@", 1)[1] for o in overrides if "@" in o.key and o.op != "~")
+    return [_job(command, source, cfg, overrides, unknown_word, entry)]
 
 
 @job_builder(kinds={"yaml"})
@@ -729,9 +907,34 @@ def build_verl_yaml_jobs(source: Source, project) -> list[Job]:
     if vendored is not None and os.path.realpath(source.path).startswith(
             os.path.join(vendored, "verl", "trainer", "config") + os.sep):
         return []  # the defaults of the verl package the repository carries, not an experiment of its own
+    if _is_recipe_config(source, project):
+        return []  # a recipe's defaults: its launches (python -m recipe.x.main_x) read it, it runs nothing itself
     cfg = new_config(project)
     cfg.yaml = flatten_yaml(docs[0], source.path)
     cfg.yaml_path = source.path
     from rlhf_lint.readers.yaml import node_span
 
     return [make_job(cfg, f"{os.path.basename(source.path)} (verl config)", source.path, node_span(docs[0]))]
+
+
+def _is_recipe_config(source: Source, project) -> bool:
+    """A YAML that a Python module of the folder above it names in ``@hydra.main(config_path=..., config_name=...)``
+    (verl's ``recipe/<name>/config/<name>_trainer.yaml``)."""
+    if project is None or not hasattr(project, "sources"):
+        return False
+    folder, name = os.path.split(os.path.abspath(source.path))
+    stem = name.rsplit(".", 1)[0]
+    above = os.path.dirname(folder)
+    modules = [s for p, s in project.sources.items() if p.endswith(".py") and s.kind == "python" and stem in s.text
+               and os.path.dirname(os.path.abspath(p)) == above]
+    if not modules:
+        return False
+    from rlhf_lint.schemas.build.verl_recipes import hydra_main_of
+
+    for module in modules:
+        found = hydra_main_of(module.text)
+        if found is not None and found[1] == stem and found[0] is not None and os.path.abspath(
+                os.path.join(os.path.dirname(module.path), found[0])) == folder:
+            return True
+    return False
+

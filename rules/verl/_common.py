@@ -52,6 +52,19 @@ def _finding(ctx, cfg, key, message, fix=None, severity=None):
     return Finding(span, message, fix=fix, path=path, severity=severity)
 
 
+def _startup_finding(ctx, cfg, key, message, fix=None, severity=None):
+    """A finding of verl's start-up validation (validate_config, RayPPOTrainer._validate_config): a warning, saying
+    so, when the launch is a recipe that does not run it (or may not: its code or release is not known)."""
+    recipe = cfg.recipe
+    if recipe is not None and not recipe.validates:
+        from rlhf_lint.model import Severity
+
+        message += (f"; but {recipe.entry} {'does not run' if recipe.validates is False else 'may not run'} verl's "
+                    "start-up validation, so this may fail later in the run instead, or not at all")
+        severity = Severity.WARNING
+    return _finding(ctx, cfg, key, message, fix=fix, severity=severity)
+
+
 def _ints(cfg, *keys):
     values = [cfg.known_int(k) for k in keys]
     return None if any(v is None for v in values) else values

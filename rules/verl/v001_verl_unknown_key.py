@@ -13,6 +13,9 @@ def verl_unknown_key(ctx):
     ## What it does
     Checks every `key=value` override of a `verl.trainer.main_ppo` command against the keys of verl's trainer config
     (the release given by `verl-version`, else a `verl==` pin, else any release) and the repository's own YAML config.
+    A recipe launch (`python -m recipe.dapo.main_dapo`) is checked against the trainer config plus the recipe's own
+    config: the repository's file when it is among the checked files, else the recipe of the targeted release
+    (schemas/verl/recipes.json; a warning when only another release's recipe is known).
     An error only when the targeted release is within the table; with no release known, or one newer than the
     newest release the table covers, the finding is a warning that says so and offers no rename. With no release
     known, a key that only releases before the newest have (a removed key) is a warning too.
@@ -65,6 +68,8 @@ def verl_unknown_key(ctx):
         where = f"verl {cfg.release}" if cfg.exact else "any verl release rlhf-lint knows"
         near = close_key(o.key, cfg.defaults)
         fix, severity = None, None
+        if cfg.recipe is not None:
+            where += f" with {cfg.recipe.entry}'s {cfg.recipe.config_name}"
         message = f"unknown key `{o.key}` (not in the trainer config of {where})"
         if cfg.past_edge:  # the key may be new in a release the table lacks
             from rlhf_lint.frameworks.edge import edge_note
@@ -80,6 +85,9 @@ def verl_unknown_key(ctx):
         else:
             message = message[:-1] + (f", {cfg.target.origin})" if cfg.target.version == cfg.release
                                        else f"; {cfg.about_version})") + ": Hydra refuses it"
+        if cfg.recipe is not None and not cfg.recipe.exact and cfg.exact:  # another release's recipe was read
+            message += f"; the recipe's keys come from {cfg.recipe.origin}, and the targeted release's may add it"
+            severity = Severity.WARNING
         engine_may_have = severity is None and cfg.open_words and _other_engine_has(o.key, cfg)
         if engine_may_have:
             # an unread word ("$@") may select that engine (model_engine=megatron), whose config has the key

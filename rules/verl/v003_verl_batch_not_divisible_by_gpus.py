@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from rlhf_lint.model import Severity
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.verl._common import ACTOR, ROLLOUT, _cfg, _finding, _fsdp, _gpus, _ints
+from rlhf_lint.rules.verl._common import ACTOR, ROLLOUT, _cfg, _fsdp, _startup_finding, _gpus, _ints
 
 
 @rule("V003", "verl-batch-not-divisible-by-gpus", Severity.ERROR, scope="job", frameworks=("verl",))
@@ -37,6 +37,7 @@ def verl_batch_not_divisible_by_gpus(ctx):
     batch, n, nodes, per_node = got
     gpus = nodes * per_node
     if gpus > 0 and (batch * n) % gpus:
-        yield _finding(ctx, cfg, "data.train_batch_size",
-                       f"data.train_batch_size x rollout.n = {batch} x {n} = {batch * n} is not divisible by "
-                       f"{_gpus(cfg, nodes, per_node)}")
+        yield _startup_finding(
+            ctx, cfg, "data.train_batch_size",
+            f"data.train_batch_size x rollout.n = {batch} x {n} = {batch * n} is not divisible by "
+            f"{_gpus(cfg, nodes, per_node)}")

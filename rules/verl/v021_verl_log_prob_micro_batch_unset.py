@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from rlhf_lint.model import Severity
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.verl._common import ACTOR, ROLLOUT, _asserts_of, _cfg, _finding
+from rlhf_lint.rules.verl._common import ACTOR, ROLLOUT, _asserts_of, _cfg, _startup_finding
 
 
 @rule("V021", "verl-log-prob-micro-batch-unset", Severity.ERROR, scope="job", frameworks=("verl",))
@@ -41,6 +41,7 @@ def verl_log_prob_micro_batch_unset(ctx):
     for section in sections:
         old, new = f"{section}.log_prob_micro_batch_size", f"{section}.log_prob_micro_batch_size_per_gpu"
         if cfg.get(old) is None and cfg.get(new) is None:
-            yield _finding(ctx, cfg, new, f"neither {new} nor the deprecated {old.rsplit('.', 1)[1]} is set and "
-                                          f"use_dynamic_bsz is off: verl raises \"Please set at least one of\" at "
-                                          f"start-up ({row['source']})")
+            yield _startup_finding(
+                ctx, cfg, new, f"neither {new} nor the deprecated {old.rsplit('.', 1)[1]} is set and "
+                f"use_dynamic_bsz is off: verl raises \"Please set at least one of\" at "
+                f"start-up ({row['source']})")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from rlhf_lint.model import Severity
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.verl._common import ACTOR, ROLLOUT, _cfg, _finding, _gpus
+from rlhf_lint.rules.verl._common import ACTOR, ROLLOUT, _cfg, _finding, _gpus, _startup_finding
 
 
 def _row(cfg):
@@ -78,7 +78,8 @@ def verl_megatron_parallel_not_dividing(ctx):
         return
     minimal = gpus // model_parallel * micro
     if (batch * n) % minimal:
-        yield _finding(ctx, cfg, "data.train_batch_size",
-                       f"real train batch {batch} x rollout.n {n} = {batch * n} is not divisible by the megatron "
-                       f"data-parallel size {gpus // model_parallel} x ppo_micro_batch_size_per_gpu {micro} = "
-                       f"{minimal}: verl asserts it at start-up ({source})")
+        yield _startup_finding(
+            ctx, cfg, "data.train_batch_size",
+            f"real train batch {batch} x rollout.n {n} = {batch * n} is not divisible by the megatron "
+            f"data-parallel size {gpus // model_parallel} x ppo_micro_batch_size_per_gpu {micro} = "
+            f"{minimal}: verl asserts it at start-up ({source})")

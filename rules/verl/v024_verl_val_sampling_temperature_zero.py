@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from rlhf_lint.model import Severity
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.verl._common import ROLLOUT, _asserts_of, _cfg, _finding
+from rlhf_lint.rules.verl._common import ROLLOUT, _asserts_of, _cfg, _startup_finding
 
 
 @rule("V024", "verl-val-sampling-temperature-zero", Severity.ERROR, scope="job", frameworks=("verl",))
@@ -34,6 +34,7 @@ def verl_val_sampling_temperature_zero(ctx):
     temperature = cfg.get(f"{ROLLOUT}.temperature")
     if row is None or isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or temperature > 0:
         return
-    yield _finding(ctx, cfg, f"{ROLLOUT}.temperature",
-                   f"rollout.temperature is {temperature} while val_kwargs.do_sample is on: verl asserts \"validation "
-                   f"gen temperature should be greater than 0\" at start-up ({row['source']})")
+    yield _startup_finding(
+        ctx, cfg, f"{ROLLOUT}.temperature",
+        f"rollout.temperature is {temperature} while val_kwargs.do_sample is on: verl asserts \"validation "
+        f"gen temperature should be greater than 0\" at start-up ({row['source']})")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from rlhf_lint.model import Severity
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.verl._common import _asserts_of, _cfg, _finding
+from rlhf_lint.rules.verl._common import _asserts_of, _cfg, _startup_finding
 
 
 @rule("V025", "verl-reward-model-micro-batch-unset", Severity.ERROR, scope="job", frameworks=("verl",))
@@ -45,8 +45,9 @@ def verl_reward_model_micro_batch_unset(ctx):
     old, new = "reward_model.micro_batch_size", "reward_model.micro_batch_size_per_gpu"
     if cfg.get(old) is not None or cfg.get(new) is not None:
         return
-    yield _finding(ctx, cfg, "reward_model.enable",
-                   f"reward_model.enable is on with neither {new} nor the deprecated micro_batch_size set and "
-                   f"dynamic batch size off: verl raises \"Please set at least one of\" at start-up ({row['source']})"
-                   + ("" if cfg.exact else f"; verl release not known: 0.7.1 and later do not check"),
-                   severity=None if cfg.exact else Severity.WARNING)
+    yield _startup_finding(
+        ctx, cfg, "reward_model.enable",
+        f"reward_model.enable is on with neither {new} nor the deprecated micro_batch_size set and "
+        f"dynamic batch size off: verl raises \"Please set at least one of\" at start-up ({row['source']})"
+        + ("" if cfg.exact else f"; verl release not known: 0.7.1 and later do not check"),
+        severity=None if cfg.exact else Severity.WARNING)

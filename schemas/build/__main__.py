@@ -6,19 +6,22 @@ says, per table, which releases were added and how many rows were added and clos
 
   --all              every builder (ORZ is skipped with a message unless --orz-source names a checkout)
   --only NAME        one builder (repeatable): openrlhf, deepspeed, verl, accelerate, orz, requires, trl, hf_parser,
-                     swift
+                     swift, verl_recipes
   --cache DIR        where releases are kept (default: ~/.cache/rlhf-lint/upstream, or $XDG_CACHE_HOME)
   --offline          use only what the cache holds (no pip, no index)
   --releases V,...   read these releases instead of "every release newer than the table's newest"
   --orz-source DIR   a checkout of Open-Reasoner-Zero (it is not on the package index)
   --swift-source DIR a git directory of modelscope/ms-swift (its presets and argument files are read by tag)
+  --verl-source DIR  a git directory of verl (verl_recipes: its recipe/ folder is read by tag)
+  --verl-recipe-source DIR  a git directory of verl-project/verl-recipe (the recipe submodule of verl 0.7.1 on)
 """
 from __future__ import annotations
 
 import argparse
 import sys
 
-BUILDERS = ("openrlhf", "deepspeed", "verl", "accelerate", "orz", "requires", "trl", "hf_parser", "swift")
+BUILDERS = ("openrlhf", "deepspeed", "verl", "accelerate", "orz", "requires", "trl", "hf_parser", "swift",
+            "verl_recipes")
 
 
 class Skip(Exception):
@@ -69,6 +72,12 @@ def _run(name: str, cache, args, log) -> dict:
         from rlhf_lint.schemas.build import swift
 
         return swift.refresh(args.swift_source, releases, log)
+    if name == "verl_recipes":
+        if not args.verl_source:
+            raise Skip("no --verl-source git directory given (verl's recipes are read by tag from a mirror)")
+        from rlhf_lint.schemas.build import verl_recipes
+
+        return verl_recipes.refresh(args.verl_source, args.verl_recipe_source, releases, log)
     raise Skip(f"no builder {name!r}")
 
 
@@ -81,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--releases", default=None, help="comma-separated versions to read (one builder)")
     parser.add_argument("--orz-source", default=None, help="Open-Reasoner-Zero checkout")
     parser.add_argument("--swift-source", default=None, help="modelscope/ms-swift git directory (bare is fine)")
+    parser.add_argument("--verl-source", default=None, help="verl git directory (bare is fine)")
+    parser.add_argument("--verl-recipe-source", default=None, help="verl-project/verl-recipe git directory")
     parser.add_argument("--report", nargs="?", const="HEAD", default=None, metavar="GIT_REF",
                         help="print what the data files changed against GIT_REF (default HEAD), per table; "
                              "refresh nothing")

@@ -343,3 +343,49 @@ def test_hf_parser_reads_dataclass_fields_and_the_scripts_parsers():
     assert spec["parse"] == {"method": "parse_args_and_config", "fail_with_unknown_args": False}
     assert script_parser(ast.parse(release.read("trl/scripts/utils.py"))) is None  # no parse call: no parser
     assert hf_parser._ranges([0, 1, 2, 5, 7, 8]) == [[0, 2], [5, 5], [7, 8]]
+
+
+def test_verl_recipes_are_read_from_git_with_their_config_and_validation(tmp_path):
+    # a tiny verl-shaped git repository written for this test: read with `git show`, nothing imported or run
+    import subprocess
+
+    from rlhf_lint.schemas.build import verl_recipes
+
+    repo = tmp_path / "verl"
+    files = {
+        "verl/trainer/ppo/ray_trainer.py": "class RayPPOTrainer:\n    def __init__(self):\n        pass\n",
+        "recipe/dapo/main_dapo.py": "import hydra\n@hydra.main(config_path='config', config_name='dapo_trainer')\n"
+                                    "def main(config):\n    pass\n",
+        "recipe/dapo/dapo_ray_trainer.py": "from verl.trainer.ppo.ray_trainer import RayPPOTrainer\n",
+        "recipe/dapo/config/dapo_trainer.yaml": "hydra:\n  searchpath: [file://verl/trainer/config]\n"
+                                                "defaults:\n  - ppo_trainer\n  - _self_\n"
+                                                "algorithm:\n  filter_groups:\n    enable: false\n",
+        "recipe/split/main_ppo.py": "from verl.utils.config import validate_config\nimport hydra\n"
+                                    "@hydra.main(config_path='config', config_name='split_trainer')\n"
+                                    "def main(config):\n    validate_config(config)\n",
+        "recipe/split/config/split_trainer.yaml": "defaults:\n  - ppo_megatron_trainer\n  - _self_\n"
+                                                  "rollout:\n  nnodes: 1\n  n_gpus_per_node: 8\n",
+        "recipe/r1/main_eval.py": "import hydra\n@hydra.main(config_path='config', config_name='evaluation')\n"
+                                  "def main(config):\n    pass\n",
+        "recipe/r1/config/evaluation.yaml": "data:\n  path: x\n",
+    }
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo)]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(git + ["add", "."], check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "x"], check=True)
+    rows = verl_recipes.recipes_at(str(repo / ".git"), "HEAD", "recipe/", lambda p: p, trainer_validates=False)
+    assert sorted(rows) == ["recipe.dapo.main_dapo", "recipe.split.main_ppo"]  # evaluation composes no trainer
+    dapo = rows["recipe.dapo.main_dapo"]
+    assert dapo["config_name"] == "dapo_trainer" and dapo["validates"] is False  # 0.6+: main_ppo validates
+    conf = dapo["configs"]["dapo_trainer"]
+    assert conf["base"] == "ppo_trainer" and conf["keys"]["algorithm.filter_groups.enable"] is False
+    assert "hydra.searchpath" not in conf["keys"] and not conf["rollout_pool"]
+    split = rows["recipe.split.main_ppo"]
+    assert split["validates"] is True and split["configs"]["split_trainer"]["base"] == "ppo_megatron_trainer"
+    assert split["configs"]["split_trainer"]["rollout_pool"] is True
+    # up to 0.5 RayPPOTrainer.__init__ validated: a recipe subclassing it ran the checks
+    older = verl_recipes.recipes_at(str(repo / ".git"), "HEAD", "recipe/", lambda p: p, trainer_validates=True)
+    assert older["recipe.dapo.main_dapo"]["validates"] is True
