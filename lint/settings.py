@@ -80,6 +80,11 @@ VOCABULARY = (
     ("vllm.max_num_batched_tokens", int, "tokens a vLLM engine schedules in one step (what the V1 engine's profile "
                                          "run puts through the model)"),
     ("vllm.enforce_eager", bool, "vLLM runs without CUDA graphs"),
+    ("vllm.max_model_len", (int, str), "the context length a vLLM engine is built for (int), or "
+                                       "\"max_position_embeddings\" where the framework leaves it to vLLM, which "
+                                       "takes the model's"),
+    ("vllm.max_model_len_assumed", bool, "vllm.max_model_len comes from the newest release's rule (the framework's "
+                                         "release is not known): no verdict rests on it"),
     ("vllm.sleep_level", int, "1: a sleeping vLLM parks its weights in host RAM; 2: discards them (ORZ)"),
     ("vllm.sync_wake", str, "all | weights: what a sleeping vLLM wakes for the weight sync (whole reservation, or "
                             "its weights only: OpenRLHF >= 0.9.2)"),

@@ -577,6 +577,7 @@ def settings_from(cfg: VerlConfig) -> Settings:
             if isinstance(value, bool):
                 settings.add(Setting("vllm.enable_sleep", value, origin=f"{sleeps['key']} (verl frees the "
                                                                           "rollout's memory after generation)"))
+        _max_model_len(cfg, settings, placement["rollout_max_model_len"])
     forced = placement["inference_cpu_offload"]
     if strategy in ("fsdp", "fsdp2") and cfg.exact and cfg.fork is None and _release_order(cfg.release)[0] == 0:
         from packaging.version import Version
@@ -604,6 +605,31 @@ def settings_from(cfg: VerlConfig) -> Settings:
         settings.add(setting_for(cfg, "model.reward.path", "reward_model.model.path"))
     settings.add(Setting("job.type", "ppo" if adv == "gae" else (adv if isinstance(adv, str) else UNKNOWN)))
     return settings
+
+
+def _max_model_len(cfg: VerlConfig, settings: Settings, table: dict) -> None:
+    """vllm.max_model_len: the length verl gives vLLM, by release (schemas/verl/placement.json); the marker
+    "max_position_embeddings" leaves it to the model's config. With no release known the newest rule is taken and
+    vllm.max_model_len_assumed says so (a verdict must not rest on it)."""
+    from packaging.version import Version
+
+    known = cfg.exact and cfg.fork is None and _release_order(cfg.release)[0] == 0
+    rows = [r for r in table["releases"] if not known or Version(r["since"]) <= Version(cfg.release)]
+    row = rows[-1]
+    written = cfg.get(table["key"]) if cfg.exists(table["key"]) else None
+    release = f"verl {cfg.release}" if known else "verl's newest release"
+    if row["rule"] == "max_position_embeddings":
+        why = f"{release} gives vLLM the model's max_position_embeddings whatever {table['key']} says"
+    elif row["rule"] == "config_or_max_position_embeddings" and written is None:
+        why = f"{table['key']} unset: {release} gives vLLM the model's max_position_embeddings"
+    else:
+        why = None
+    if why is not None:
+        settings.add(Setting("vllm.max_model_len", "max_position_embeddings", origin=f"{why} ({row['source']})"))
+    elif isinstance(written, int) and not isinstance(written, bool) and written > 0:
+        settings.add(setting_for(cfg, "vllm.max_model_len", table["key"]))
+    if not known:
+        settings.add(Setting("vllm.max_model_len_assumed", True, origin=row["source"]))
 
 
 @record

@@ -53,6 +53,8 @@ class ModelArch:
     norms_per_layer: int = 2
     qk_norm: bool = False
     extra_params: int = 0  # parts outside the language model (a vision tower)
+    # the context length of the config (0: not known); vLLM's max_model_len when the launch gives none
+    max_position_embeddings: int = 0
     published_params: float | None = None
     source: str = ""
 
@@ -477,6 +479,7 @@ def arch_from_config_json(text: str, name: str, source: str = "") -> ModelArch |
         qk_nope_head_dim=first("qk_nope_head_dim", default=0),
         qk_rope_head_dim=first("qk_rope_head_dim", default=0),
         v_head_dim=first("v_head_dim", default=0),
+        max_position_embeddings=first("max_position_embeddings", "n_positions", "seq_length", default=0),
         source=source,
     )
 

@@ -13,7 +13,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
     from typing import Callable
 
-from rlhf_lint.startup.records import field, record
+from rlhf_lint.startup.records import field, record, replace
 from rlhf_lint.model import UNKNOWN, Setting
 from rlhf_lint.frameworks.precision import dtype_bytes
 from rlhf_lint.memory.catalog import GIB, GPU, ModelArch, ModelResolution, resolve_gpu, resolve_model
@@ -1872,6 +1872,7 @@ def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, g
                                f"and the band's low end leaves the reservation out")
     weights = w * params // tp
     max_len = ctx["seq"]
+    model_len, model_len_why, model_len_sure = _max_model_len(arch, inp, max_len)
     if inp.get("rollout.engine") == "sglang" and gpu_memory is not None and free_at_init is None:
         return _sglang_role(r, util, util_unknown, weights, gpu_memory, inp)
     engine = _vllm_engine(versions, ctx.get("gpu_name"), gpu_memory)
@@ -1942,7 +1943,10 @@ def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, g
         # what the weights alone leave: the profile peak and the context are assumed, the weights are not
         "kv_bytes_at_most": None if reservation is None else reservation - weights,
         "tokens": None if kv_bytes is None else max(0, kv_bytes) // per_token,
-        "one_sequence": max_len, "tokens_needed": max_seqs * max_len, "max_num_seqs": max_seqs,
+        # the length vLLM is built for; the prompt + generation length is the least it can be
+        "one_sequence": model_len, "one_sequence_why": model_len_why, "one_sequence_sure": model_len_sure,
+        "one_sequence_min": min(model_len, max_len),
+        "tokens_needed": max_seqs * max_len, "max_num_seqs": max_seqs,
         "engines": engines, "tensor_parallel": tp, "gpu_memory_utilization": util, "utilization_unknown": util_unknown,
         "formula": f"KV = reservation - weights {gib(weights)} (2 B x {_count(params)} / TP {tp}) - profile peak "
                    f"{gib(profile)} ({tokens} tokens) - {'non-torch increase' if outside else 'CUDA context'} "
@@ -1951,6 +1955,25 @@ def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, g
     }
     r.resident = ["vllm_reservation", "cuda_graphs", "runtime"]
     return r
+
+
+def _max_model_len(arch: ModelArch, inp: _Inputs, seq: int) -> tuple[int, str, bool]:
+    """(vLLM's max_model_len, why when it is not the launch's own length, whether a verdict may rest on it): what the
+    launch passes, else the model's
+    max_position_embeddings where the framework leaves it to vLLM (``vllm.max_model_len`` = that marker), else the
+    prompt + generation length."""
+    value = inp.get("vllm.max_model_len")
+    sure = not inp.flag("vllm.max_model_len_assumed")
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value, "", sure
+    if value == "max_position_embeddings":
+        origin = inp.settings.get("vllm.max_model_len").origin.split(" (")[0]
+        if arch.max_position_embeddings > 0:
+            return arch.max_position_embeddings, f"{origin}, {arch.max_position_embeddings}", sure
+        inp.assumptions.append(f"vllm: max_model_len is the model's max_position_embeddings, which is not known for "
+                               f"{arch.name}: the prompt + generation length {seq} used instead")
+        return seq, "", False
+    return seq, "", True
 
 
 SRC_SGLANG_STATIC = "https://github.com/volcengine/verl/blob/v0.4.1/verl/workers/rollout/sglang_rollout/sglang_rollout.py#L390-L394"
@@ -2146,6 +2169,9 @@ def _estimate(job, hardware, read_config: Callable[[str], str | None] | None = N
             continue
         if role == "vllm":
             tp = int(inp.number("vllm.tensor_parallel_size", 1) or 1)
+            if res.how not in ("catalog", "config.json"):
+                # another model's shape (an Instruct read as its base): its context length may differ
+                arch = replace(arch, max_position_embeddings=0)
             roles.append(_vllm_role(arch, params, tp, inp, ctx, gpu_memory, versions))
             engines = int(inp.number("vllm.num_engines", 1) or 1)
             role_nodes[role] = (engines, tp)  # placed engine by engine

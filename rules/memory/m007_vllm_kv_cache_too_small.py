@@ -25,8 +25,15 @@ def vllm_kv_cache_too_small(ctx):
     ## Example
     A 70B model with tensor parallel 2 on 80 GB GPUs at gpu_memory_utilization 0.5.
 
+    The length is vLLM's max_model_len: what the launch passes, else the prompt + generation length, except where
+    the framework leaves it to vLLM, which then takes the model's max_position_embeddings (verl 0.7.0 always, verl
+    0.7.1 on when `rollout.max_model_len` is unset). That length is used only when the model's config was read (the
+    catalog entry of that exact model, or its config.json); with the framework's release unknown the finding is a
+    warning.
+
     ## Fix
-    Raise gpu_memory_utilization (if the GPU is not shared), raise tensor parallelism, or shorten the sequences.
+    Raise gpu_memory_utilization (if the GPU is not shared), raise tensor parallelism, or shorten the sequences
+    (verl: set `actor_rollout_ref.rollout.max_model_len` to the prompt + response length).
 
     ## References
     https://github.com/vllm-project/vllm/issues/2418
@@ -47,9 +54,20 @@ def vllm_kv_cache_too_small(ctx):
     else:
         what = (f"{_gib(kv['kv_bytes'])} of KV cache holds {kv['tokens']} tokens at {kv['bytes_per_token']} B per "
                 f"token")
-    if kv["kv_bytes_at_most"] // kv["bytes_per_token"] >= kv["one_sequence"]:
-        yield Finding(span, f"vLLM may not hold one {kv['one_sequence']}-token sequence: {what}; the weights alone "
-                            f"leave {_gib(kv['kv_bytes_at_most'])}, so this rests on the assumed profiling peak and "
-                            f"memory outside torch{_assumed(est)}", severity=Severity.WARNING)
+    sure = kv.get("one_sequence_sure", True)
+    if not sure and kv["tokens"] >= kv["one_sequence_min"]:
+        yield Finding(span, f"vLLM may not hold {_length(kv, kv['one_sequence'])}: {what}; the length rests on the "
+                            f"framework's release, which is not known{_assumed(est)}", severity=Severity.WARNING)
         return
-    yield Finding(span, f"vLLM cannot hold one {kv['one_sequence']}-token sequence: {what}{_assumed(est)}")
+    tokens = kv["one_sequence"] if sure else kv["one_sequence_min"]  # not sure: the least it can be
+    if kv["kv_bytes_at_most"] // kv["bytes_per_token"] >= tokens:
+        yield Finding(span, f"vLLM may not hold {_length(kv, tokens)}: {what}; the weights alone leave "
+                            f"{_gib(kv['kv_bytes_at_most'])}, so this rests on the assumed profiling peak and memory "
+                            f"outside torch{_assumed(est)}", severity=Severity.WARNING)
+        return
+    yield Finding(span, f"vLLM cannot hold {_length(kv, tokens)}: {what}{_assumed(est)}")
+
+
+def _length(kv: dict, tokens: int) -> str:
+    why = kv.get("one_sequence_why") if tokens == kv["one_sequence"] else ""
+    return f"one {tokens}-token sequence" + (f" ({why})" if why else "")
