@@ -201,8 +201,10 @@ class Unknown:
 
 
 def _trl_script(command) -> str | None:
-    """``sft`` of ``-m trl.scripts.sft`` or ``.../trl/scripts/sft.py``."""
+    """``sft`` of ``trl sft``, ``-m trl.scripts.sft`` or ``.../trl/scripts/sft.py``."""
     entry = command.entry.text if command.entry is not None and command.entry.known else ""
+    if command.launcher == "trl" and entry:
+        return entry  # TRL's CLI runs trl/scripts/<command>.py with the same words
     if command.entry_kind == "module" and entry.startswith("trl.scripts."):
         return entry.rpartition(".")[2]
     path = "/" + entry.replace("\\", "/")
@@ -348,9 +350,12 @@ def unknown_arguments(command, project) -> list[Unknown]:
 
 def _arguments(command, project, parser: Parser) -> list[tuple]:
     """(name as written, path, span, "flag" | "key") of the command's flags and of its ``--config`` recipe's keys."""
+    from rlhf_lint.frameworks.launchers import underscored
+
+    launch = _trl_cli_options() if command.launcher == "trl" else set()  # TRL's CLI takes them for accelerate
     out = [(arg.flag.split("=", 1)[0], command.path, arg.flag_span, "flag") for arg in command.args
            if (arg.word is None or arg.word.known) and arg.flag.startswith("--")
-           and arg.flag not in ("--config", "--help")]
+           and arg.flag not in ("--config", "--help") and underscored(arg.flag.split("=", 1)[0]) not in launch]
     config = command.last("--config")
     if config is None or config.value is None or not config.value.known or not parser.reads_config:
         return out
@@ -360,8 +365,17 @@ def _arguments(command, project, parser: Parser) -> list[tuple]:
         from rlhf_lint.frameworks.hf import recipe_entries
 
         out += [(key, target.path, node_span(key_node), "key")
-                for key, (_value, key_node, _v) in (recipe_entries(target) or {}).items() if key != "env"]
+                for key, (_value, key_node, _v) in (recipe_entries(target) or {}).items()
+                if key != "env" and f"--{key}" not in launch]
     return out
+
+
+def _trl_cli_options() -> set:
+    """accelerate's options TRL's CLI reads (schemas/hf/launchers.json trl_cli)."""
+    from rlhf_lint.schemas import load
+
+    return set(load("hf/launchers.json")["trl_cli"]["accelerate_options"])
+
 
 
 def _treatment(kind: str, combos: list, uses_trl: bool) -> tuple[bool, bool]:

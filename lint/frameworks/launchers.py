@@ -754,7 +754,7 @@ def _release_row(rows: list, project, package: str) -> tuple[dict | None, str]:
     return row_at(rows, version_tuple(target.version)), f"{package} {target.version} ({target.origin})"
 
 
-def _underscored(flag: str) -> str:
+def underscored(flag: str) -> str:
     """``--num-processes`` as accelerate's argparse spells it, ``--num_processes``."""
     return flag.replace("-", "_").replace("__", "--", 1)
 
@@ -767,7 +767,7 @@ def _trl_topology(top: LaunchTopology, command: Command, project, visible_count)
     row, release = _release_row(spec["rows"], project, "trl")
     name = command.entry.text if command.entry is not None and command.entry.known else "?"
     options = set(spec["accelerate_options"])
-    given = [a for a in command.args if _underscored(a.flag) in options]
+    given = [a for a in command.args if underscored(a.flag) in options]
     if row is None:
         top.notes.append(f"{release}: how this TRL CLI starts its processes is not in the tables")
         return
@@ -783,12 +783,12 @@ def _trl_topology(top: LaunchTopology, command: Command, project, visible_count)
     def value(*flags: str) -> Word | None:
         found = None
         for a in args:
-            if _underscored(a.flag) in flags and a.value is not None:
+            if underscored(a.flag) in flags and a.value is not None:
                 found = a.value
         return found
 
     def has(*flags: str) -> bool:
-        return any(_underscored(a.flag) in flags for a in args)
+        return any(underscored(a.flag) in flags for a in args)
 
     config = value("--config_file")
     named = value("--accelerate_config")

@@ -14,7 +14,8 @@ def hf_unknown_argument(ctx):
     SFTConfig, ModelConfig))`, `HfArgumentParser(TrainingArguments)`), checks every flag after the script, and every
     key of the YAML given with `--config`, against the fields of those dataclasses at the TRL and transformers
     releases the repository targets (schemas/hf/parser_fields.json, read from each release's wheel). The script is
-    TRL's own (`-m trl.scripts.sft`, `trl/scripts/dpo.py`) or one the project holds, whose dataclasses all come from
+    TRL's own (`trl sft`, `-m trl.scripts.sft`, `trl/scripts/dpo.py`; accelerate's options given to the `trl` CLI,
+    such as `--num_processes`, are the CLI's and not checked) or one the project holds, whose dataclasses all come from
     trl or transformers or are defined in it on such bases; a dataclass from elsewhere, or a script that takes the
     unknown words back (`return_remaining_strings=True`), is not checked. `--x-y` for `--x_y`, `--no_x` and
     abbreviations argparse expands are accepted. An error when TRL (if used) and transformers are pinned within the
