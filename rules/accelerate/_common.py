@@ -101,3 +101,19 @@ def zero_stage(ctx):
                 span = _value_span(entry) if entry is not None else None
                 return stage, Setting("zero.stage", stage, target.path, span, "accelerate config")
     return None, None
+
+
+def ds_config_docs(ctx):
+    """(ds_config Source, the launch setting that names it) of each JSON ds_config object the job reads."""
+    from rlhf_lint.readers.json import JObject, JSONDocument
+
+    seen = set()
+    for s in ctx.job.settings.all("deepspeed.config_path"):
+        if not isinstance(s.value, str) or s.path is None:
+            continue
+        target = ctx.project.resolve(s.path, s.value)
+        if target is None or target.path in seen or not isinstance(target.tree, JSONDocument) \
+                or not isinstance(target.tree.root, JObject):
+            continue
+        seen.add(target.path)
+        yield target, s

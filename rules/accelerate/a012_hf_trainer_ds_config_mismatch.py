@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from rlhf_lint.model import Applicability, Finding, Fix, Related, Severity
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.accelerate._common import HF_FRAMEWORKS, launch_setting, world_size
+from rlhf_lint.rules.accelerate._common import HF_FRAMEWORKS, ds_config_docs, launch_setting, world_size
 
 # ds_config key -> (TrainingArguments field, setting, TrainingArguments default or None: compare only when given)
 PAIRS = (
@@ -13,21 +13,6 @@ PAIRS = (
     ("fp16.enabled", "fp16", "hf.mixed_precision", None),
     ("bf16.enabled", "bf16", "hf.mixed_precision", None),
 )
-
-
-def _docs(ctx):
-    from rlhf_lint.readers.json import JObject, JSONDocument
-
-    seen = set()
-    for s in ctx.job.settings.all("deepspeed.config_path"):
-        if not isinstance(s.value, str) or s.path is None:
-            continue
-        target = ctx.project.resolve(s.path, s.value)
-        if target is None or target.path in seen or not isinstance(target.tree, JSONDocument) \
-                or not isinstance(target.tree.root, JObject):
-            continue
-        seen.add(target.path)
-        yield target, s
 
 
 @rule("A012", "hf-trainer-ds-config-mismatch", Severity.ERROR, kinds=(), scope="job", frameworks=HF_FRAMEWORKS,
@@ -66,7 +51,7 @@ def hf_trainer_ds_config_mismatch(ctx):
     job = ctx.job
     certain = job.value("hf.certain") is True
     world, world_s, world_assumed = world_size(ctx)
-    for target, ref in _docs(ctx):
+    for target, ref in ds_config_docs(ctx):
         doc = target.tree
         values = {}
         for ds_key, field, key, default in PAIRS:
