@@ -2501,10 +2501,12 @@ def _host(roles, role_nodes, groups, inp: _Inputs, ctx: dict, hardware, versions
                                        SRC_OVERHEAD))
             if role == "vllm":
                 if inp.flag("vllm.enable_sleep") and inp.number("vllm.sleep_level", 1) == 1:
-                    per = r.kv.get("weights_per_gpu", 2 * P // max(1, r.gpus))
+                    raw = r.kv.get("weights_per_gpu", 2 * P // max(1, r.gpus))
+                    per = _vllm_sleep_backup(r.arch, r.kv.get("tensor_parallel", 1), w) if r.arch else raw
                     persistent.append(Term("vllm_sleep:weights", count * per,
-                                           f"sleep level 1 parks each engine GPU's weights in host RAM: {count} x "
-                                           f"{gib(per)}", SRC_VLLM_SLEEP))
+                                           f"sleep level 1 parks each engine GPU's weights ({gib(raw)}) in pinned "
+                                           f"host RAM, one block per allocator segment rounded up to a power of "
+                                           f"two: {count} x {gib(per)}", f"{SRC_VLLM_SLEEP}; {SRC_PINNED}"))
                 continue
             if ctx.get("strategy") in ("fsdp", "fsdp2"):
                 persistent_fsdp, load = _fsdp_host(r, inp, count, index == _first_node(placement, role))
@@ -2618,6 +2620,57 @@ def _fsdp_host(r: RoleEstimate, inp: _Inputs, count: int, first_node: bool) -> t
 
 def _pow2(n: int) -> int:
     return 1 << max(0, int(n) - 1).bit_length() if n > 0 else 0
+
+
+def _vllm_weight_numels(arch: ModelArch, tp: int) -> list[int]:
+    """Elements of each weight tensor one tensor-parallel rank of vLLM holds: q, k and v fused (KV heads replicated
+    when fewer than the ranks), gate and up fused, an MoE layer's experts in two tensors (FusedMoE w13, w2), the
+    vocabulary padded to 64 rows. Latent attention (MLA) keeps Hugging Face's tensors, split over the ranks."""
+    h, d = arch.hidden_size, arch.dim_head
+
+    def shard(n: int) -> int:
+        return -(-n // tp)
+
+    vocab = shard(-(-arch.vocab_size // 64) * 64) * h
+    out = [vocab] + ([] if arch.tie_embeddings else [vocab])
+    if arch.kv_lora_rank or arch.mlp != "gated":
+        return out + [shard(n) for n in arch.tensor_numels()[1:]]
+    q, kv = shard(arch.num_heads) * d, max(1, arch.num_kv_heads // tp) * d
+    attention = [(q + 2 * kv) * h, h * q, h, h]  # qkv_proj, o_proj, two norms
+    for moe, layers in arch.layer_kinds():
+        if moe:
+            inter = shard(arch.expert_intermediate_size)
+            mlp = [arch.num_experts * 2 * inter * h, arch.num_experts * h * inter, arch.num_experts * h]
+            if arch.shared_expert_intermediate_size:
+                shared = shard(arch.shared_expert_intermediate_size)
+                mlp += [2 * shared * h, h * shared]
+        else:
+            inter = shard(arch.intermediate_size)
+            mlp = [2 * inter * h, h * inter]
+        out += (attention + mlp) * len(layers)
+    return out + [h]
+
+
+def _vllm_sleep_backup(arch: ModelArch, tp: int, w: int) -> int:
+    """Host bytes of vLLM's sleep-level-1 backup of one engine GPU's weights: one pinned tensor per segment of the
+    CUDA caching allocator (small tensors share 2 MiB segments, mid-size ones 20 MiB segments, larger ones get their
+    own, rounded to 2 MiB), each rounded up to a power of two by torch's pinned host allocator
+    (schemas/memory/allocator.json segments)."""
+    from rlhf_lint.schemas import load
+
+    seg = load("memory/allocator.json")["segments"]
+    round_large = seg["round_large"]
+    total = small = mid = 0
+    for numel in _vllm_weight_numels(arch, max(1, int(tp or 1))):
+        size = numel * w
+        if size <= seg["small_request"]:
+            small += size
+        elif size < seg["large_min"]:
+            mid += size
+        else:
+            total += _pow2(-(-size // round_large) * round_large)
+    total += -(-small // seg["small_segment"]) * _pow2(seg["small_segment"])
+    return total + -(-mid // seg["mid_segment"]) * _pow2(seg["mid_segment"])
 
 
 def _pinned_params(r: RoleEstimate, w: int, count: int, share: str) -> list[Term]:

@@ -144,3 +144,16 @@ def test_verl_hybrid_engine_gets_no_separate_weight_sync_phase():
     assert job.value("vllm.enable_sleep") is True
     group = estimate(job, Hardware(gpu="A100-80GB", gpus_per_node=8)).group_of("vllm")
     assert set(group.phases) == {"generation", "experience", "training", "step"}
+
+
+def test_vllm_sleep_backup_is_one_pinned_power_of_two_block_per_allocator_segment():
+    from rlhf_lint.memory.catalog import model_by_id
+    from rlhf_lint.memory.estimate import _vllm_sleep_backup
+
+    mib = 1 << 20
+    qwen = model_by_id("Qwen/Qwen2.5-7B")  # hidden 3584, MLP 18944, 28 heads with 4 KV heads of 128, vocab 152064
+    # embed and lm_head 1.09 GB -> 2 GiB each; per layer qkv 33.0 MB -> 32 MiB, o 25.7 MB -> 26 MiB segment ->
+    # 32 MiB, gate_up 271.6 MB -> 512 MiB, down 135.8 MB -> 256 MiB; the norms share one 2 MiB segment
+    assert _vllm_sleep_backup(qwen, 1, 2) == 2 * 2048 * mib + 28 * (32 + 32 + 512 + 256) * mib + 2 * mib
+    # tensor parallel 2: every shard halves, and the power of two with it (the KV heads still split: 4 over 2)
+    assert _vllm_sleep_backup(qwen, 2, 2) == 2 * 1024 * mib + 28 * (16 + 16 + 256 + 128) * mib + 2 * mib
