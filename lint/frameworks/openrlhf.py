@@ -687,7 +687,7 @@ def _analyze(command, source, project) -> Invocation:
         reason = declared[1] + (f"; {note}" if note else "")
         how = declared[2]
     else:
-        tag, reason = _infer_release(k, cli, lifetime, written)
+        tag, reason = _infer_release(k, cli, lifetime, written, _co_pin_bound(k, project, command.path))
         how = "inferred"
 
     module_ok = any(a <= tag <= b for a, b in lifetime)
@@ -741,7 +741,45 @@ def _consume(use: FlagUse, spec: FlagSpec, words: list, explicit: bool) -> None:
     use.values, use.extra = words[:n], words[n:]
 
 
-def _infer_release(k: Knowledge, cli: str | None, lifetime: list[tuple[int, int]], written: list[str]) -> tuple[int, str]:
+def _co_pin_bound(k: Knowledge, project, path: str):
+    """(releases to leave out, why): those whose own requirements (schemas/pins/requires.tsv) ask for a newer vllm,
+    deepspeed or transformers than the repository pins for the launch's folder; they are unlikely to be the one it
+    runs. (set(), "") when nothing is pinned."""
+    if project is None or not hasattr(project, "declares_pins") or not project.declares_pins():
+        return set(), ""
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.version import InvalidVersion, Version
+
+    from rlhf_lint.frameworks.versions import canonical, pinned_version, requires_table
+
+    rows = requires_table().get("openrlhf", [])
+    out, pins = set(), []
+    for package in ("vllm", "deepspeed", "transformers"):
+        pin = pinned_version(project, package, governs=path)
+        try:
+            have = Version(pin[0]) if pin is not None else None
+        except InvalidVersion:
+            have = None
+        if have is None:
+            continue
+        pins.append(f"{package} {pin[0]}")
+        for i, tag in enumerate(k.tags):
+            for row in rows:
+                if tag == "HEAD" or not row.versions.contains(tag.lstrip("v")):
+                    continue
+                try:
+                    req = Requirement(row.requires)
+                except InvalidRequirement:
+                    continue
+                if canonical(req.name) == package and any(
+                        s.operator in ("==", "===", ">=", ">", "~=") and Version(s.version.rstrip(".*")) > have
+                        for s in req.specifier):
+                    out.add(i)
+    return out, ", ".join(pins)
+
+
+def _infer_release(k: Knowledge, cli: str | None, lifetime: list[tuple[int, int]], written: list[str],
+                   bound: tuple[set, str] = (set(), "")) -> tuple[int, str]:
     candidates = [i for i in range(len(k.tags)) if any(a <= i <= b for a, b in lifetime)] if lifetime else []
     released = [i for i in candidates if k.tags[i] != "HEAD"] or candidates
     if cli is None or not released:
@@ -752,6 +790,11 @@ def _infer_release(k: Knowledge, cli: str | None, lifetime: list[tuple[int, int]
     accepted = _count_accepted_at(k, cli, released, written)
     scored = [(accepted[i], i) for i in released]
     full = [i for n, i in scored if n == len(written)]
+    too_new, pins = bound
+    if full and [i for i in full if i not in too_new] != full and any(i not in too_new for i in full):
+        newest = max(i for i in full if i not in too_new)
+        return newest, (f"inferred: the newest release accepting all {len(written)} flags used whose own "
+                        f"requirements are not newer than the pinned {pins}")
     if full:
         newest = max(full)
         if newest == max(released):

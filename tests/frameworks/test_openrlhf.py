@@ -40,6 +40,23 @@ def test_release_inferred_from_flags():
     assert inv.version == "v0.11.2" and inv.version_source == "inferred"  # the newest release in the tables
 
 
+def test_inference_leaves_out_releases_requiring_a_newer_package_than_the_repository_pins():
+    # OpenRLHF #1013's folder pins vllm 0.8.3: releases whose own pins ask for a newer vLLM (0.8.x from 0.8.0 on:
+    # vllm 0.10.0) are unlikely; the newest of the others is taken, and the reason says why
+    inv, *_ = _inv(FLAT, requirements="vllm==0.8.3\n")
+    assert inv.version_source == "inferred" and "not newer than the pinned vllm 0.8.3" in inv.version_reason
+    from packaging.version import Version
+
+    from rlhf_lint.frameworks.versions import requires_table
+
+    assert Version("0.7") <= Version(inv.version[1:]) < Version("0.8")
+    (row,) = [r for r in requires_table()["openrlhf"] if r.versions.contains(inv.version[1:]) and r.extra == "vllm"]
+    assert Version(row.requires.partition("==")[2]) <= Version("0.8.3")
+    # a pin no release asks beyond changes nothing
+    inv, *_ = _inv(FLAT, requirements="vllm==0.99.0\n")
+    assert inv.version == "v0.8.9.post1" and "pinned" not in inv.version_reason
+
+
 def test_release_from_pin_beats_inference_and_config_beats_pin():
     inv, *_ = _inv(FLAT, requirements="torch\nopenrlhf[vllm]==0.9.5  # pinned\n")
     assert (inv.version, inv.version_reason) == ("v0.9.5", "pinned in requirements.txt:2")
