@@ -67,6 +67,7 @@ RULES = (
     ('M009', 'gpu-oom-at-length-bound', 2, (), 'job', (), False, True, 'rlhf_lint.rules.memory.m009_gpu_oom_at_length_bound', 'gpu'),
     ('M010', 'job-cannot-be-scheduled', 3, (), 'job', (), False, True, 'rlhf_lint.rules.memory.m010_job_cannot_be_scheduled', ''),
     ('M011', 'deepspeed-conflicting-gpu-filters', 3, ('shell',), 'file', (), False, True, 'rlhf_lint.rules.memory.m011_deepspeed_conflicting_gpu_filters', ''),
+    ('M012', 'memory-not-modelled', 1, (), 'job', (), False, True, 'rlhf_lint.rules.memory.m012_memory_not_modelled', 'gpu'),
     ('O001', 'unknown-flag', 3, ('shell',), 'file', (), True, True, 'rlhf_lint.rules.openrlhf.o001_unknown_flag', ''),
     ('O002', 'unknown-module', 3, ('shell',), 'file', (), False, True, 'rlhf_lint.rules.openrlhf.o002_unknown_module', ''),
     ('O003', 'invalid-flag-value', 3, ('shell',), 'file', (), False, True, 'rlhf_lint.rules.openrlhf.o003_invalid_flag_value', ''),

@@ -195,3 +195,23 @@ def _length_bound_case(group) -> bool:
     M004/M006 may offer their change as a warning."""
     return (group.fits is not None and group.fits is False and not group.certain_overflow
             and any(t.at_length_bound for _, t in group.phases[group.peak_phase]))
+
+
+def once_per_repository(ctx, name: str, applies) -> list | None:
+    """The launches of the run's project ``applies`` holds for, when ctx's job is the first of them (it reports
+    for all: a verl or OpenRLHF tree has hundreds of launches), else None. Computed once per project."""
+    cache = ctx.project.__dict__.setdefault(f"_{name}_launches", {})
+    if "jobs" not in cache:
+        cache["jobs"] = [j for j in ctx.project.jobs if applies(j)]
+    launches = cache["jobs"]
+    return launches if launches and launches[0] is ctx.job else None
+
+
+def others_phrase(launches: list, tail: str = "") -> str:
+    """`` (nor for 3 other launches in 2 files of this repository<tail>)`` for a once-per-repository finding."""
+    files = sorted({j.path for j in launches})
+    others = len(launches) - 1
+    if not others:
+        return ""
+    return (f" (nor for {others} other launch{'es' if others > 1 else ''} in {len(files)} file"
+            f"{'s' if len(files) > 1 else ''} of this repository{tail})")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from rlhf_lint.model import HARDWARE_KEYS, Finding, Severity
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.memory._common import _assumed, _estimate, _gib
+from rlhf_lint.rules.memory._common import _assumed, _estimate, _gib, once_per_repository, others_phrase
 
 
 def _comment_findings(ctx):
@@ -72,11 +72,8 @@ def no_hardware_profile(ctx):
         other = _estimate(ctx, job)
         return not other.hardware_known and bool(other.groups)
 
-    cache = ctx.project.__dict__.setdefault("_m008_launches", {})
-    if "jobs" not in cache:
-        cache["jobs"] = [j for j in ctx.project.jobs if without_hardware(j)]
-    launches = cache["jobs"]
-    if not launches or launches[0] is not ctx.job:
+    launches = once_per_repository(ctx, "m008", without_hardware)
+    if launches is None:
         return
 
     def peaks(est) -> str:
@@ -88,10 +85,6 @@ def no_hardware_profile(ctx):
     if scenario:
         # one job per environment-flag scenario of the same config (ORZ's DEBUG_MODE): name it
         where = f" with {scenario}"
-    files = sorted({j.path for j in launches})
-    others = len(launches) - 1
-    scope = (f" (nor for {others} other launch{'es' if others > 1 else ''} in {len(files)} file"
-             f"{'s' if len(files) > 1 else ''} of this repository: `rlhf-lint estimate FILE` shows each)"
-             if others else "")
+    scope = others_phrase(launches, ": `rlhf-lint estimate FILE` shows each")
     yield Finding(ctx.job.span, f"no GPU in the hardware profile, so no memory verdict{scope}; estimated peak per "
                                 f"GPU{where}: {text}")

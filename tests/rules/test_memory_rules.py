@@ -157,7 +157,7 @@ VERL_BACKENDS = os.path.join(FIXTURES, "verl_backends")
 def test_verl_megatron_backend_gets_no_verdict():
     # verl's Megatron examples (TP/PP + distributed optimizer) were all "out of memory" when counted unsharded
     result = lint([os.path.join(VERL_BACKENDS, "megatron_7b.sh")], Config(), Options(select=["M"]))
-    assert found(result) == []
+    assert [code for code, *_ in found(result)] == ["M012"]  # no verdict, said as an info
 
 
 def test_verl_fsdp_backend_keeps_its_verdict():
