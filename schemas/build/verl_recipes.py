@@ -59,18 +59,12 @@ def defaults_names(tree: dict) -> list[str]:
     return [d for d in listed if isinstance(d, str) and d != "_self_"] if isinstance(listed, list) else []
 
 
-def flatten(node: dict, prefix: str = "", out: dict | None = None) -> dict:
-    out = {} if out is None else out
-    for key, value in node.items():
-        if not prefix and key in ("defaults", "hydra"):
-            continue  # Hydra's own: the composition and its search path, not trainer keys
-        dotted = f"{prefix}.{key}" if prefix else str(key)
-        if isinstance(value, dict):
-            out[dotted] = {}
-            flatten(value, dotted, out)
-        else:
-            out[dotted] = value
-    return out
+def trainer_keys(tree: dict) -> dict:
+    """A recipe config flattened as the trainer table is, without Hydra's own keys (its defaults list and search
+    path)."""
+    from rlhf_lint.schemas.build.verl import flatten
+
+    return flatten({k: v for k, v in tree.items() if k not in ("defaults", "hydra")})
 
 
 def compose(configs: dict[str, dict], name: str, depth: int = 0) -> tuple[str | None, dict]:
@@ -87,7 +81,7 @@ def compose(configs: dict[str, dict], name: str, depth: int = 0) -> tuple[str | 
             found, inherited = compose(configs, parent, depth + 1)
             base = base or found
             keys.update(inherited)
-    keys.update(flatten(tree))
+    keys.update(trainer_keys(tree))
     return base, keys
 
 
