@@ -747,12 +747,10 @@ def _co_pin_bound(k: Knowledge, project, path: str):
     runs. (set(), "") when nothing is pinned."""
     if project is None or not hasattr(project, "declares_pins") or not project.declares_pins():
         return set(), ""
-    from packaging.requirements import InvalidRequirement, Requirement
     from packaging.version import InvalidVersion, Version
 
-    from rlhf_lint.frameworks.versions import canonical, pinned_version, requires_table
+    from rlhf_lint.frameworks.versions import pinned_version
 
-    rows = requires_table().get("openrlhf", [])
     out, pins = set(), []
     for package in ("vllm", "deepspeed", "transformers"):
         pin = pinned_version(project, package, governs=path)
@@ -763,19 +761,32 @@ def _co_pin_bound(k: Knowledge, project, path: str):
         if have is None:
             continue
         pins.append(f"{package} {pin[0]}")
-        for i, tag in enumerate(k.tags):
-            for row in rows:
-                if tag == "HEAD" or not row.versions.contains(tag.lstrip("v")):
-                    continue
-                try:
-                    req = Requirement(row.requires)
-                except InvalidRequirement:
-                    continue
-                if canonical(req.name) == package and any(
-                        s.operator in ("==", "===", ">=", ">", "~=") and Version(s.version.rstrip(".*")) > have
-                        for s in req.specifier):
-                    out.add(i)
+        for versions, least in _least_required(package):
+            if least > have:
+                out.update(i for i, tag in enumerate(k.tags) if tag != "HEAD" and versions.contains(tag.lstrip("v")))
     return out, ", ".join(pins)
+
+
+@functools.lru_cache(maxsize=8)
+def _least_required(package: str) -> list:
+    """(OpenRLHF releases, the least version of ``package`` they require) for each row of schemas/pins/requires.tsv
+    that sets a lower bound (``==``, ``>=``, ``~=``, ``>``) on it."""
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.version import InvalidVersion, Version
+
+    from rlhf_lint.frameworks.versions import canonical, requires_table
+
+    out = []
+    for row in requires_table().get("openrlhf", []):
+        try:
+            req = Requirement(row.requires)
+            bounds = [Version(s.version.rstrip(".*")) for s in req.specifier
+                      if s.operator in ("==", "===", ">=", ">", "~=")]
+        except (InvalidRequirement, InvalidVersion):
+            continue
+        if canonical(req.name) == package and bounds:
+            out.append((row.versions, max(bounds)))
+    return out
 
 
 def _infer_release(k: Knowledge, cli: str | None, lifetime: list[tuple[int, int]], written: list[str],
@@ -791,10 +802,10 @@ def _infer_release(k: Knowledge, cli: str | None, lifetime: list[tuple[int, int]
     scored = [(accepted[i], i) for i in released]
     full = [i for n, i in scored if n == len(written)]
     too_new, pins = bound
-    if full and [i for i in full if i not in too_new] != full and any(i not in too_new for i in full):
-        newest = max(i for i in full if i not in too_new)
-        return newest, (f"inferred: the newest release accepting all {len(written)} flags used whose own "
-                        f"requirements are not newer than the pinned {pins}")
+    kept = [i for i in full if i not in too_new]
+    if kept and len(kept) < len(full):
+        return max(kept), (f"inferred: the newest release accepting all {len(written)} flags used whose own "
+                           f"requirements are not newer than the pinned {pins}")
     if full:
         newest = max(full)
         if newest == max(released):

@@ -1958,10 +1958,9 @@ def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, g
 
 
 def _max_model_len(arch: ModelArch, inp: _Inputs, seq: int) -> tuple[int, str, bool]:
-    """(vLLM's max_model_len, why when it is not the launch's own length, whether a verdict may rest on it): what the
-    launch passes, else the model's
-    max_position_embeddings where the framework leaves it to vLLM (``vllm.max_model_len`` = that marker), else the
-    prompt + generation length."""
+    """(vLLM's max_model_len, why when it is not the launch's own length, whether a verdict may rest on it): the
+    length the framework passes, else the model's max_position_embeddings where it leaves that to vLLM
+    (``vllm.max_model_len`` = that marker), else the prompt + generation length."""
     value = inp.get("vllm.max_model_len")
     sure = not inp.flag("vllm.max_model_len_assumed")
     if isinstance(value, int) and not isinstance(value, bool) and value > 0:

@@ -49,9 +49,10 @@ def hf_auto_fill_refused(ctx):
     job = ctx.job
     ref = next((v for v in (job.value("model.policy.path"), job.value("model.actor.path")) if isinstance(v, str)),
                None)
-    arch = resolve_model(ref).arch if ref else None
-    if arch is None:
-        return
+    found = resolve_model(ref) if ref else None
+    if found is None or found.arch is None or found.how not in ("catalog", "config.json", "name"):
+        return  # a shape guessed from a size: its hidden size is not the model's
+    arch = found.arch
     tf, tf_note = package_version(ctx, "transformers")
     ds_text, ds_origin = ds_version_origin(ctx)
     ds = version_tuple(ds_text) if ds_origin != "assumed" else None
@@ -69,18 +70,18 @@ def hf_auto_fill_refused(ctx):
             member = zero.member(key) if hasattr(zero, "member") else None
             if member is None or getattr(member.value, "value", None) != "auto":
                 continue
-            known = [f"{tf_note}" if tf is not None else None,
-                     f"DeepSpeed {ds_text}, {ds_origin}" if ds is not None else None]
+            known = [tf_note if tf is not None else None, f"DeepSpeed {ds_text}, {ds_origin}" if ds is not None
+                     else None]
             message = (f"{key} \"auto\": transformers before {row['float_before']} fills it with "
                        f"{row['hidden_size_factor']} x hidden_size^2 = {value:.1f} for {arch.name} (hidden size "
-                       f"{arch.hidden_size}), and DeepSpeed {row['deepspeed_refuses_from']} on refuses a fractional value "
-                       f"for this integer key at start-up (int_from_float) ({'; '.join(k for k in known if k)})")
+                       f"{arch.hidden_size}), and DeepSpeed {row['deepspeed_refuses_from']} on refuses a fractional "
+                       f"value for this integer key at start-up (int_from_float) ({'; '.join(k for k in known if k)})")
             severity = None
             if tf_in is None:
                 severity, message = Severity.WARNING, message + "; the transformers release is not known (pin it)"
             elif ds_in is None:
                 severity, message = Severity.WARNING, message + "; the DeepSpeed release is not known (pin it)"
-            fix = Fix(f"write {int(value)} for {key} (transformers 4.45's own value for this model)",
+            fix = Fix(f"write {int(value)} for {key} (what transformers {row['float_before']} writes for this model)",
                       (jfix.set_value(member.value, int(value)),), Applicability.UNSAFE)
             related = (Related(named.path, named.span, f"{job.name} reads this ds_config"),) if named.span else ()
             yield Finding(member.value.span, message, fix=fix, related=related, severity=severity, path=target.path)
