@@ -355,6 +355,8 @@ class _Inputs:
         self.settings = settings
         self.assumptions = assumptions
         self.vllm_in_process = False  # TRL vllm_mode colocate: the engine is part of the training process
+        # (vllm.max_model_len, its origin, assumed) the framework's release implies when the launch gives none
+        self.max_model_len_default: tuple | None = None
         self.gpus_from_profile: set[str] = set()  # roles whose GPU count no launch gives (the hardware profile's)
 
     def get(self, key: str, default=None, note: str | None = None):
@@ -479,6 +481,28 @@ def _trl_colocate(job, inp: _Inputs, versions: dict | None) -> bool:
     inp.assumptions.append(f"TRL vllm_mode unset and the TRL release unknown: server assumed (vLLM on GPUs of its "
                            f"own; colocate is the default from TRL 1.0: {SRC_TRL_VLLM_MODE})")
     return False
+
+
+def _trl_colocate_max_model_len(versions: dict | None) -> tuple | None:
+    """What GRPOTrainer gives its colocated vLLM for max_model_len when vllm_max_model_length is not set
+    (schemas/hf/trl_checks.json colocate_max_model_len): None where it is the prompt + completion length."""
+    from rlhf_lint.schemas import load
+
+    rows = load("hf/trl_checks.json")["colocate_max_model_len"]["rows"]
+    release = _release(versions, "trl")
+    row = rows[-1] if release is None else next(
+        (r for r in rows if _version2(r["since"]) <= release and (r["until"] is None
+                                                                  or release < _version2(r["until"]))), None)
+    if row is None or row["rule"] != "max_position_embeddings":
+        return None
+    which = "TRL's newest releases" if release is None else f"TRL {release[0]}.{release[1]}"
+    return ("max_position_embeddings", f"vllm_max_model_length unset: {which} let vLLM take the model's "
+                                       f"max_position_embeddings", release is None)
+
+
+def _version2(text: str) -> tuple[int, int]:
+    major, minor = text.split(".")[:2]
+    return int(major), int(minor)
 
 
 def _roles_of(job, inp: _Inputs, versions: dict | None = None) -> list[str]:
@@ -1965,8 +1989,13 @@ def _max_model_len(arch: ModelArch, inp: _Inputs, seq: int) -> tuple[int, str, b
     sure = not inp.flag("vllm.max_model_len_assumed")
     if isinstance(value, int) and not isinstance(value, bool) and value > 0:
         return value, "", sure
+    origin = ""
     if value == "max_position_embeddings":
         origin = inp.settings.get("vllm.max_model_len").origin.split(" (")[0]
+    elif value is None and inp.max_model_len_default is not None:
+        value, origin, assumed = inp.max_model_len_default
+        sure = not assumed
+    if value == "max_position_embeddings":
         if arch.max_position_embeddings > 0:
             return arch.max_position_embeddings, f"{origin}, {arch.max_position_embeddings}", sure
         inp.assumptions.append(f"vllm: max_model_len is the model's max_position_embeddings, which is not known for "
@@ -2121,6 +2150,8 @@ def _estimate(job, hardware, read_config: Callable[[str], str | None] | None = N
         ctx["trl_grpo"] = not inp.flag("trl.use_vllm")
         # vllm_mode colocate: the engine lives in each training process, on the training GPUs
         inp.vllm_in_process = _trl_colocate(job, inp, versions)
+        if inp.vllm_in_process:
+            inp.max_model_len_default = _trl_colocate_max_model_len(versions)
     elif kind == "dpo" and getattr(job, "framework", "") == "trl" and _trl_dpo_logps_in_logits_dtype(versions,
                                                                                                   assumptions):
         ctx["trl_logps"] = True

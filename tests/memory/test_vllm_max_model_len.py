@@ -73,3 +73,22 @@ def test_catalog_context_lengths_name_their_source():
     for entry in load("models.json")["models"]:
         if "max_position_embeddings" in entry:
             assert entry["max_position_embeddings_source"].startswith("https://github.com/"), entry["id"]
+
+
+TRL = ("# rlhf-lint: hardware gpu=A100-80GB gpus-per-node=8 nodes=1\n"
+       "accelerate launch --num_processes 8 -m trl.scripts.grpo --model_name_or_path meta-llama/Llama-3.1-8B "
+       "--use_vllm --vllm_mode colocate --vllm_gpu_memory_utilization 0.3 --max_completion_length 1024 "
+       "--per_device_train_batch_size 2 --gradient_checkpointing --bf16 --output_dir out --dataset_name x{more}\n")
+
+
+def test_trl_colocate_leaves_the_length_to_vllm_from_0_26(tmp_path):
+    def m007(trl, more=""):
+        folder = tmp_path / f"t{trl}{len(more)}"
+        build_written(folder, {"run.sh": TRL.format(more=more), "requirements.txt": f"trl=={trl}\n"})
+        return [d for d in run([folder], ["M007"], Config(root=str(folder))).diagnostics]
+
+    # 0.18-0.25 build the engine for max_prompt_length + max_completion_length
+    assert m007("0.25.0") == []
+    (d,) = m007("0.26.0")  # vllm_max_model_length unset: vLLM takes 131072, and 7.9 GiB of KV cache cannot
+    assert d.severity == Severity.ERROR and "vllm_max_model_length unset" in d.message
+    assert m007("0.26.0", " --vllm_max_model_length 4096") == []
