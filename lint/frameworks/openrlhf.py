@@ -903,6 +903,7 @@ def interpret(command, source, project) -> list[Job]:
             settings.add(Setting(row["key"], row["value"], path, None, f"{default_origin} ({row['note']})"))
     _derived_models(inv, settings, path)
     _sleep_settings(inv, settings, path, k)
+    _engine_settings(inv, settings, path, k)
     if inv.cli == "train_ppo" and settings.get("topology.colocate_all") is None:
         settings.add(Setting("topology.colocate_all", True, path, None,
                              "OpenRLHF train_ppo (no Ray): every model lives in every training process"))
@@ -934,6 +935,23 @@ def _sleep_settings(inv: Invocation, settings: Settings, path: str, k: Knowledge
         if first is None or last is None or not first <= inv.tag <= last or settings.get(row["key"]) is not None:
             continue
         settings.add(Setting(row["key"], row["value"], path, None, f"OpenRLHF {inv.version}: {row['note']}"))
+
+
+def _engine_settings(inv: Invocation, settings: Settings, path: str, k: Knowledge) -> None:
+    """How this release builds its vLLM engines (schemas/openrlhf/vllm_engine.json), for the memory model; with the
+    release inferred rather than pinned, vllm.max_model_len_assumed says no verdict may rest on it."""
+    if not settings.value("vllm.num_engines"):
+        return
+    from rlhf_lint.schemas import load
+
+    for row in load("openrlhf/vllm_engine.json")["rows"]:
+        first, last = k.tag_index.get(row["first"]), k.tag_index.get(row["last"])
+        if first is None or last is None or not first <= inv.tag <= last or settings.get(row["key"]) is not None:
+            continue
+        settings.add(Setting(row["key"], row["value"], path, None, f"OpenRLHF {inv.version}: {row['note']}"))
+        if row["key"] == "vllm.max_model_len" and inv.version_source == "inferred":
+            settings.add(Setting("vllm.max_model_len_assumed", True, path, None,
+                                 f"OpenRLHF {inv.version} is inferred from the flags, not pinned"))
 
 
 def _derived_models(inv: Invocation, settings: Settings, path: str) -> None:

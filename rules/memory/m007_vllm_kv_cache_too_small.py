@@ -28,7 +28,7 @@ def vllm_kv_cache_too_small(ctx):
     The length is vLLM's max_model_len: what the launch passes, else the prompt + generation length, except where
     the framework leaves it to vLLM, which then takes the model's max_position_embeddings (verl 0.7.0 always, verl
     0.7.1 on when `rollout.max_model_len` is unset; TRL's colocated GRPO engine from 0.26 when
-    `vllm_max_model_length` is unset). That length is used only when the model's config was read (the
+    `vllm_max_model_length` is unset; OpenRLHF's engines before 0.3.2). That length is used only when the model's config was read (the
     catalog entry of that exact model, or its config.json); with the framework's release unknown the finding is a
     warning.
 

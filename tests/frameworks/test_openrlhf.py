@@ -265,3 +265,14 @@ def test_inference_clis_train_nothing(tmp_path):
     for job in (rm, generate):
         [role] = estimate(job, config.hardware).roles
         assert not role.trainable and not any(t.name in ("optimizer_states", "gradients") for t in role.terms)
+
+
+def test_engines_before_0_3_2_take_the_models_context_length():
+    # create_vllm_engines passed no max_model_len before v0.3.2 (OpenRLHF #336): vLLM took max_position_embeddings
+    script = ("python3 -m openrlhf.cli.train_ppo_ray --pretrain meta-llama/Meta-Llama-3-70B --vllm_num_engines 4 "
+              "--vllm_tensor_parallel_size 2 --prompt_max_len 1024 --generate_max_len 1024\n")
+    for pin, expected in (("openrlhf==0.3.0\n", "max_position_embeddings"), ("openrlhf==0.3.5\n", None)):
+        inv, command, source, project = _inv(script, requirements=pin)
+        (job,) = interpret(command, source, project)
+        assert job.value("vllm.max_model_len") == expected
+        assert job.value("vllm.max_model_len_assumed") is None  # pinned: a verdict may rest on it
