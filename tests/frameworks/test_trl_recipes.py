@@ -118,10 +118,12 @@ def test_vllm_mode_default_follows_the_trl_release(tmp_path):
 def test_liger_kernel_does_not_fuse_grpo_logits_but_liger_loss_does(tmp_path):
     jobs = _jobs(tmp_path, {"kernel.yaml": GRPO + "use_liger_kernel: true\n",
                             "loss.yaml": GRPO + "use_liger_kernel: true\nuse_liger_loss: true\n",
-                            "sft.yaml": SFT + "use_liger_kernel: true\n"})
+                            "sft.yaml": SFT + "use_liger_kernel: true\n",
+                            "old.yaml": SFT + "use_liger: true\n"})
     assert jobs["kernel.yaml"].value("train.fused_loss") is False  # no labels: Liger's forward builds the logits
     assert jobs["loss.yaml"].value("train.fused_loss") is True
     assert jobs["sft.yaml"].value("train.fused_loss") is True  # a cross entropy with labels: fused
+    assert jobs["old.yaml"].value("train.fused_loss") is True  # SFTConfig's name for it in TRL 0.10 to 0.17
 
 
 def test_an_untyped_recipe_takes_the_longest_length_its_release_defaults_to():
