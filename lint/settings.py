@@ -26,6 +26,7 @@ VOCABULARY = (
     ("job.unmodelled", str, "why the estimate gives this launch no figures (a trainer or layout it does not model: "
                             "ms-swift's GRPO / PPO / GKD, a model split over GPUs by device_map, an unknown tuner)"),
     ("job.entry", str, "the module or script that runs (``openrlhf.cli.train_ppo_ray``)"),
+    ("job.launcher", str, "the program that starts it: python, torchrun, deepspeed, accelerate, ..."),
     ("algo.advantage_estimator", str, "gae | group_norm | reinforce | rloo | ..."),
     ("reward.remote_url", str, "a reward served over HTTP instead of a reward model"),
     # -- HF Trainer / TRL / LLaMA-Factory: TrainingArguments as the launch gives them (rlhf_lint.frameworks.hf) ------

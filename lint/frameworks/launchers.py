@@ -993,6 +993,8 @@ def interpret_generic(command: Command, source: "Source", project) -> list[Job]:
     entry = command.entry
     if entry is not None:
         settings.add(Setting("job.entry", entry.text, entry.path, entry.span, entry.origin))
+    if command.launcher:
+        settings.add(Setting("job.launcher", command.launcher, command.path, command.span))
     _topology(command, settings, assumptions, source, project)
     ds_config_flags = launcher_specs()["program_flags"]["ds_config"]
     for arg in command.args:

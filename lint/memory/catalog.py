@@ -364,12 +364,17 @@ def _model_keys() -> list[tuple[str, int]]:
 
 
 def model_by_id(model_id: str) -> ModelArch | None:
-    """An exact hub id: the entry's own, or one of ``same_config`` (other repositories with the same config.json,
-    matched only exactly: as a substring their names would catch unrelated models)."""
+    """An exact hub id: the entry's own, one of ``same_config`` (other repositories with the same config.json,
+    matched only exactly: as a substring their names would catch unrelated models), or one of ``variants``
+    (fine-tunes of the same shape whose config differs in its context length, such as an Instruct model)."""
     wanted = model_id.strip().lower()
     for i, entry in enumerate(_entries()):
         if entry["id"].lower() == wanted or wanted in (x.lower() for x in entry.get("same_config", ())):
             return _arch_at(i)
+        variant = next((v for name, v in entry.get("variants", {}).items() if name.lower() == wanted), None)
+        if variant is not None:
+            name = next(n for n in entry["variants"] if n.lower() == wanted)
+            return replace(_arch_at(i), name=name, max_position_embeddings=variant.get("max_position_embeddings", 0))
     return None
 
 

@@ -32,7 +32,8 @@ def trl_grpo_generations_not_divisible(ctx):
     accumulation, 0.15 and 0.16 per-device batch x processes; 0.14 has no check. Unset values take TRL's and
     TrainingArguments' defaults (per-device batch 8, accumulation 1, num_generations 8). The release is the one
     configured or pinned; when none is, the newest rule is applied and the finding is a warning that says so, as it
-    is when the world size comes from the configuration rather than the launch.
+    is when the world size comes from the configuration rather than the launch, or from a plain `python` launch,
+    taken as one process.
 
     ## Why it matters
     `ValueError: The effective train batch size (1 x 4 x 1) must be evenly divisible by the number of generations
@@ -55,6 +56,9 @@ def trl_grpo_generations_not_divisible(ctx):
     if job.framework != "trl" or job.value("job.type") != "grpo":
         return  # a script only named like GRPO, without TRL's flags or recipe, may be any GRPO
     world, world_setting, assumed = world_size(ctx)
+    one_process = world is None and job.value("job.launcher") == "python"
+    if one_process:  # `python train.py`: one process, unless the script starts others itself
+        world, assumed = 1, True
     if world is None:
         return
     version, version_note = package_version(ctx, "trl")
@@ -96,7 +100,10 @@ def trl_grpo_generations_not_divisible(ctx):
         notes.append(f"{version_note}: the check of TRL >= 0.18 is applied (0.14 has none)")
     else:
         notes.append(version_note)
-    if assumed:
+    if one_process:
+        severity = Severity.WARNING
+        notes.append("a plain `python` launch: one process assumed")
+    elif assumed:
         severity = Severity.WARNING
         notes.append(f"world size {world} from the configuration, not the launch")
     if gens < 2:

@@ -118,6 +118,20 @@ def test_grpo_check_needs_trl_not_a_script_name(tmp_path):
     assert [(d.code, d.severity.name) for d in result.diagnostics] == [("A010", "WARNING")]  # trl not pinned
 
 
+def test_grpo_check_takes_a_plain_python_launch_as_one_process(tmp_path):
+    from lintutil import run
+
+    (tmp_path / "requirements.txt").write_text("trl==0.19.1\n")
+    (tmp_path / "run.sh").write_text("python -m trl.scripts.grpo --per_device_train_batch_size 2 "
+                                     "--num_generations 8\n")
+    (d,) = run([tmp_path], ["A010"]).diagnostics
+    # 2 per device x 1 process x 1 step: TRL refuses 8 generations; a warning, as the script may start others
+    assert d.severity.name == "WARNING" and "one process assumed" in d.message and "GRPO batch 2" in d.message
+    (tmp_path / "run.sh").write_text("python -m trl.scripts.grpo --per_device_train_batch_size 8 "
+                                     "--num_generations 8\n")
+    assert run([tmp_path], ["A010"]).diagnostics == []
+
+
 def test_a_recipe_or_accelerate_config_not_checked_is_named_in_the_assumptions(tmp_path):
     # only the files checked are read: `rlhf-lint estimate run.sh` alone must say what it left unread
     run = "accelerate launch --config_file fsdp.yaml sft.py --config recipe.yaml --deepspeed ds.json\n"
