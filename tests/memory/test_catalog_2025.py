@@ -30,7 +30,7 @@ from rlhf_lint.memory.catalog import resolve_model
     ("Qwen2.5-7B-Instruct", "name", "Qwen/Qwen2.5-7B"),
     ("Qwen/Qwen2.5-Math-7B", "name", "Qwen/Qwen2.5-7B"),
     ("Qwen/Qwen2.5-Math-72B-Instruct", "name", "Qwen/Qwen2.5-72B"),
-    ("Qwen/Qwen2-7B-Instruct", "name", "Qwen/Qwen2-7B"),
+    ("Qwen/Qwen2-7B-Instruct", "catalog", "Qwen/Qwen2-7B-Instruct"),  # a variant: Qwen2-7B's shape, 32768 tokens
     ("Qwen/Qwen3-30B-A3B-Instruct-2507", "name", "Qwen/Qwen3-30B-A3B"),
     ("deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B", "catalog", "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B"),
 ])

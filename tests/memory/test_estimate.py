@@ -73,7 +73,8 @@ def test_model_resolution(reference, how, name, guessed):
      "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B"),
     ("Qwen/Qwen2.5-Math-72B-Instruct", "name", "Qwen/Qwen2.5-72B"),
     ("Qwen/Qwen2.5-Math-7B", "name", "Qwen/Qwen2.5-7B"),
-    ("mistralai/Mistral-7B-Instruct-v0.3", "name", "mistralai/Mistral-7B-v0.3"),  # not v0.1's 32000 vocabulary
+    # a variant of v0.3 (not v0.1's 32000 vocabulary)
+    ("mistralai/Mistral-7B-Instruct-v0.3", "catalog", "mistralai/Mistral-7B-Instruct-v0.3"),
     ("microsoft/Phi-3.5-mini-instruct", "name", "microsoft/Phi-3-mini-4k-instruct"),
     ("Qwen/Qwen3-30B-A3B-Instruct-2507", "name", "Qwen/Qwen3-30B-A3B"),  # dated releases of known models
     ("Qwen/Qwen3-235B-A22B-Instruct-2507", "name", "Qwen/Qwen3-235B-A22B"),

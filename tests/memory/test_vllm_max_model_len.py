@@ -36,9 +36,13 @@ def test_the_length_vllm_is_built_for_follows_the_verl_release(tmp_path):
 
 
 def test_another_models_shape_does_not_give_its_context_length(tmp_path):
-    # Llama-3.1-8B-Instruct is read as the base's shape by name: the base's 131072 is not taken for it
-    kv = _kv(tmp_path, "0.9.1", model="meta-llama/Llama-3.1-8B-Instruct")
+    # Qwen2.5-14B-Instruct is read as the base's shape by name: the base's 131072 is not taken for it (the
+    # Instruct model's config says 32768)
+    kv = _kv(tmp_path, "0.9.1", model="Qwen/Qwen2.5-14B-Instruct")
     assert kv["one_sequence"] == 3072 and not kv["one_sequence_sure"]
+    # an Instruct model the catalog lists as a variant of its base: its own context length
+    kv = _kv(tmp_path, "0.9.1", model="Qwen/Qwen2.5-7B-Instruct")
+    assert kv["one_sequence"] == 32768 and kv["one_sequence_sure"]
 
 
 def test_m007_is_an_error_only_when_the_release_is_known(tmp_path):
