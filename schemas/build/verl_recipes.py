@@ -32,7 +32,7 @@ def hydra_main_of(text: str) -> tuple[str | None, str] | None:
     """(config_path, config_name) of the ``@hydra.main(...)`` decorator of a module's source, else None."""
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # a hostile file: no entry, not a crash
         return None
     for node in ast.walk(tree):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):

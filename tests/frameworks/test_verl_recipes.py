@@ -170,3 +170,11 @@ def test_a_recipe_with_its_own_rollout_gpus_places_the_rollout_apart(tmp_path):
     assert job.settings.value("vllm.num_engines") == 1  # 2 rollout GPUs / tensor parallel 2 (0.7.0 default)
     groups = estimate(job, Hardware(gpu="H100-80GB", gpus_per_node=8)).groups
     assert sorted(tuple(g.names) for g in groups) == [("actor",), ("vllm",)]  # no KL term: no reference
+
+
+def test_a_recipe_module_that_cannot_be_parsed_falls_back_to_the_table(tmp_path):
+    # 200000 nested parentheses: ast gives up (RecursionError); the launch is still read, from the recipe table
+    files = {"recipe/dapo/main_dapo.py": "x = " + "(" * 200000 + ")" * 200000 + "\n",
+             "run_dapo.sh": DAPO.format(batch=16)}
+    found = _by_code(_lint(tmp_path, files, version="0.7.0"))
+    assert [d.start.line for d in found["V001"]] == [12]
