@@ -2652,33 +2652,37 @@ def _pow2(n: int) -> int:
     return 1 << max(0, int(n) - 1).bit_length() if n > 0 else 0
 
 
-def _vllm_weight_numels(arch: ModelArch, tp: int) -> list[int]:
-    """Elements of each weight tensor one tensor-parallel rank of vLLM holds: q, k and v fused (KV heads replicated
-    when fewer than the ranks), gate and up fused, an MoE layer's experts in two tensors (FusedMoE w13, w2), the
-    vocabulary padded to 64 rows. Latent attention (MLA) keeps Hugging Face's tensors, split over the ranks."""
+def _vllm_weight_numels(arch: ModelArch, tp: int) -> list[tuple[int, int]]:
+    """(elements, how many) of the weight tensors one tensor-parallel rank of vLLM holds: q, k and v fused (KV heads
+    replicated when fewer than the ranks), gate and up fused, an MoE layer's experts in two tensors (FusedMoE w13,
+    w2), the vocabulary padded to 64 rows. Latent attention (MLA) and plain MLPs keep Hugging Face's tensors, split
+    over the ranks. Counted per layer kind, never per layer (a config may claim any number of layers)."""
+    import math
+
     h, d = arch.hidden_size, arch.dim_head
 
     def shard(n: int) -> int:
         return -(-n // tp)
 
     vocab = shard(-(-arch.vocab_size // 64) * 64) * h
-    out = [vocab] + ([] if arch.tie_embeddings else [vocab])
-    if arch.kv_lora_rank or arch.mlp != "gated":
-        return out + [shard(n) for n in arch.tensor_numels()[1:]]
+    out = [(vocab, 1 if arch.tie_embeddings else 2), (h, 1)]  # embedding (and LM head), final norm
     q, kv = shard(arch.num_heads) * d, max(1, arch.num_kv_heads // tp) * d
-    attention = [(q + 2 * kv) * h, h * q, h, h]  # qkv_proj, o_proj, two norms
     for moe, layers in arch.layer_kinds():
+        if not len(layers):
+            continue
+        if arch.kv_lora_rank or arch.mlp != "gated":
+            out += [(shard(math.prod(shape)), count * len(layers)) for _, shape, count in arch.layer_tensors(moe)]
+            continue
+        mlp_inter = shard(arch.expert_intermediate_size if moe else arch.intermediate_size)
+        experts = arch.num_experts if moe else 1
+        tensors = [(q + 2 * kv) * h, h * q, h, h, experts * 2 * mlp_inter * h, experts * h * mlp_inter]
         if moe:
-            inter = shard(arch.expert_intermediate_size)
-            mlp = [arch.num_experts * 2 * inter * h, arch.num_experts * h * inter, arch.num_experts * h]
+            tensors.append(arch.num_experts * h)  # the router
             if arch.shared_expert_intermediate_size:
                 shared = shard(arch.shared_expert_intermediate_size)
-                mlp += [2 * shared * h, h * shared]
-        else:
-            inter = shard(arch.intermediate_size)
-            mlp = [2 * inter * h, h * inter]
-        out += (attention + mlp) * len(layers)
-    return out + [h]
+                tensors += [2 * shared * h, h * shared]
+        out += [(n, len(layers)) for n in tensors]
+    return out
 
 
 def _vllm_sleep_backup(arch: ModelArch, tp: int, w: int) -> int:
@@ -2691,14 +2695,14 @@ def _vllm_sleep_backup(arch: ModelArch, tp: int, w: int) -> int:
     seg = load("memory/allocator.json")["segments"]
     round_large = seg["round_large"]
     total = small = mid = 0
-    for numel in _vllm_weight_numels(arch, max(1, int(tp or 1))):
+    for numel, count in _vllm_weight_numels(arch, max(1, int(tp or 1))):
         size = numel * w
         if size <= seg["small_request"]:
-            small += size
+            small += size * count
         elif size < seg["large_min"]:
-            mid += size
+            mid += size * count
         else:
-            total += _pow2(-(-size // round_large) * round_large)
+            total += _pow2(-(-size // round_large) * round_large) * count
     total += -(-small // seg["small_segment"]) * _pow2(seg["small_segment"])
     return total + -(-mid // seg["mid_segment"]) * _pow2(seg["mid_segment"])
 

@@ -157,3 +157,15 @@ def test_vllm_sleep_backup_is_one_pinned_power_of_two_block_per_allocator_segmen
     assert _vllm_sleep_backup(qwen, 1, 2) == 2 * 2048 * mib + 28 * (32 + 32 + 512 + 256) * mib + 2 * mib
     # tensor parallel 2: every shard halves, and the power of two with it (the KV heads still split: 4 over 2)
     assert _vllm_sleep_backup(qwen, 2, 2) == 2 * 1024 * mib + 28 * (16 + 16 + 256 + 128) * mib + 2 * mib
+
+
+def test_vllm_sleep_backup_counts_layers_without_listing_them():
+    # a config.json may claim a billion layers: the backup is counted per layer kind, in bounded memory
+    from rlhf_lint.memory.catalog import model_by_id
+    from rlhf_lint.memory.estimate import _vllm_sleep_backup
+    from rlhf_lint.startup.records import replace
+
+    llama = model_by_id("meta-llama/Llama-3.1-8B")
+    one, many = replace(llama, num_layers=1), replace(llama, num_layers=10**9)
+    per_layer = _vllm_sleep_backup(replace(llama, num_layers=2), 1, 2) - _vllm_sleep_backup(one, 1, 2)
+    assert per_layer > 0 and _vllm_sleep_backup(many, 1, 2) > (10**9 - 1) * per_layer * 0.99
