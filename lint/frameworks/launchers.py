@@ -1099,4 +1099,10 @@ def gpu_demand(job: Job) -> Demand:
     if _known_int(d.per_node) and _known_int(d.nodes):
         d.total = d.per_node.value * d.nodes.value
     d.at = d.per_node
+    pool = s.get("topology.vllm.gpus_per_node")
+    if job.framework == "verl" and d.total and _known_int(pool):
+        # a verl recipe whose rollout has a resource pool of its own (one_step_off_policy): Ray holds both at once
+        rollout = pool.value * (_known_int(s.get("topology.vllm.nodes")) or 1)
+        d.ray, d.parts = True, [f"trainer {d.total}", f"rollout {rollout}"]
+        d.total += rollout
     return d

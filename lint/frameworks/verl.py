@@ -542,6 +542,10 @@ def settings_from(cfg: VerlConfig) -> Settings:
         # one_step_off_policy, fully_async_policy: the rollout has GPUs of its own (rollout.nnodes x
         # rollout.n_gpus_per_node); the trainer's workers hold the other roles
         settings.add(Setting("topology.colocate_all", False, origin=f"{cfg.recipe.entry}: rollout on its own GPUs"))
+        for key, setting in (("rollout.n_gpus_per_node", "topology.vllm.gpus_per_node"),
+                             ("rollout.nnodes", "topology.vllm.nodes")):
+            if cfg.known_int(key):
+                settings.add(setting_for(cfg, setting, key))
         settings.add(Setting("topology.shared_process", tuple(r for r in placement["shared_process"]["roles"]
                                                               if r != "vllm"),
                              origin=f"{cfg.recipe.entry}: the trainer's workers hold every model but the rollout"))

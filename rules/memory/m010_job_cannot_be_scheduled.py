@@ -31,8 +31,9 @@ def job_cannot_be_scheduled(ctx):
       llamafactory-cli; DeepSpeed's runner turns the variable into `--include` instead);
     - nodes above the profile's `nodes`; the GPUs a Ray job holds at once (OpenRLHF / ORZ: each role's
       `num_nodes x num_gpus_per_node`, colocated roles counted once, vLLM engines x tensor parallel size unless
-      everything is colocated) above `nodes x gpus-per-node`. Without `nodes` in the profile, a Ray job that needs
-      more than one node of GPUs is a warning that says so.
+      everything is colocated; a verl recipe whose rollout has a pool of its own: the trainer's GPUs plus
+      `rollout.nnodes x rollout.n_gpus_per_node`) above `nodes x gpus-per-node`. Without `nodes` in the profile, a
+      Ray job that needs more than one node of GPUs is a warning that says so.
     Values the hardware profile filled (a bare `deepspeed`, `--nproc_per_node gpu`) are not checked against it.
 
     ## Why it matters

@@ -178,3 +178,13 @@ def test_a_recipe_module_that_cannot_be_parsed_falls_back_to_the_table(tmp_path)
              "run_dapo.sh": DAPO.format(batch=16)}
     found = _by_code(_lint(tmp_path, files, version="0.7.0"))
     assert [d.start.line for d in found["V001"]] == [12]
+
+
+def test_a_rollout_pool_of_its_own_adds_to_the_gpus_ray_must_hold(tmp_path):
+    text = DAPO.format(batch=16).replace("recipe.dapo.main_dapo", "recipe.one_step_off_policy.main_ppo").replace(
+        "trainer.n_gpus_per_node=8", "rollout.n_gpus_per_node=2 rollout.nnodes=1 trainer.n_gpus_per_node={n}")
+    header = "# rlhf-lint: hardware gpu=H100-80GB gpus-per-node=8 nodes=1\n"
+    found = _by_code(_lint(tmp_path / "8", {"run.sh": header + text.format(n=8)}, "0.7.0", ("M010",)))
+    (d,) = found["M010"]
+    assert "holds 10 GPUs at once (trainer 8 + rollout 2)" in d.message
+    assert _lint(tmp_path / "6", {"run.sh": header + text.format(n=6)}, "0.7.0", ("M010",)).diagnostics == []
