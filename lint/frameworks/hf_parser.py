@@ -377,7 +377,6 @@ def _trl_cli_options() -> set:
     return set(load("hf/launchers.json")["trl_cli"]["accelerate_options"])
 
 
-
 def _treatment(kind: str, combos: list, uses_trl: bool) -> tuple[bool, bool]:
     """(some candidate release raises on the unknown argument, some drops it silently)."""
     fails = drops = False
