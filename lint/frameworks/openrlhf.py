@@ -926,15 +926,8 @@ def interpret(command, source, project) -> list[Job]:
 def _sleep_settings(inv: Invocation, settings: Settings, path: str, k: Knowledge) -> None:
     """What vLLM's sleep mode of this release leaves on the GPU during the weight sync and in host RAM
     (schemas/openrlhf/sleep.json), for the memory model."""
-    if settings.value("vllm.enable_sleep") is not True:
-        return
-    from rlhf_lint.schemas import load
-
-    for row in load("openrlhf/sleep.json")["rows"]:
-        first, last = k.tag_index.get(row["first"]), k.tag_index.get(row["last"])
-        if first is None or last is None or not first <= inv.tag <= last or settings.get(row["key"]) is not None:
-            continue
-        settings.add(Setting(row["key"], row["value"], path, None, f"OpenRLHF {inv.version}: {row['note']}"))
+    if settings.value("vllm.enable_sleep") is True:
+        _release_rows("openrlhf/sleep.json", inv, settings, path, k)
 
 
 def _engine_settings(inv: Invocation, settings: Settings, path: str, k: Knowledge) -> None:
@@ -942,16 +935,24 @@ def _engine_settings(inv: Invocation, settings: Settings, path: str, k: Knowledg
     release inferred rather than pinned, vllm.max_model_len_assumed says no verdict may rest on it."""
     if not settings.value("vllm.num_engines"):
         return
+    added = _release_rows("openrlhf/vllm_engine.json", inv, settings, path, k)
+    if "vllm.max_model_len" in added and inv.version_source == "inferred":
+        settings.add(Setting("vllm.max_model_len_assumed", True, path, None,
+                             f"OpenRLHF {inv.version} is inferred from the flags, not pinned"))
+
+
+def _release_rows(table: str, inv: Invocation, settings: Settings, path: str, k: Knowledge) -> set[str]:
+    """The settings of ``table``'s rows whose tag range holds the release, where the launch gives none; their keys."""
     from rlhf_lint.schemas import load
 
-    for row in load("openrlhf/vllm_engine.json")["rows"]:
+    added = set()
+    for row in load(table)["rows"]:
         first, last = k.tag_index.get(row["first"]), k.tag_index.get(row["last"])
         if first is None or last is None or not first <= inv.tag <= last or settings.get(row["key"]) is not None:
             continue
         settings.add(Setting(row["key"], row["value"], path, None, f"OpenRLHF {inv.version}: {row['note']}"))
-        if row["key"] == "vllm.max_model_len" and inv.version_source == "inferred":
-            settings.add(Setting("vllm.max_model_len_assumed", True, path, None,
-                                 f"OpenRLHF {inv.version} is inferred from the flags, not pinned"))
+        added.add(row["key"])
+    return added
 
 
 def _derived_models(inv: Invocation, settings: Settings, path: str) -> None:
