@@ -1368,7 +1368,9 @@ def _structure_before_error(doc: _Doc) -> tuple[list, set[int], list[tuple[int, 
             keywords.add(node.start_byte)
         elif t == "command":  # (a node's parent or sibling costs a walk from the root: only children are read)
             word = _first_word(node)
-            if word is not None and doc.data[word.start_byte:word.end_byte].decode() in _ENDING_WORDS:
+            # tree-sitter may cut a word inside a multi-byte character (a stray byte-order mark): compare, never fail
+            text = doc.data[word.start_byte:word.end_byte].decode(errors="replace") if word is not None else None
+            if text in _ENDING_WORDS:
                 ending.append(word)
         if not skip and cursor.goto_first_child():
             continue

@@ -160,3 +160,17 @@ def test_warnings_cpython_raises_while_parsing_a_users_file_are_not_printed(tmp_
         warnings.simplefilter("always")
         check_clean_run(tmp_path)
     assert not [w for w in caught if "escape sequence" in str(w.message)], [str(w.message) for w in caught]
+
+
+def test_a_byte_order_mark_tree_sitter_cuts_inside_a_word_does_not_crash(tmp_path):
+    # found by the property test above (seed 4294967294): after a deletion, two byte-order marks and a YAML
+    # merge-key bomb, tree-sitter ends a command word inside a BOM's bytes; reading that word must not fail
+    r = random.Random(4294967294)
+
+    def mangle(data):
+        for op in r.choices(CHEAP, k=4):
+            data = op(data, r)
+        return data
+
+    write_set(tmp_path, "train_ppo.sh", mangle)
+    check_clean_run(tmp_path)
