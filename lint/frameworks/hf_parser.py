@@ -263,6 +263,8 @@ def _span_text(ranges: list[str]) -> str:
 def unknown_arguments(command, project) -> list[Unknown]:
     """Flags of ``command`` (and keys of its ``--config`` recipe) that its training script's parser does not take,
     at every release the repository may target."""
+    if command.launcher == "llamafactory":
+        return _llamafactory_unknown(command, project)
     trl_script = _trl_script(command)
     own = None
     if trl_script is None:
@@ -399,3 +401,116 @@ def _near(name: str, names: set) -> str | None:
 
     found = difflib.get_close_matches(name, sorted(names), n=1, cutoff=0.85)
     return found[0] if found else None
+
+
+# -- llamafactory-cli train -------------------------------------------------------------------------------------------
+def _lf_fields(lf_i: int, tf_i: int) -> set | None:
+    """The fields `llamafactory-cli train` accepts at LLaMA-Factory release ``lf_i`` and transformers ``tf_i``: its
+    _TRAIN_ARGS dataclasses with their bases (``transformers:Name`` for transformers' own); None when unknown."""
+    data = table()["llamafactory"]
+    row = next((r for r in data.get("parsers", {}).get("train", []) if _at(r["in"], lf_i)), None)
+    if row is None:
+        return None
+
+    def walk(name: str, seen: tuple) -> set | None:
+        if name.startswith("transformers:"):
+            return _class_fields("transformers", name.split(":", 1)[1], {}, None, tf_i)
+        cls = data["classes"].get(name)
+        if cls is None or name in seen or not _at(cls["in"], lf_i):
+            return None
+        out = {f for f, ranges in cls["fields"].items() if _at(ranges, lf_i)}
+        for joined, ranges in cls["bases"].items():
+            if not _at(ranges, lf_i):
+                continue
+            for base in (b for b in joined.split(",") if b not in ("", "object")):
+                sub = walk(base, seen + (name,))
+                if sub is None:
+                    return None
+                out |= sub
+        return out
+
+    out: set = set()
+    for name in row["classes"]:
+        found = walk(name, ())
+        if found is None:
+            return None
+        out |= found
+    return out
+
+
+def _lf_arguments(command, project) -> list[tuple]:
+    """(name, path, span, "flag" | "key") of a `llamafactory-cli train` launch: its YAML's top-level keys, its
+    ``key=value`` overrides and its ``--key`` flags."""
+    out = [(arg.flag.split("=", 1)[0], command.path, arg.flag_span, "flag") for arg in command.args
+           if (arg.word is None or arg.word.known) and arg.flag.startswith("--") and arg.flag != "--help"]
+    for word in command.positionals:
+        if not word.known:
+            continue
+        if "=" in word.text and not word.text.startswith("="):
+            out.append((word.text.partition("=")[0], word.path, word.span, "key"))
+        elif word.text.endswith((".yaml", ".yml")) and project is not None:
+            target = project.resolve(command.path, word.text)
+            if target is not None and target.kind == "yaml":
+                from rlhf_lint.fixers.yaml import node_span
+                from rlhf_lint.frameworks.hf import recipe_entries
+
+                out += [(key, target.path, node_span(key_node), "key")
+                        for key, (_v, key_node, _n) in (recipe_entries(target) or {}).items()]
+    return out
+
+
+def _llamafactory_unknown(command, project) -> list[Unknown]:
+    """Keys of a `llamafactory-cli train` launch that no dataclass of its _TRAIN_ARGS has: every LLaMA-Factory
+    release raises "Some keys are not used by the HfArgumentParser" (unless ALLOW_EXTRA_ARGS is set)."""
+    entry = command.entry.text if command.entry is not None and command.entry.known else ""
+    if entry != "train" or "llamafactory" not in table():
+        return []
+    script = project.sources.get(command.path) if project is not None else None
+    if script is not None and "ALLOW_EXTRA_ARGS" in script.text:
+        return []  # LLaMA-Factory 0.9.2 on lets the variable through unknown keys
+    lf_c, lf_target, lf_past = _indices(project, "llamafactory", command.path)
+    tf_c, tf_target, tf_past = _indices(project, "transformers", command.path)
+    combos = [(i, j, names) for i in lf_c for j in tf_c if (names := _lf_fields(i, j)) is not None]
+    if not combos:
+        return []
+    lf_releases, tf_releases = table()["llamafactory"]["releases"], table()["transformers"]["releases"]
+    out = []
+    for name, path, span, kind in _lf_arguments(command, project):
+        field_name = name.lstrip("-").replace("-", "_")
+        if any(accepts(c[2], name) if kind == "flag" else field_name in c[2] for c in combos):
+            continue
+        lf_have = _lf_releases_having(field_name)
+        tf_have = releases_having("transformers", TRAINING_ARGUMENTS, field_name)
+        certain = lf_target is not None and not lf_past and ((tf_target is not None and not tf_past) or
+                                                             bool(lf_have or tf_have))
+        at = [lf_target.phrase if lf_target is not None else "any LLaMA-Factory release rlhf-lint knows",
+              tf_target.phrase if tf_target is not None else "any transformers release rlhf-lint knows"]
+        what = "flag" if kind == "flag" else "key"
+        message = (f"`{name}` is not a {what} `llamafactory-cli train` takes (the fields of its model, data, "
+                   f"training, finetuning and generating arguments; {'; '.join(at)}): HfArgumentParser raises "
+                   f"\"Some keys are not used\" at start-up")
+        for package, have in (("LLaMA-Factory", lf_have), ("transformers", tf_have)):
+            if have:
+                message += f"; {package} {_span_text(have)} {'has' if len(have) == 1 else 'have'} it"
+        if not certain:
+            if lf_target is None:
+                message += "; the LLaMA-Factory version is unknown (pin llamafactory)"
+            elif lf_past:
+                message += (f"; LLaMA-Factory {lf_target.version} is newer than the newest release rlhf-lint "
+                            f"knows, {lf_releases[-1]}: it may define it")
+            else:
+                message += f"; transformers is not pinned, and a release newer than {tf_releases[-1]} may define it"
+        near = _near(field_name, combos[-1][2])
+        if near:
+            message += f"; did you mean `{near}`?"
+        out.append(Unknown(name, path, span, kind, certain, message))
+    return out
+
+
+def _lf_releases_having(field_name: str) -> list[str]:
+    """The LLaMA-Factory releases (oldest first) where one of its dataclasses has the field."""
+    data = table()["llamafactory"]
+    hits = {i for cls in data["classes"].values() for a, b in cls["fields"].get(field_name, [])
+            for i in range(a, b + 1)}
+    return [data["releases"][i] for i in sorted(hits)]
+

@@ -21,6 +21,10 @@ def hf_unknown_argument(ctx):
     abbreviations argparse expands are accepted. An error when TRL (if used) and transformers are pinned within the
     tables, or the name is a field of another release (a rename or a removal); otherwise a warning that says why.
     A recipe key the release drops silently (TRL 0.13 to 0.18, or `fail_with_unknown_args=False`) is a warning.
+    `llamafactory-cli train x.yaml key=value` is checked the same way: the YAML's keys, the overrides and the flags
+    against the fields of LLaMA-Factory's train arguments (its _TRAIN_ARGS dataclasses, read from each release's
+    wheel, with transformers' Seq2SeqTrainingArguments), which every release refuses unless `ALLOW_EXTRA_ARGS` is
+    set (the script mentioning it is not checked).
 
     ## Why it matters
     `ValueError: Some specified arguments are not used by the HfArgumentParser: ['--max_seq_length', '4096']`
@@ -40,6 +44,7 @@ def hf_unknown_argument(ctx):
     release the launch was written for.
 
     ## References
+    https://github.com/hiyouga/LlamaFactory/issues/7412
     https://github.com/huggingface/transformers/blob/v4.46.0/src/transformers/hf_argparser.py
     https://github.com/huggingface/trl/blob/v0.19.1/trl/scripts/utils.py
     https://github.com/huggingface/trl/releases/tag/v0.20.0

@@ -389,3 +389,15 @@ def test_verl_recipes_are_read_from_git_with_their_config_and_validation(tmp_pat
     # up to 0.5 RayPPOTrainer.__init__ validated: a recipe subclassing it ran the checks
     older = verl_recipes.recipes_at(str(repo / ".git"), "HEAD", "recipe/", lambda p: p, trainer_validates=True)
     assert older["recipe.dapo.main_dapo"]["validates"] is True
+
+
+def test_hf_parser_reads_llamafactory_train_arguments_with_transformers_bases():
+    from rlhf_lint.schemas.build import hf_parser
+
+    release = tree("llamafactory_tree", "llamafactory", "9.9.0")
+    classes = hf_parser.release_classes(release, "llamafactory")
+    # BaseTrainingArguments is a module-level alias of transformers' class: the base names transformers
+    assert classes["TrainingArguments"]["bases"] == ["RayArguments", "transformers:Seq2SeqTrainingArguments"]
+    assert classes["ModelArguments"] == {"fields": ["image_max_pixels"], "bases": ["BaseModelArguments"],
+                                         "path": "llamafactory/hparams/model_args.py"}
+    assert hf_parser.train_parser(release) == ["ModelArguments", "TrainingArguments"]
