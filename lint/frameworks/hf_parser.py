@@ -333,21 +333,31 @@ def unknown_arguments(command, project) -> list[Unknown]:
             if have:
                 message += f"; {package} {_span_text(have)} {'has' if len(have) == 1 else 'have'} it"
         if not certain and fails and not drops:
-            if uses_trl and trl_target is None:
-                message += "; the TRL version is unknown (pin trl)"
-            elif uses_trl and trl_past:
-                message += f"; TRL {trl_target.version} is newer than the newest release rlhf-lint knows, " \
-                           f"{trl_releases[-1]}: it may define it"
-            elif tf_past:
-                message += f"; transformers {tf_target.version} is newer than the newest release rlhf-lint " \
-                           f"knows, {tf_releases[-1]}: it may define it"
-            elif not tf_exact:
-                message += f"; transformers is not pinned, and a release newer than {tf_releases[-1]} may define it"
+            message += _unsure(("TRL", "trl", trl_target, trl_past, trl_releases[-1]) if uses_trl else None,
+                               tf_target, tf_past, tf_releases[-1])
         near = _near(field_name, combos[-1][3])
         if near:
             message += f"; did you mean `{('--' + near) if kind == 'flag' else near}`?"
         out.append(Unknown(name, path, span, kind, certain, message))
     return out
+
+
+def _unsure(framework: tuple | None, tf_target, tf_past: bool, tf_newest: str) -> str:
+    """Why a finding is not certain: ``framework`` = (name, pin name, target, past the table, newest release) of the
+    package whose parser it is (None: transformers' alone)."""
+    if framework is not None:
+        name, pin, target, past, newest = framework
+        if target is None:
+            return f"; the {name} version is unknown (pin {pin})"
+        if past:
+            return f"; {name} {target.version} is newer than the newest release rlhf-lint knows, {newest}: it may " \
+                   f"define it"
+    if tf_past:
+        return f"; transformers {tf_target.version} is newer than the newest release rlhf-lint knows, {tf_newest}: " \
+               f"it may define it"
+    if tf_target is None:
+        return f"; transformers is not pinned, and a release newer than {tf_newest} may define it"
+    return ""
 
 
 def _arguments(command, project, parser: Parser) -> list[tuple]:
@@ -493,13 +503,8 @@ def _llamafactory_unknown(command, project) -> list[Unknown]:
             if have:
                 message += f"; {package} {_span_text(have)} {'has' if len(have) == 1 else 'have'} it"
         if not certain:
-            if lf_target is None:
-                message += "; the LLaMA-Factory version is unknown (pin llamafactory)"
-            elif lf_past:
-                message += (f"; LLaMA-Factory {lf_target.version} is newer than the newest release rlhf-lint "
-                            f"knows, {lf_releases[-1]}: it may define it")
-            else:
-                message += f"; transformers is not pinned, and a release newer than {tf_releases[-1]} may define it"
+            message += _unsure(("LLaMA-Factory", "llamafactory", lf_target, lf_past, lf_releases[-1]), tf_target,
+                               tf_past, tf_releases[-1])
         near = _near(field_name, combos[-1][2])
         if near:
             message += f"; did you mean `{near}`?"
