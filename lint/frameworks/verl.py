@@ -948,8 +948,9 @@ def build_verl_yaml_jobs(source: Source, project) -> list[Job]:
 
 
 def _is_recipe_config(source: Source, project) -> bool:
-    """A YAML that a Python module of the folder above it names in ``@hydra.main(config_path=..., config_name=...)``
-    (verl's ``recipe/<name>/config/<name>_trainer.yaml``)."""
+    """A YAML that a recipe module of the folder above it names in ``@hydra.main(config_path=..., config_name=...)``
+    (verl's ``recipe/<name>/config/<name>_trainer.yaml``), when a launch script of the project runs that module
+    (``python -m recipe.<name>.<module>``): that launch reads it. Without one the YAML stays a launch of its own."""
     if project is None or not hasattr(project, "sources"):
         return False
     folder, name = os.path.split(os.path.abspath(source.path))
@@ -964,7 +965,16 @@ def _is_recipe_config(source: Source, project) -> bool:
     for module in modules:
         found = hydra_main_of(module.text)
         if found is not None and found[1] == stem and found[0] is not None and os.path.abspath(
-                os.path.join(os.path.dirname(module.path), found[0])) == folder:
+                os.path.join(os.path.dirname(module.path), found[0])) == folder and _launched(module.path, project):
             return True
     return False
+
+
+def _launched(module_path: str, project) -> bool:
+    """Whether a shell script of the project names the module as a recipe entry (``recipe.<name>.<module>``)."""
+    parts = os.path.abspath(module_path)[:-len(".py")].split(os.sep)
+    if "recipe" not in parts:
+        return False
+    dotted = ".".join(parts[len(parts) - 1 - parts[::-1].index("recipe"):])
+    return any(s.kind == "shell" and dotted in s.text for s in project.sources.values())
 

@@ -113,6 +113,8 @@ MY_TRAINER = """hydra:
 defaults:
   - ppo_trainer
   - _self_
+data:
+  train_batch_size: 16
 algorithm:
   my_weight: 0.5
 trainer:
@@ -136,6 +138,10 @@ def test_a_repository_recipe_is_read_from_its_module_and_config(tmp_path):
     # the recipe's config is the launch's defaults, not a launch of its own
     assert [Path(j.path).name for j in jobs] == ["run.sh"]
     assert jobs[0].verl.yaml_path.endswith("my_trainer.yaml")
+    # with no launch script running the recipe, the config stays a launch of its own (its values are checked)
+    (tmp_path / "recipe/mine/run.sh").unlink()
+    project, _ = build_project([str(tmp_path)], Config(root=str(tmp_path)))
+    assert [Path(j.path).name for j in project.jobs if j.framework == "verl"] == ["my_trainer.yaml"]
 
 
 def test_a_recipe_package_that_is_not_verl_stays_an_ordinary_program(tmp_path):
