@@ -119,6 +119,7 @@ RULES = (
     ('V023', 'verl-megatron-parallel-not-dividing', 3, (), 'job', ('verl',), False, True, 'rlhf_lint.rules.verl.v023_verl_megatron_parallel_not_dividing', ''),
     ('V024', 'verl-val-sampling-temperature-zero', 3, (), 'job', ('verl',), False, True, 'rlhf_lint.rules.verl.v024_verl_val_sampling_temperature_zero', ''),
     ('V025', 'verl-reward-model-micro-batch-unset', 3, (), 'job', ('verl',), False, True, 'rlhf_lint.rules.verl.v025_verl_reward_model_micro_batch_unset', ''),
+    ('V026', 'verl-max-model-len-above-context', 3, (), 'job', ('verl',), False, True, 'rlhf_lint.rules.verl.v026_verl_max_model_len_above_context', ''),
     ('Z001', 'orz-zero3-without-vllm', 3, ('python',), 'file', (), False, True, 'rlhf_lint.rules.orz.z001_orz_zero3_without_vllm', ''),
     ('Z002', 'orz-packing-max-len-too-small', 3, ('python',), 'file', (), True, True, 'rlhf_lint.rules.orz.z002_orz_packing_max_len_too_small', ''),
     ('Z003', 'orz-packing-micro-batch', 3, ('python',), 'file', (), True, True, 'rlhf_lint.rules.orz.z003_orz_packing_micro_batch', ''),

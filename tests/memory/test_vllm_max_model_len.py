@@ -96,3 +96,22 @@ def test_trl_colocate_leaves_the_length_to_vllm_from_0_26(tmp_path):
     (d,) = m007("0.26.0")  # vllm_max_model_length unset: vLLM takes 131072, and 7.9 GiB of KV cache cannot
     assert d.severity == Severity.ERROR and "vllm_max_model_length unset" in d.message
     assert m007("0.26.0", " --vllm_max_model_length 4096") == []
+
+
+def test_v026_a_set_length_above_the_context_by_release(tmp_path):
+    launch = ("python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo "
+              "actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct actor_rollout_ref.rollout.name=vllm "
+              "actor_rollout_ref.rollout.max_model_len=40960 trainer.n_gpus_per_node=8 trainer.nnodes=1\n")
+
+    def v026(version):
+        folder = tmp_path / f"v{version}"
+        files = {"run.sh": launch}
+        if version:
+            files["requirements.txt"] = f"verl=={version}\n"
+        build_written(folder, files)
+        return [(d.severity, d.message) for d in run([folder], ["V026"], Config(root=str(folder))).diagnostics]
+
+    assert [s for s, _ in v026("0.7.1")] == [Severity.ERROR]
+    assert v026("0.7.0") == []  # 0.7.0 overwrites the setting with the model's context
+    ((severity, message),) = v026(None)
+    assert severity == Severity.WARNING and "release is not known" in message
