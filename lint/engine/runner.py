@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import stat
 
-from rlhf_lint.startup.records import field, record
+from rlhf_lint.startup.records import field, record, replace
 from rlhf_lint.engine.config import Config, ConfigError, Configs
 from rlhf_lint.engine.discovery import MAX_FOLDER_DEPTH, Exclusions, discover, too_deep
 from rlhf_lint.readers.kinds import kind_from_content, kind_from_name
@@ -685,7 +685,7 @@ def _lint(paths: list[str], config: Config, options: Options, configs: Configs |
 
     DEBUG["raise"] = options.debug
     if not options.roots:  # a copy: the caller's options may serve another run over other paths
-        options = Options(**{**options.__dict__, "roots": given_roots(paths)})
+        options = replace(options, roots=given_roots(paths))
     configs = configs or Configs(fixed=config)
     selected_rules(config, options)  # unknown selectors of the options: refused before any file is read
     skip = skip or Exclusions(configs)

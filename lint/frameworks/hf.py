@@ -567,6 +567,20 @@ def _script_kind(entry: str, target) -> tuple[str | None, str | None]:
     return kind, (types.pop() if len(types) == 1 else None)
 
 
+def trl_script_name(command) -> str | None:
+    """``sft`` of ``trl sft``, ``-m trl.scripts.sft`` or ``.../trl/scripts/sft.py``: the TRL script a launch runs
+    (TRL's CLI runs trl/scripts/<command>.py with the same words; a checkout runs them as files)."""
+    entry = command.entry.text if command.entry is not None and command.entry.known else ""
+    if command.launcher == "trl" and entry:
+        return entry
+    if command.entry_kind == "module" and entry.startswith("trl.scripts."):
+        return entry.rpartition(".")[2]
+    path = "/" + entry.replace("\\", "/")
+    if command.entry_kind == "script" and "/trl/scripts/" in path and path.endswith(".py"):
+        return path.rpartition("/")[2][:-3]
+    return None
+
+
 def enrich(command: "Command", settings: Settings, assumptions: list, project, framework: str | None):
     """Read an HF Trainer launch into ``settings``; the job's framework ("trl" | "llamafactory" | "hf"), or
     ``framework`` unchanged when the command is no HF Trainer launch."""
@@ -574,18 +588,12 @@ def enrich(command: "Command", settings: Settings, assumptions: list, project, f
     certain = False
     kind = None
     job_type = None
-    if command.launcher == "trl":
+    trl_script = trl_script_name(command)
+    if command.launcher == "trl" or trl_script is not None:
         kind, certain = "trl", True
-        job_type = table()["trl_commands"]["types"].get(entry)
+        job_type = table()["trl_commands"]["types"].get(trl_script or "")
     elif command.launcher == "llamafactory":
         kind, certain = "llamafactory", True
-    elif entry.startswith("trl.scripts."):
-        kind, certain = "trl", True
-        job_type = table()["trl_commands"]["types"].get(entry.rpartition(".")[2])
-    elif command.entry_kind == "script" and "/trl/scripts/" in "/" + entry:
-        # TRL's own scripts run from a checkout (`accelerate launch trl/scripts/dpo.py ...`)
-        kind, certain = "trl", True
-        job_type = table()["trl_commands"]["types"].get(os.path.splitext(os.path.basename(entry))[0])
     script = facts = None
     if command.entry_kind == "script" and entry:
         script = _held_script(command, entry, project)

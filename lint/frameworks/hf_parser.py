@@ -16,7 +16,11 @@ from __future__ import annotations
 import ast
 import functools
 
-from rlhf_lint.schemas.build.dataclass_parsers import script_parser
+try:  # the C function, without bisect.py
+    from _bisect import bisect_left
+except ImportError:  # an interpreter without the accelerator
+    from bisect import bisect_left
+
 from rlhf_lint.startup.records import field, record
 
 TRAINING_ARGUMENTS = ("TrainingArguments", "Seq2SeqTrainingArguments")
@@ -47,9 +51,14 @@ class Parser:
     where: str = ""  # "scripts/train.py" or "TRL 0.19.1's trl/scripts/sft.py"
 
     @property
+    def trl_classes(self) -> list[str]:
+        """The TRL dataclasses it parses, directly or as a base of its own."""
+        return [n for p, n in self.classes if p == "trl"] + \
+            [b for c in self.local.values() for p, b in c["bases"] if p == "trl"]
+
+    @property
     def uses_trl(self) -> bool:
-        return any(p == "trl" for p, _ in self.classes) or any(
-            p == "trl" for c in self.local.values() for p, _ in c["bases"])
+        return bool(self.trl_classes)
 
     @property
     def reads_config(self) -> bool:
@@ -73,6 +82,8 @@ def project_parser(source) -> Parser | None:
     tree = getattr(source, "tree", None)
     if not isinstance(tree, ast.Module):
         return None
+    from rlhf_lint.schemas.build.dataclass_parsers import script_parser
+
     spec = script_parser(tree)
     if spec is None:
         return None
@@ -124,54 +135,95 @@ def _at(ranges, index: int) -> bool:
     return any(a <= index <= b for a, b in ranges)
 
 
-def _own(package: str, name: str, local: dict, trl_i: int | None, tf_i: int):
-    """(its own fields, its bases as (package, name)) of one dataclass at the given releases; None when unknown."""
-    if package == "local":
-        return set(local[name]["fields"]), local[name]["bases"]
-    index = tf_i if package == "transformers" else trl_i
+def _base(package: str, written: str) -> tuple[str, str]:
+    """(package, name) of a base as the table writes it: ``transformers:Name`` names another package's class; a
+    TRL class's other bases are TRL's unless of the TrainingArguments family."""
+    if ":" in written:
+        other, _, name = written.partition(":")
+        return other, name
+    return (_package(written), written) if package == "trl" else (package, written)
+
+
+@functools.lru_cache(maxsize=4096)
+def _table_class(package: str, name: str, index: int) -> tuple[frozenset, tuple] | None:
+    """(its own fields, its bases as (package, name)) of a dataclass of the table at release ``index`` of its
+    package; None when it has none there. Cached: every candidate pair of releases asks again."""
     cls = table()[package]["classes"].get(name)
-    if cls is None or index is None or not _at(cls["in"], index):
+    if cls is None or not _at(cls["in"], index):
         return None
-    own = {f for f, ranges in cls["fields"].items() if _at(ranges, index)}
-    bases = [(_package(b), b) for joined, ranges in cls["bases"].items()
-             if _at(ranges, index) for b in joined.split(",") if b not in ("", "object")]
+    own = frozenset(f for f, ranges in cls["fields"].items() if _at(ranges, index))
+    bases = tuple(_base(package, b) for joined, ranges in cls["bases"].items() if _at(ranges, index)
+                  for b in joined.split(",") if b not in ("", "object"))
     return own, bases
 
 
-def _class_fields(package: str, name: str, local: dict, trl_i: int | None, tf_i: int, seen=()) -> set | None:
-    """The fields of one dataclass with its bases' at the given releases; None when some class is unknown there."""
-    found = None if (package, name) in seen else _own(package, name, local, trl_i, tf_i)
+def _parts(package: str, name: str, local: dict, at: dict, seen: tuple = ()) -> list[frozenset] | None:
+    """The own fields of one dataclass and of each of its bases, one set each, at the releases ``at`` (package ->
+    release index); None when some class is unknown there."""
+    if (package, name) in seen:
+        return None
+    if package == "local":
+        found = frozenset(local[name]["fields"]), local[name]["bases"]
+    else:
+        found = None if at.get(package) is None else _table_class(package, name, at[package])
     if found is None:
         return None
-    out, bases = found
-    for base in bases:
-        sub = _class_fields(*base, local, trl_i, tf_i, seen + ((package, name),))
+    out = [found[0]]
+    for base in found[1]:
+        sub = _parts(*base, local, at, seen + ((package, name),))
         if sub is None:
             return None
-        out |= sub
+        out += sub
     return out
+
+
+def _all_parts(classes, local: dict, at: dict) -> tuple[frozenset, ...] | None:
+    """The field sets of dataclasses (package, name) with their bases at the releases ``at``."""
+    out: list = []
+    for package, name in classes:
+        sub = _parts(package, name, local, at)
+        if sub is None:
+            return None
+        out += sub
+    return tuple(out)
+
+
+def _parser_parts(parser: Parser, trl_i: int | None, tf_i: int) -> tuple[frozenset, ...] | None:
+    return _all_parts(parser.classes, parser.local, {"trl": trl_i, "transformers": tf_i})
 
 
 def fields(parser: Parser, trl_i: int | None, tf_i: int) -> set | None:
-    out: set = set()
-    for package, name in parser.classes:
-        found = _class_fields(package, name, parser.local, trl_i, tf_i)
-        if found is None:
-            return None
-        out |= found
-    return out
+    """Every field the parser takes at the given releases; None when some dataclass is unknown there."""
+    parts = _parser_parts(parser, trl_i, tf_i)
+    return None if parts is None else set().union(*parts)
+
+
+@functools.lru_cache(maxsize=1024)
+def _options(names: frozenset) -> tuple[str, ...]:
+    """The option strings argparse builds for these fields, sorted for a prefix search."""
+    return tuple(sorted({o for f in names for o in (f, f.replace("_", "-"), "no_" + f, "no-" + f.replace("_", "-"))}))
+
+
+def _takes(parts, flag: str) -> bool:
+    name = flag.lstrip("-")
+    if not name:
+        return True
+    for part in parts:
+        options = _options(part)
+        i = bisect_left(options, name)
+        if i < len(options) and options[i].startswith(name):  # the option itself, or one it abbreviates
+            return True
+    return False
 
 
 def accepts(names: set, flag: str) -> bool:
     """Whether argparse of a parser with these fields takes ``flag`` (``--x``, ``--x-y`` for ``x_y``, ``--no_x``
     for a boolean, and an unambiguous abbreviation, which argparse expands)."""
-    name = flag.lstrip("-")
-    if not name:
-        return True
-    options = set()
-    for f in names:
-        options |= {f, f.replace("_", "-"), "no_" + f, "no-" + f.replace("_", "-")}
-    return name in options or any(o.startswith(name) for o in options)
+    return _takes((frozenset(names),), flag)
+
+
+def _has_key(parts, key: str) -> bool:
+    return any(key in part for part in parts)
 
 
 def releases_having(package: str, classes, field_name: str) -> list[str]:
@@ -195,22 +247,8 @@ class Unknown:
     name: str  # as written: "--max_seq_length" or the YAML key
     path: str
     span: object
-    kind: str  # "flag" | "key"
     certain: bool  # every release involved is known: an error, else a warning that says why
     message: str
-
-
-def _trl_script(command) -> str | None:
-    """``sft`` of ``trl sft``, ``-m trl.scripts.sft`` or ``.../trl/scripts/sft.py``."""
-    entry = command.entry.text if command.entry is not None and command.entry.known else ""
-    if command.launcher == "trl" and entry:
-        return entry  # TRL's CLI runs trl/scripts/<command>.py with the same words
-    if command.entry_kind == "module" and entry.startswith("trl.scripts."):
-        return entry.rpartition(".")[2]
-    path = "/" + entry.replace("\\", "/")
-    if command.entry_kind == "script" and "/trl/scripts/" in path and path.endswith(".py"):
-        return path.rpartition("/")[2][:-3]
-    return None
 
 
 def _indices(project, package: str, launch_path: str):
@@ -230,23 +268,17 @@ def _indices(project, package: str, launch_path: str):
 
 def _admitted(trl_version: str, tf_all: list[int]) -> list[int]:
     """The transformers releases (indices) the TRL release's own requirement admits."""
-    from packaging.requirements import InvalidRequirement, Requirement
-
-    from rlhf_lint.frameworks.versions import requires_table
+    from rlhf_lint.frameworks.versions import requirements_on
 
     releases = table()["transformers"]["releases"]
     out = set(tf_all)
-    for row in requires_table().get("trl", []):
-        if row.extra or not row.requires.startswith("transformers") or not row.versions.contains(trl_version):
-            continue
-        try:
-            spec = Requirement(row.requires).specifier
-        except InvalidRequirement:
-            continue
-        out &= {i for i in tf_all if spec.contains(releases[i])}
+    for row, wanted in requirements_on("trl", "transformers"):
+        if not row.extra and row.versions.contains(trl_version):
+            out &= {i for i in tf_all if wanted.contains(releases[i])}
     return sorted(out)
 
 
+@functools.lru_cache(maxsize=64)
 def _behaviour(trl_version: str | None) -> dict | None:
     """The row of trl_checks.json unknown_arguments for a TRL release (the newest row when unknown)."""
     from rlhf_lint.frameworks.deepspeed import row_at, version_tuple
@@ -260,12 +292,20 @@ def _span_text(ranges: list[str]) -> str:
     return ranges[0] if len(ranges) == 1 else f"{ranges[0]} .. {ranges[-1]}"
 
 
+def _having(pairs: list[tuple[str, list[str]]]) -> str:
+    """The releases of each package that have the name, for a message."""
+    return "".join(f"; {package} {_span_text(have)} {'has' if len(have) == 1 else 'have'} it"
+                   for package, have in pairs if have)
+
+
 def unknown_arguments(command, project) -> list[Unknown]:
     """Flags of ``command`` (and keys of its ``--config`` recipe) that its training script's parser does not take,
     at every release the repository may target."""
     if command.launcher == "llamafactory":
         return _llamafactory_unknown(command, project)
-    trl_script = _trl_script(command)
+    from rlhf_lint.frameworks.hf import trl_script_name
+
+    trl_script = trl_script_name(command)
     own = None
     if trl_script is None:
         entry = command.entry.text if command.entry is not None and command.entry.known else ""
@@ -283,34 +323,34 @@ def unknown_arguments(command, project) -> list[Unknown]:
     uses_trl = trl_script is not None or own.uses_trl
     if not uses_trl:
         trl_c = [None]
-    # per candidate TRL release: (parser, accepted names per admitted transformers release)
-    combos = []
+    candidates = []  # (parser, TRL release) for each TRL release some admitted transformers release completes
+    field_sets: set = set()  # the distinct field sets (as parts) of every candidate pair
+    newest = None  # those of the newest pair
     for i in trl_c:
         parser = trl_script_parser(trl_script, i) if trl_script is not None else own
         if parser is None:
             continue
         trl_version = trl_releases[i] if i is not None else None
         tf_here = tf_c if tf_target is not None or i is None else _admitted(trl_version, tf_c)
-        for j in tf_here:
-            names = fields(parser, i, j)
-            if names is not None:
-                combos.append((parser, trl_version, j, names))
-    if not combos:
+        found = [parts for j in tf_here if (parts := _parser_parts(parser, i, j)) is not None]
+        if found:
+            candidates.append((parser, trl_version))
+            field_sets.update(found)
+            newest = found[-1]
+    if not candidates:
         return []
     trl_exact = not uses_trl or (trl_target is not None and not trl_past)
     tf_exact = tf_target is not None and not tf_past
-    parser = combos[0][0]
-    trl_classes = [n for p, n in parser.classes if p == "trl"] + \
-        [b for c in parser.local.values() for p, b in c["bases"] if p == "trl"]
+    parser = candidates[-1][0]  # the newest release's: the one an unpinned repository gets
     out = []
     for name, path, span, kind in _arguments(command, project, parser):
-        if any(accepts(c[3], name) if kind == "flag" else name in c[3] for c in combos):
+        if any(_takes(parts, name) if kind == "flag" else _has_key(parts, name) for parts in field_sets):
             continue
-        fails, drops = _treatment(kind, combos, uses_trl)
+        fails, drops = _treatment(kind, candidates, uses_trl)
         if not fails and not drops:
             continue  # the script takes the unknown words back itself: they may be its own
         field_name = name.lstrip("-").replace("-", "_") if kind == "flag" else name
-        trl_have = releases_having("trl", trl_classes, field_name) if uses_trl else []
+        trl_have = releases_having("trl", parser.trl_classes, field_name) if uses_trl else []
         tf_have = releases_having("transformers", TRAINING_ARGUMENTS, field_name)
         removed = bool(trl_have or tf_have)  # a field of another release: not a name a future release adds
         certain = trl_exact and (tf_exact or removed) and fails and not drops
@@ -329,16 +369,14 @@ def unknown_arguments(command, project) -> list[Unknown]:
             message += ": depending on the release, the parser raises at start-up or drops it"
         else:
             message += ": the parser drops it silently, so the value never reaches the trainer"
-        for package, have in (("TRL", trl_have), ("transformers", tf_have)):
-            if have:
-                message += f"; {package} {_span_text(have)} {'has' if len(have) == 1 else 'have'} it"
+        message += _having([("TRL", trl_have), ("transformers", tf_have)])
         if not certain and fails and not drops:
             message += _unsure(("TRL", "trl", trl_target, trl_past, trl_releases[-1]) if uses_trl else None,
                                tf_target, tf_past, tf_releases[-1])
-        near = _near(field_name, combos[-1][3])
+        near = _near(field_name, newest)
         if near:
             message += f"; did you mean `{('--' + near) if kind == 'flag' else near}`?"
-        out.append(Unknown(name, path, span, kind, certain, message))
+        out.append(Unknown(name, path, span, certain, message))
     return out
 
 
@@ -360,26 +398,36 @@ def _unsure(framework: tuple | None, tf_target, tf_past: bool, tf_newest: str) -
     return ""
 
 
+def _flags(command, skip) -> list[tuple]:
+    """(name, path, span, "flag") of the command's ``--`` flags whose words are known, but those ``skip(name)``
+    names."""
+    return [(name, command.path, arg.flag_span, "flag") for arg in command.args
+            if (arg.word is None or arg.word.known) and arg.flag.startswith("--")
+            and not skip(name := arg.flag.split("=", 1)[0])]
+
+
+def _recipe_keys(command, project, written: str, skip=lambda key: False) -> list[tuple]:
+    """(key, path, span, "key") of the top-level keys of the YAML recipe ``written`` (as the command names it)."""
+    target = project.resolve(command.path, written) if project is not None else None
+    if target is None or target.kind != "yaml":
+        return []
+    from rlhf_lint.fixers.yaml import node_span
+    from rlhf_lint.frameworks.hf import recipe_entries
+
+    return [(key, target.path, node_span(key_node), "key")
+            for key, (_value, key_node, _v) in (recipe_entries(target) or {}).items() if not skip(key)]
+
+
 def _arguments(command, project, parser: Parser) -> list[tuple]:
     """(name as written, path, span, "flag" | "key") of the command's flags and of its ``--config`` recipe's keys."""
     from rlhf_lint.frameworks.launchers import underscored
 
     launch = _trl_cli_options() if command.launcher == "trl" else set()  # TRL's CLI takes them for accelerate
-    out = [(arg.flag.split("=", 1)[0], command.path, arg.flag_span, "flag") for arg in command.args
-           if (arg.word is None or arg.word.known) and arg.flag.startswith("--")
-           and arg.flag not in ("--config", "--help") and underscored(arg.flag.split("=", 1)[0]) not in launch]
+    out = _flags(command, lambda name: name in ("--config", "--help") or underscored(name) in launch)
     config = command.last("--config")
     if config is None or config.value is None or not config.value.known or not parser.reads_config:
         return out
-    target = project.resolve(command.path, config.value.text) if project is not None else None
-    if target is not None and target.kind == "yaml":
-        from rlhf_lint.fixers.yaml import node_span
-        from rlhf_lint.frameworks.hf import recipe_entries
-
-        out += [(key, target.path, node_span(key_node), "key")
-                for key, (_value, key_node, _v) in (recipe_entries(target) or {}).items()
-                if key != "env" and f"--{key}" not in launch]
-    return out
+    return out + _recipe_keys(command, project, config.value.text, lambda key: key == "env" or f"--{key}" in launch)
 
 
 def _trl_cli_options() -> set:
@@ -389,10 +437,10 @@ def _trl_cli_options() -> set:
     return set(load("hf/launchers.json")["trl_cli"]["accelerate_options"])
 
 
-def _treatment(kind: str, combos: list, uses_trl: bool) -> tuple[bool, bool]:
+def _treatment(kind: str, candidates: list, uses_trl: bool) -> tuple[bool, bool]:
     """(some candidate release raises on the unknown argument, some drops it silently)."""
     fails = drops = False
-    for parser, trl_version, _j, _names in combos:
+    for parser, trl_version in candidates:
         row = _behaviour(trl_version) if uses_trl else {"flags": "raise", "config": "raise"}
         if row is None:
             continue
@@ -406,66 +454,35 @@ def _treatment(kind: str, combos: list, uses_trl: bool) -> tuple[bool, bool]:
     return fails, drops
 
 
-def _near(name: str, names: set) -> str | None:
+def _near(name: str, parts) -> str | None:
     import difflib
 
-    found = difflib.get_close_matches(name, sorted(names), n=1, cutoff=0.85)
+    found = difflib.get_close_matches(name, sorted(set().union(*parts)), n=1, cutoff=0.85)
     return found[0] if found else None
 
 
 # -- llamafactory-cli train -------------------------------------------------------------------------------------------
-def _lf_fields(lf_i: int, tf_i: int) -> set | None:
-    """The fields `llamafactory-cli train` accepts at LLaMA-Factory release ``lf_i`` and transformers ``tf_i``: its
-    _TRAIN_ARGS dataclasses with their bases (``transformers:Name`` for transformers' own); None when unknown."""
-    data = table()["llamafactory"]
-    row = next((r for r in data.get("parsers", {}).get("train", []) if _at(r["in"], lf_i)), None)
+def _lf_parts(lf_i: int, tf_i: int) -> tuple[frozenset, ...] | None:
+    """The field sets `llamafactory-cli train` accepts at LLaMA-Factory release ``lf_i`` and transformers ``tf_i``:
+    its _TRAIN_ARGS dataclasses with their bases; None when unknown."""
+    row = next((r for r in table()["llamafactory"].get("parsers", {}).get("train", []) if _at(r["in"], lf_i)), None)
     if row is None:
         return None
-
-    def walk(name: str, seen: tuple) -> set | None:
-        if name.startswith("transformers:"):
-            return _class_fields("transformers", name.split(":", 1)[1], {}, None, tf_i)
-        cls = data["classes"].get(name)
-        if cls is None or name in seen or not _at(cls["in"], lf_i):
-            return None
-        out = {f for f, ranges in cls["fields"].items() if _at(ranges, lf_i)}
-        for joined, ranges in cls["bases"].items():
-            if not _at(ranges, lf_i):
-                continue
-            for base in (b for b in joined.split(",") if b not in ("", "object")):
-                sub = walk(base, seen + (name,))
-                if sub is None:
-                    return None
-                out |= sub
-        return out
-
-    out: set = set()
-    for name in row["classes"]:
-        found = walk(name, ())
-        if found is None:
-            return None
-        out |= found
-    return out
+    return _all_parts([_base("llamafactory", n) for n in row["classes"]], {},
+                      {"llamafactory": lf_i, "transformers": tf_i})
 
 
 def _lf_arguments(command, project) -> list[tuple]:
     """(name, path, span, "flag" | "key") of a `llamafactory-cli train` launch: its YAML's top-level keys, its
     ``key=value`` overrides and its ``--key`` flags."""
-    out = [(arg.flag.split("=", 1)[0], command.path, arg.flag_span, "flag") for arg in command.args
-           if (arg.word is None or arg.word.known) and arg.flag.startswith("--") and arg.flag != "--help"]
+    out = _flags(command, lambda name: name == "--help")
     for word in command.positionals:
         if not word.known:
             continue
         if "=" in word.text and not word.text.startswith("="):
             out.append((word.text.partition("=")[0], word.path, word.span, "key"))
-        elif word.text.endswith((".yaml", ".yml")) and project is not None:
-            target = project.resolve(command.path, word.text)
-            if target is not None and target.kind == "yaml":
-                from rlhf_lint.fixers.yaml import node_span
-                from rlhf_lint.frameworks.hf import recipe_entries
-
-                out += [(key, target.path, node_span(key_node), "key")
-                        for key, (_v, key_node, _n) in (recipe_entries(target) or {}).items()]
+        elif word.text.endswith((".yaml", ".yml")):
+            out += _recipe_keys(command, project, word.text)
     return out
 
 
@@ -480,16 +497,17 @@ def _llamafactory_unknown(command, project) -> list[Unknown]:
         return []  # LLaMA-Factory 0.9.2 on lets the variable through unknown keys
     lf_c, lf_target, lf_past = _indices(project, "llamafactory", command.path)
     tf_c, tf_target, tf_past = _indices(project, "transformers", command.path)
-    combos = [(i, j, names) for i in lf_c for j in tf_c if (names := _lf_fields(i, j)) is not None]
-    if not combos:
+    found = [parts for i in lf_c for j in tf_c if (parts := _lf_parts(i, j)) is not None]
+    if not found:
         return []
-    lf_releases, tf_releases = table()["llamafactory"]["releases"], table()["transformers"]["releases"]
+    field_sets = set(found)
+    lf_data, tf_releases = table()["llamafactory"], table()["transformers"]["releases"]
     out = []
     for name, path, span, kind in _lf_arguments(command, project):
         field_name = name.lstrip("-").replace("-", "_")
-        if any(accepts(c[2], name) if kind == "flag" else field_name in c[2] for c in combos):
+        if any(_takes(parts, name) if kind == "flag" else _has_key(parts, field_name) for parts in field_sets):
             continue
-        lf_have = _lf_releases_having(field_name)
+        lf_have = releases_having("llamafactory", lf_data["classes"], field_name)
         tf_have = releases_having("transformers", TRAINING_ARGUMENTS, field_name)
         certain = lf_target is not None and not lf_past and ((tf_target is not None and not tf_past) or
                                                              bool(lf_have or tf_have))
@@ -499,23 +517,12 @@ def _llamafactory_unknown(command, project) -> list[Unknown]:
         message = (f"`{name}` is not a {what} `llamafactory-cli train` takes (the fields of its model, data, "
                    f"training, finetuning and generating arguments; {'; '.join(at)}): HfArgumentParser raises "
                    f"\"Some keys are not used\" at start-up")
-        for package, have in (("LLaMA-Factory", lf_have), ("transformers", tf_have)):
-            if have:
-                message += f"; {package} {_span_text(have)} {'has' if len(have) == 1 else 'have'} it"
+        message += _having([("LLaMA-Factory", lf_have), ("transformers", tf_have)])
         if not certain:
-            message += _unsure(("LLaMA-Factory", "llamafactory", lf_target, lf_past, lf_releases[-1]), tf_target,
-                               tf_past, tf_releases[-1])
-        near = _near(field_name, combos[-1][2])
+            message += _unsure(("LLaMA-Factory", "llamafactory", lf_target, lf_past, lf_data["releases"][-1]),
+                               tf_target, tf_past, tf_releases[-1])
+        near = _near(field_name, found[-1])
         if near:
             message += f"; did you mean `{near}`?"
-        out.append(Unknown(name, path, span, kind, certain, message))
+        out.append(Unknown(name, path, span, certain, message))
     return out
-
-
-def _lf_releases_having(field_name: str) -> list[str]:
-    """The LLaMA-Factory releases (oldest first) where one of its dataclasses has the field."""
-    data = table()["llamafactory"]
-    hits = {i for cls in data["classes"].values() for a, b in cls["fields"].get(field_name, [])
-            for i in range(a, b + 1)}
-    return [data["releases"][i] for i in sorted(hits)]
-

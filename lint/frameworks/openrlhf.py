@@ -743,24 +743,22 @@ def _consume(use: FlagUse, spec: FlagSpec, words: list, explicit: bool) -> None:
 
 def _co_pin_bound(k: Knowledge, project, path: str):
     """(releases to leave out, why): those whose own requirements (schemas/pins/requires.tsv) ask for a newer vllm,
-    deepspeed or transformers than the repository pins for the launch's folder; they are unlikely to be the one it
-    runs. (set(), "") when nothing is pinned."""
-    if project is None or not hasattr(project, "declares_pins") or not project.declares_pins():
-        return set(), ""
-    from packaging.version import InvalidVersion, Version
-
-    from rlhf_lint.frameworks.versions import pinned_version
+    deepspeed or transformers than the repository targets for the launch's folder; they are unlikely to be the one
+    it runs. (set(), "") when none of them is known."""
+    from rlhf_lint.frameworks.edge import target_version
 
     out, pins = set(), []
     for package in ("vllm", "deepspeed", "transformers"):
-        pin = pinned_version(project, package, governs=path)
-        try:
-            have = Version(pin[0]) if pin is not None else None
-        except InvalidVersion:
-            have = None
-        if have is None:
+        target = target_version(project, package, path)
+        if target is None:
             continue
-        pins.append(f"{package} {pin[0]}")
+        from packaging.version import InvalidVersion, Version  # only once something is known: ~4 ms
+
+        try:
+            have = Version(target.version)
+        except InvalidVersion:
+            continue
+        pins.append(f"{package} {target.version}")
         for versions, least in _least_required(package):
             if least > have:
                 out.update(i for i, tag in enumerate(k.tags) if tag != "HEAD" and versions.contains(tag.lstrip("v")))
@@ -771,20 +769,17 @@ def _co_pin_bound(k: Knowledge, project, path: str):
 def _least_required(package: str) -> list:
     """(OpenRLHF releases, the least version of ``package`` they require) for each row of schemas/pins/requires.tsv
     that sets a lower bound (``==``, ``>=``, ``~=``, ``>``) on it."""
-    from packaging.requirements import InvalidRequirement, Requirement
     from packaging.version import InvalidVersion, Version
 
-    from rlhf_lint.frameworks.versions import canonical, requires_table
+    from rlhf_lint.frameworks.versions import requirements_on
 
     out = []
-    for row in requires_table().get("openrlhf", []):
+    for row, wanted in requirements_on("openrlhf", package):
         try:
-            req = Requirement(row.requires)
-            bounds = [Version(s.version.rstrip(".*")) for s in req.specifier
-                      if s.operator in ("==", "===", ">=", ">", "~=")]
-        except (InvalidRequirement, InvalidVersion):
+            bounds = [Version(s.version.rstrip(".*")) for s in wanted if s.operator in ("==", "===", ">=", ">", "~=")]
+        except InvalidVersion:
             continue
-        if canonical(req.name) == package and bounds:
+        if bounds:
             out.append((row.versions, max(bounds)))
     return out
 

@@ -807,6 +807,7 @@ class RecipeConfig:
     rollout_pool: bool = False  # the rollout runs on GPUs of its own (rollout.n_gpus_per_node)
     validates: bool | None = None  # runs verl's start-up validation (None: not known)
     module: str | None = None  # the repository's recipe module, when read from there
+    yaml: dict = field(default_factory=dict)  # that config flattened (flatten_yaml)
 
 
 def _given_config_name(command) -> str | None:
@@ -833,11 +834,21 @@ def _recipe_from_repository(command, project, entry: str) -> RecipeConfig | None
     target = project.resolve(module.path, os.path.join(found[0], f"{name}.yaml"))
     if target is None or not isinstance(target.tree, list) or not target.tree:
         return None
-    base = _trainer_base(target.tree[0])
+    from rlhf_lint.schemas.build.verl_recipes import TRAINER_CONFIGS, defaults_names
+
+    # the builder's reading of a recipe config: its defaults list names the trainer config it composes
+    base = next((n for n in defaults_names(_scalar(target.tree[0])) if n in TRAINER_CONFIGS), None)
     if base is None:
         return None
+    keys = flatten_yaml(target.tree[0], target.path)
     return RecipeConfig(entry=entry, config_name=name, base=base, source=target, origin=f"{target.path}",
-                        rollout_pool=_has_rollout_pool(target.tree[0]), module=module.path)
+                        rollout_pool="rollout.n_gpus_per_node" in keys, module=module.path, yaml=keys)
+
+
+def _python_beside(project, path: str) -> list[Source]:
+    """The Python sources of the project in the folder ``path`` names."""
+    return [s for p, s in project.sources.items() if p.endswith(".py") and s.kind == "python"
+            and os.path.dirname(os.path.abspath(p)) == path]
 
 
 def _validates(project, module: str, release: str) -> bool | None:
@@ -845,37 +856,11 @@ def _validates(project, module: str, release: str) -> bool | None:
     ``release`` (None when the release, and so what its RayPPOTrainer does, is not known)."""
     from rlhf_lint.schemas.build.verl_recipes import validates
 
-    folder = os.path.dirname(os.path.abspath(module))
-    code = "".join(s.text for p, s in project.sources.items() if p.endswith(".py") and s.kind == "python"
-                   and os.path.dirname(os.path.abspath(p)) == folder)
+    code = "".join(s.text for s in _python_beside(project, os.path.dirname(os.path.abspath(module))))
     if validates(code, False):
         return True
     row = _recipe_table().get(release)
     return None if row is None else validates(code, row["trainer_validates"])
-
-
-def _trainer_base(root) -> str | None:
-    """The trainer config a recipe YAML's ``defaults`` list composes (ppo_trainer or ppo_megatron_trainer)."""
-    import yaml
-
-    from rlhf_lint.schemas.build.verl_recipes import TRAINER_CONFIGS
-
-    if not isinstance(root, yaml.MappingNode):
-        return None
-    for k, v in root.value:
-        if isinstance(k, yaml.ScalarNode) and k.value == "defaults" and isinstance(v, yaml.SequenceNode):
-            names = [n.value for n in v.value if isinstance(n, yaml.ScalarNode)]
-            return next((n for n in names if n in TRAINER_CONFIGS), None)
-    return None
-
-
-def _has_rollout_pool(root) -> bool:
-    import yaml
-
-    for k, v in root.value:
-        if isinstance(k, yaml.ScalarNode) and k.value == "rollout" and isinstance(v, yaml.MappingNode):
-            return any(isinstance(x, yaml.ScalarNode) and x.value == "n_gpus_per_node" for x, _ in v.value)
-    return False
 
 
 def _recipe_from_table(command, entry: str, release: str, exact: bool) -> RecipeConfig | None:
@@ -916,8 +901,7 @@ def _interpret_recipe(command, source, project, entry: str) -> list[Job] | None:
     if recipe is None:
         return None  # not a verl recipe: the next interpreter (an ordinary program) reads it
     if recipe.source is not None:
-        cfg.yaml = flatten_yaml(recipe.source.tree[0], recipe.source.path)
-        cfg.yaml_path = recipe.source.path
+        cfg.yaml, cfg.yaml_path = recipe.yaml, recipe.source.path
         recipe.validates = _validates(project, recipe.module, cfg.release)
     else:
         cfg.defaults = {**cfg.defaults, **recipe.keys}
@@ -954,10 +938,8 @@ def _is_recipe_config(source: Source, project) -> bool:
     if project is None or not hasattr(project, "sources"):
         return False
     folder, name = os.path.split(os.path.abspath(source.path))
-    stem = name.rsplit(".", 1)[0]
-    above = os.path.dirname(folder)
-    modules = [s for p, s in project.sources.items() if p.endswith(".py") and s.kind == "python" and stem in s.text
-               and os.path.dirname(os.path.abspath(p)) == above]
+    stem, above = name.rsplit(".", 1)[0], os.path.dirname(folder)
+    modules = [s for s in _python_beside(project, above) if stem in s.text]
     if not modules:
         return False
     from rlhf_lint.schemas.build.verl_recipes import hydra_main_of

@@ -96,6 +96,23 @@ def requires_table() -> dict[str, list[RequiresRow]]:
     return dict(out)
 
 
+@functools.lru_cache(maxsize=64)
+def requirements_on(package: str, dep: str) -> tuple:
+    """(row, the SpecifierSet it asks of ``dep``) for each row of requires.tsv in which releases of ``package``
+    (extras included: the row says which) require ``dep``."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    out = []
+    for row in requires_table().get(canonical(package), []):
+        try:
+            req = Requirement(row.requires)
+        except InvalidRequirement:
+            continue
+        if canonical(req.name) == canonical(dep):
+            out.append((row, req.specifier))
+    return tuple(out)
+
+
 @functools.lru_cache(maxsize=None)
 def known_bad_table() -> dict[str, list[Fact]]:
     from packaging.specifiers import SpecifierSet
@@ -494,6 +511,9 @@ def _folders_holding_governed(project) -> frozenset[str]:
     return frozenset(folders)
 
 
+STAGE_CONDITIONS = {1: ("zero12",), 2: ("zero12", "zero2"), 3: ("zero3",)}  # the `when` keys a ZeRO stage meets
+
+
 def _build_evidence(project, scope: str | None = None) -> dict[str, Related]:
     from rlhf_lint.readers.json import JSONDocument, JValue
 
@@ -503,6 +523,10 @@ def _build_evidence(project, scope: str | None = None) -> dict[str, Related]:
         if key not in found and path is not None and _under(path, scope):
             found[key] = Related(path, span, message)
 
+    def stage_note(stage: int, path: str | None, span: Span | None) -> None:
+        for key in STAGE_CONDITIONS.get(stage, ()):
+            note(key, path, span, f"ZeRO stage {stage} here")
+
     for source in project.of_kind("ds_config"):
         tree = source.tree
         if not isinstance(tree, JSONDocument):
@@ -510,12 +534,7 @@ def _build_evidence(project, scope: str | None = None) -> dict[str, Related]:
         note("deepspeed", source.path, None, "a DeepSpeed config")
         stage = tree.lookup("zero_optimization.stage")
         if isinstance(stage, JValue) and isinstance(stage.value, int) and not isinstance(stage.value, bool):
-            if stage.value == 3:
-                note("zero3", source.path, stage.span, "ZeRO stage 3 here")
-            elif stage.value in (1, 2):
-                note("zero12", source.path, stage.span, f"ZeRO stage {stage.value} here")
-                if stage.value == 2:
-                    note("zero2", source.path, stage.span, "ZeRO stage 2 here")
+            stage_note(stage.value, source.path, stage.span)
         for part in ("offload_optimizer", "offload_param"):
             device = tree.lookup(f"zero_optimization.{part}.device")
             if isinstance(device, JValue) and device.value in ("cpu", "nvme"):
@@ -533,12 +552,7 @@ def _build_evidence(project, scope: str | None = None) -> dict[str, Related]:
         stage = job.settings.get("zero.stage")
         if stage is not None and isinstance(stage.value, int):
             note("deepspeed", stage.path, stage.span, "a DeepSpeed launch")
-            if stage.value == 3:
-                note("zero3", stage.path, stage.span, "ZeRO stage 3 here")
-            elif stage.value in (1, 2):
-                note("zero12", stage.path, stage.span, f"ZeRO stage {stage.value} here")
-                if stage.value == 2:
-                    note("zero2", stage.path, stage.span, "ZeRO stage 2 here")
+            stage_note(stage.value, stage.path, stage.span)
         for key in ("offload.optimizer", "offload.param"):
             s = job.settings.get(key)
             if s is not None and s.value in ("cpu", "nvme"):

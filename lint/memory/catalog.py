@@ -371,10 +371,10 @@ def model_by_id(model_id: str) -> ModelArch | None:
     for i, entry in enumerate(_entries()):
         if entry["id"].lower() == wanted or wanted in (x.lower() for x in entry.get("same_config", ())):
             return _arch_at(i)
-        variant = next((v for name, v in entry.get("variants", {}).items() if name.lower() == wanted), None)
-        if variant is not None:
-            name = next(n for n in entry["variants"] if n.lower() == wanted)
-            return replace(_arch_at(i), name=name, max_position_embeddings=variant.get("max_position_embeddings", 0))
+        for name, variant in entry.get("variants", {}).items():
+            if name.lower() == wanted:
+                return replace(_arch_at(i), name=name,
+                               max_position_embeddings=variant.get("max_position_embeddings", 0))
     return None
 
 

@@ -486,23 +486,17 @@ def _trl_colocate(job, inp: _Inputs, versions: dict | None) -> bool:
 def _trl_colocate_max_model_len(versions: dict | None) -> tuple | None:
     """What GRPOTrainer gives its colocated vLLM for max_model_len when vllm_max_model_length is not set
     (schemas/hf/trl_checks.json colocate_max_model_len): None where it is the prompt + completion length."""
+    from rlhf_lint.frameworks.deepspeed import row_at
     from rlhf_lint.schemas import load
 
     rows = load("hf/trl_checks.json")["colocate_max_model_len"]["rows"]
-    release = _release(versions, "trl")
-    row = rows[-1] if release is None else next(
-        (r for r in rows if _version2(r["since"]) <= release and (r["until"] is None
-                                                                  or release < _version2(r["until"]))), None)
+    release = _patch_release(versions, "trl")  # the rows start at patch releases (0.26.0)
+    row = rows[-1] if release is None else row_at(rows, release)
     if row is None or row["rule"] != "max_position_embeddings":
         return None
-    which = "TRL's newest releases" if release is None else f"TRL {release[0]}.{release[1]}"
+    which = "TRL's newest releases" if release is None else f"TRL {'.'.join(map(str, release))}"
     return ("max_position_embeddings", f"vllm_max_model_length unset: {which} let vLLM take the model's "
                                        f"max_position_embeddings", release is None)
-
-
-def _version2(text: str) -> tuple[int, int]:
-    major, minor = text.split(".")[:2]
-    return int(major), int(minor)
 
 
 def _roles_of(job, inp: _Inputs, versions: dict | None = None) -> list[str]:

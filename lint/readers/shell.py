@@ -11,7 +11,6 @@ rlhf_lint.frameworks.launchers turns them into ``Command``s.
 from __future__ import annotations
 
 import os
-from bisect import bisect_right
 from functools import lru_cache
 
 TYPE_CHECKING = False
@@ -21,7 +20,7 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
 from rlhf_lint.startup.records import field, record
 from rlhf_lint.readers.commands import Word, WordPart
 from rlhf_lint.model import HARDWARE_KEYS, OverBounds, ParseError, Span, UNKNOWN
-from rlhf_lint.readers.source import Source, within
+from rlhf_lint.readers.source import Source, bisect_right, within
 from rlhf_lint.startup.lazyre import lazy_compile
 
 MAX_DEPTH = 200  # statement nesting we follow; deeper input is not real launch code
@@ -1316,7 +1315,8 @@ _RESERVED_GROUPS = {"if": ("if",), "then": ("if",), "elif": ("if",), "else": ("i
 _CLOSING_WORDS = {"fi", "esac", "done", "}"}
 _ENDING_WORDS = _CLOSING_WORDS | {"then", "elif", "else", "in", "do"}
 _OPENING_WORDS = set(_RESERVED_GROUPS) - _ENDING_WORDS
-_OPENING_WORD = lazy_compile(_WORD_DELIMITER % rb"(?:if|case|for|select|while|until|\{)")  # the _OPENING_WORDS
+_OPENING_WORD = lazy_compile(_WORD_DELIMITER % (b"(?:" + b"|".join(w.encode().replace(b"{", rb"\{")
+                                                                  for w in sorted(_OPENING_WORDS)) + b")"))
 
 
 def _stray_reserved_word(doc: _Doc) -> tuple[str, int, int] | None:
@@ -1437,13 +1437,11 @@ def _error_node(doc: _Doc, node, state: tuple):
 # ---------------------------------------------------------------------------------------------------------------
 # hardware comment
 # ---------------------------------------------------------------------------------------------------------------
-def hardware_items(text: str) -> list[tuple[str, str, Span]]:
-    """Each word of the `# rlhf-lint: hardware ...` comment as (key, value, where): the key lowercased with `_` as
-    `-`; the value "" when the word has no `=`. Keys and values are checked by the configuration's rules
-    (rlhf_lint.engine.config.Hardware.checked; M008 reports the refused ones)."""
-    m = HARDWARE_RE.search(text) if "rlhf-lint" in text else None
-    if not m:
-        return []
+def _hardware_comment(text: str):
+    return HARDWARE_RE.search(text) if "rlhf-lint" in text else None
+
+
+def _words_of(m) -> list[tuple[str, str, Span]]:
     items = []
     for word in _WORD.finditer(m.group("body")):
         key, _eq, value = word.group(0).partition("=")
@@ -1452,15 +1450,25 @@ def hardware_items(text: str) -> list[tuple[str, str, Span]]:
     return items
 
 
+def hardware_items(text: str) -> list[tuple[str, str, Span]]:
+    """Each word of the `# rlhf-lint: hardware ...` comment as (key, value, where): the key lowercased with `_` as
+    `-`; the value "" when the word has no `=`. Keys and values are checked by the configuration's rules
+    (rlhf_lint.engine.config.Hardware.checked; M008 reports the refused ones)."""
+    m = _hardware_comment(text)
+    return _words_of(m) if m else []
+
+
+def declared_hardware(items: list[tuple[str, str, Span]]) -> dict:
+    """The words of ``hardware_items`` with a known key and a value, as {key: value} (the last one of a key wins),
+    not yet checked (Config.hardware_for keeps the valid values)."""
+    return {key: value for key, value, _span in items if key in HARDWARE_KEYS and value}
+
+
 def parse_hardware(text: str) -> tuple[dict, Span | None]:
-    """`# rlhf-lint: hardware gpu=A100-80GB gpus-per-node=8 ...` -> {"gpu": "A100-80GB", "gpus-per-node": "8"}: the
-    words with a known key and a value (the last one of a key wins), not yet checked (Config.hardware_for keeps the
-    valid values)."""
-    m = HARDWARE_RE.search(text) if "rlhf-lint" in text else None
-    if not m:
-        return {}, None
-    out = {key: value for key, value, _span in hardware_items(text) if key in HARDWARE_KEYS and value}
-    return out, Span(m.start(), m.end())
+    """`# rlhf-lint: hardware gpu=A100-80GB gpus-per-node=8 ...` -> ({"gpu": "A100-80GB", "gpus-per-node": "8"},
+    the comment's span): declared_hardware of its words."""
+    m = _hardware_comment(text)
+    return (declared_hardware(_words_of(m)), Span(m.start(), m.end())) if m else ({}, None)
 
 
 # ---------------------------------------------------------------------------------------------------------------

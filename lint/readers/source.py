@@ -55,14 +55,12 @@ class NotRegularFile(Refused):
 class FileTooLarge(Refused):
     def __init__(self, limit: int, size: int | None):
         what = f"file is {size / 1e6:.1f} MB, over" if size is not None else "file is over"
-        super().__init__(0, f"{what} the {_mib(limit)} limit")
-        self.size = size  # None when the file grew past the limit after it was measured
+        super().__init__(0, f"{what} the {_mib(limit)} limit")  # size None: it grew past the limit after a stat
 
 
 class OutsideRoots(Refused):
     def __init__(self, target: str):
         super().__init__(0, f"a symlink that resolves to {target}, outside the paths being checked: not read")
-        self.target = target
 
 
 def _mib(limit: int) -> str:
@@ -85,11 +83,13 @@ def read_regular(path: str, limit: int, prefix: bool = False, roots=()) -> tuple
     (FileTooLarge), unless ``prefix``, which gives its first ``limit`` bytes; with ``roots`` (real folders), a symlink
     whose target lies outside them (OutsideRoots: a link committed to a repository must not publish
     /etc/shadow in a report). Other failures raise the OS's OSError."""
-    if roots and os.path.islink(path):  # discovery never descends into a symlinked folder: the last part suffices
+    # stat before opening: a device is never opened (opening one can have effects of its own)
+    st = os.lstat(path) if roots else os.stat(path)
+    if stat.S_ISLNK(st.st_mode):  # discovery never descends into a symlinked folder: the last part suffices
         target = os.path.realpath(path)
         if not within(target, roots):
             raise OutsideRoots(target)
-    st = os.stat(path)  # before opening: a device is never opened (opening one can have effects of its own)
+        st = os.stat(path)
     if not stat.S_ISREG(st.st_mode):
         raise NotRegularFile(st.st_mode)
     if st.st_size > limit and not prefix:

@@ -26,8 +26,8 @@ def _quote_path(path: str, safe: str) -> str:
 
 
 def _file_uri(absolute: str) -> str:
-    path = absolute.replace(os.sep, "/")
-    return "file://" + _quote_path(path if path.startswith("/") else "/" + path, safe="/:")
+    # a Windows path (C:\\x) is file:///C:/x
+    return "file://" + _quote_path(absolute if absolute.startswith(os.sep) else os.sep + absolute, safe="/:")
 
 
 def _location(path: str) -> dict:

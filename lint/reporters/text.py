@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from rlhf_lint.model import Applicability, Severity
-from rlhf_lint.reporters.escape import ESCAPES, visible
+from rlhf_lint.reporters.escape import escaped, visible
 from rlhf_lint.reporters.positions import related_range
 
 _COLORS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
@@ -25,7 +25,7 @@ def _caret(diag) -> str:
     if raw.isprintable():  # the usual line: every character one column wide (no tab, nothing escaped)
         line, before, under = raw, col - 1, min(width, max(1, len(raw) - col + 1))
     else:
-        pieces = [" " if ch == "\t" else ESCAPES.get(ord(ch), ch) for ch in raw]
+        pieces = [" " if ch == "\t" else escaped(ch) for ch in raw]
         line = "".join(pieces)
         before = sum(len(p) for p in pieces[:col - 1]) + max(0, col - 1 - len(raw))
         under = max(1, sum(len(p) for p in pieces[col - 1:col - 1 + width]))

@@ -24,23 +24,15 @@ HF_FRAMEWORKS = ("hf", "trl", "llamafactory")
 
 
 def package_version(ctx, package: str) -> tuple[tuple[int, ...] | None, str]:
-    """(release as a tuple, where it came from) of ``package``: configured, else pinned in the repository; (None,
-    "not pinned") when neither says."""
+    """(release as a tuple, where it came from) of ``package``: configured, else the pin that governs the job's
+    folder (edge.target_version); (None, "not pinned") when neither says."""
     from rlhf_lint.frameworks.deepspeed import version_tuple
+    from rlhf_lint.frameworks.edge import target_version
 
-    given = (getattr(ctx.config, "versions", None) or {}).get(package)
-    if given:
-        return version_tuple(str(given)), f"{package} {given}, configured"
-    if ctx.project.declares_pins():
-        from rlhf_lint.frameworks.versions import pinned_version
-
-        try:
-            pinned = pinned_version(ctx.project, package)
-        except Exception:  # an unreadable pin file must not stop the check: the version stays unknown
-            pinned = None
-        if pinned is not None:
-            return version_tuple(pinned[0]), f"{package} {pinned[0]}, {pinned[1].origin or 'pinned'}"
-    return None, f"{package} not pinned"
+    target = target_version(ctx.project, package, ctx.job.path if ctx.job is not None else None)
+    if target is None:
+        return None, f"{package} not pinned"
+    return version_tuple(target.version), target.phrase
 
 
 def ds_config_paths(ctx) -> set[str]:

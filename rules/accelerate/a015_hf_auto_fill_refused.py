@@ -39,7 +39,7 @@ def hf_auto_fill_refused(ctx):
     https://github.com/deepspeedai/DeepSpeed/issues/6525
     """
     from rlhf_lint.fixers import json as jfix
-    from rlhf_lint.frameworks.deepspeed import ds_version_origin, version_tuple
+    from rlhf_lint.frameworks.deepspeed import version_tuple
     from rlhf_lint.memory.catalog import resolve_model
     from rlhf_lint.schemas import load
 
@@ -54,8 +54,7 @@ def hf_auto_fill_refused(ctx):
         return  # a shape guessed from a size: its hidden size is not the model's
     arch = found.arch
     tf, tf_note = package_version(ctx, "transformers")
-    ds_text, ds_origin = ds_version_origin(ctx)
-    ds = version_tuple(ds_text) if ds_origin != "assumed" else None
+    ds, ds_note = package_version(ctx, "deepspeed")
     for row in load("ds_config_auto_fillers.json")["fills"]["rows"]:
         value = row["hidden_size_factor"] * arch.hidden_size * arch.hidden_size
         if float(value).is_integer():
@@ -70,8 +69,7 @@ def hf_auto_fill_refused(ctx):
             member = zero.member(key) if hasattr(zero, "member") else None
             if member is None or getattr(member.value, "value", None) != "auto":
                 continue
-            known = [tf_note if tf is not None else None, f"DeepSpeed {ds_text}, {ds_origin}" if ds is not None
-                     else None]
+            known = [tf_note if tf is not None else None, ds_note if ds is not None else None]
             message = (f"{key} \"auto\": transformers before {row['float_before']} fills it with "
                        f"{row['hidden_size_factor']} x hidden_size^2 = {value:.1f} for {arch.name} (hidden size "
                        f"{arch.hidden_size}), and DeepSpeed {row['deepspeed_refuses_from']} on refuses a fractional "

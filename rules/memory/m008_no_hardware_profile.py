@@ -12,10 +12,10 @@ def _comment_findings(ctx):
     source = ctx.project.sources.get(ctx.job.path)
     if source is None or "rlhf-lint" not in source.text:
         return
-    from rlhf_lint.readers.shell import hardware_items, parse_hardware
+    from rlhf_lint.readers.shell import declared_hardware, hardware_items
 
     items = hardware_items(source.text)
-    declared = parse_hardware(source.text)[0]
+    declared = declared_hardware(items)
     errors = ctx.config.hardware_errors(declared)
     last = {key: span for key, _value, span in items}  # the word of a key that counts (the last one)
     for key, value, span in items:

@@ -69,7 +69,8 @@ def _transformers_names(tree: ast.Module) -> dict[str, str]:
 
 
 def train_parser(release) -> list[str] | None:
-    """The dataclass names of LLaMA-Factory's ``_TRAIN_ARGS`` list (parser.py), as written."""
+    """The dataclasses of LLaMA-Factory's ``_TRAIN_ARGS`` list (parser.py): their names, ``transformers:Name``
+    for one imported from transformers."""
     if LF_PARSER not in release.names():
         return None
     tree = _parse(release.read(LF_PARSER))
@@ -77,7 +78,10 @@ def train_parser(release) -> list[str] | None:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and getattr(node.targets[0], "id", "") == \
                 "_TRAIN_ARGS" and isinstance(node.value, ast.List):
             names = [getattr(e, "id", None) for e in node.value.elts]
-            return names if all(names) else None
+            if not all(names):
+                return None
+            imported = _transformers_names(tree)
+            return [f"transformers:{imported[n]}" if n in imported else n for n in names]
     return None
 
 
@@ -131,9 +135,7 @@ def _package_table(cache, package: str, versions: list[str], log) -> dict:
         if package == "llamafactory":
             names = train_parser(release)
             if names is not None:
-                imported = _transformers_names(_parse(release.read(LF_PARSER)) or ast.Module(body=[], type_ignores=[]))
-                key = json.dumps([f"transformers:{imported[n]}" if n in imported else n for n in names])
-                scripts.setdefault("train", {}).setdefault(key, []).append(i)
+                scripts.setdefault("train", {}).setdefault(json.dumps(names), []).append(i)
         if package == "trl":
             for path in release.names():
                 m = re.fullmatch(SCRIPTS, path)

@@ -15,7 +15,8 @@ import ast
 import json
 import os
 import re
-import subprocess
+
+from rlhf_lint.schemas.build.upstream import git
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TABLE = os.path.join(HERE, "swift", "releases.json")
@@ -33,13 +34,6 @@ COMMANDS = {"sft": ("TrainArguments", "SftArguments"), "rlhf": ("RLHFArguments",
 PRESET_DIRS = ("swift/llm/ds_config", "swift/config")
 # the ZeRO sizes of a preset the memory estimate reads (a number, or "auto" for accelerate to fill)
 PRESET_SIZES = ("reduce_bucket_size", "stage3_prefetch_bucket_size", "sub_group_size", "stage3_max_live_parameters")
-
-
-def _git(gitdir: str, *args: str) -> str:
-    out = subprocess.run(["git", "--git-dir", gitdir, *args], capture_output=True, text=True, check=False)
-    if out.returncode != 0:
-        raise RuntimeError(out.stderr.strip() or f"git {' '.join(args)} failed")
-    return out.stdout
 
 
 def newest_patches(tags: list[str]) -> list[str]:
@@ -108,7 +102,7 @@ def mro(classes: dict, name: str) -> list[str]:
 
 
 def _argument_files(gitdir: str, tag: str) -> list[str]:
-    names = _git(gitdir, "ls-tree", "-r", "--name-only", tag, "swift").splitlines()
+    names = git(gitdir, "ls-tree", "-r", "--name-only", tag, "swift").splitlines()
     return [n for n in names if n.endswith(".py") and "megatron" not in n and (
         "/argument/" in n or n.startswith("swift/arguments/") or re.search(r"/(rlhf_)?arguments\.py$|args_mixin\.py$", n))]
 
@@ -117,7 +111,7 @@ def extract(gitdir: str, version: str) -> dict:
     tag = f"v{version}"
     classes: dict[str, dict] = {}
     for path in _argument_files(gitdir, tag):
-        for name, cls in classes_of(_git(gitdir, "show", f"{tag}:{path}"), path).items():
+        for name, cls in classes_of(git(gitdir, "show", f"{tag}:{path}"), path).items():
             classes.setdefault(name, cls)  # the first definition (argument folders sort before trainers)
     row: dict = {"tag": tag, "commands": {}}
     for command, names in COMMANDS.items():
@@ -139,11 +133,11 @@ def extract(gitdir: str, version: str) -> dict:
 def presets(gitdir: str, version: str) -> tuple[dict, dict]:
     """The ZeRO stage and offload devices of each shipped ds_config, and the FSDP options of each FSDP preset."""
     tag = f"v{version}"
-    names = _git(gitdir, "ls-tree", "-r", "--name-only", tag, "swift").splitlines()
+    names = git(gitdir, "ls-tree", "-r", "--name-only", tag, "swift").splitlines()
     ds, fsdp = {}, {}
     for path in sorted(n for n in names if os.path.dirname(n) in PRESET_DIRS and n.endswith(".json")):
         try:
-            data = json.loads(_git(gitdir, "show", f"{tag}:{path}"))
+            data = json.loads(git(gitdir, "show", f"{tag}:{path}"))
         except ValueError:
             continue
         source = BLOB.format(version=version, path=path)
@@ -167,7 +161,7 @@ def presets(gitdir: str, version: str) -> tuple[dict, dict]:
 def refresh(gitdir: str, releases: list[str] | None, log) -> dict:
     if not gitdir:
         raise ValueError("no --swift-source git directory")
-    wanted = releases or newest_patches(_git(gitdir, "tag").split())
+    wanted = releases or newest_patches(git(gitdir, "tag").split())
     try:
         with open(TABLE, encoding="utf-8") as fh:
             table = json.load(fh)

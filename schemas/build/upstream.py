@@ -198,6 +198,14 @@ def top_level_classes(text: str) -> list:
     return [node for node in tree.body if isinstance(node, ast.ClassDef)]
 
 
+def git(gitdir: str, *args: str) -> str:
+    """The output of a git command on the repository ``gitdir`` (a bare one, or a checkout's .git)."""
+    out = subprocess.run(["git", "--git-dir", gitdir, *args], capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr.strip() or f"git {' '.join(args)} failed")
+    return out.stdout
+
+
 def newest_patches(versions: list[str], oldest: tuple[int, int]) -> list[str]:
     """The newest final release of each minor series from ``oldest`` on (pre-releases left out), oldest first."""
     from packaging.version import InvalidVersion, Version

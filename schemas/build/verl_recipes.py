@@ -18,7 +18,6 @@ from __future__ import annotations
 import ast
 import json
 import os
-import subprocess
 
 HERE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "verl")
 TABLE = os.path.join(HERE, "recipes.json")
@@ -85,13 +84,6 @@ def compose(configs: dict[str, dict], name: str, depth: int = 0) -> tuple[str | 
     return base, keys
 
 
-def _git(gitdir: str, *args: str) -> str:
-    out = subprocess.run(["git", "--git-dir", gitdir, *args], capture_output=True, text=True, check=False)
-    if out.returncode != 0:
-        raise RuntimeError(out.stderr.strip() or f"git {' '.join(args)} failed")
-    return out.stdout
-
-
 def _resolve_gitdir(path: str) -> str:
     """A bare repository, or a checkout whose .git holds it."""
     inner = os.path.join(path, ".git")
@@ -107,31 +99,44 @@ def recipes_at(gitdir: str, ref: str, prefix: str, blob, trainer_validates: bool
     """{entry module: row} of the recipes under ``prefix`` (``recipe/`` or the recipe repository's root) at ``ref``."""
     import yaml
 
-    names = _git(gitdir, "ls-tree", "-r", "--name-only", ref, "--", prefix or ".").splitlines()
+    from rlhf_lint.schemas.build.upstream import git
+
+    def show(rel: str) -> str:
+        return git(gitdir, "show", f"{ref}:{prefix}{rel}")
+
+    names = git(gitdir, "ls-tree", "-r", "--name-only", ref, "--", prefix or ".").splitlines()
     by_folder: dict[str, list[str]] = {}
     for n in names:
         rel = n[len(prefix):] if prefix else n
         parts = rel.split("/")
         if len(parts) >= 2:
             by_folder.setdefault(parts[0], []).append(rel)
-    rows = {}
-    for folder, files in sorted(by_folder.items()):
-        for module in sorted(f for f in files if f.count("/") == 1 and f.endswith(".py")):
-            found = hydra_main_of(_git(gitdir, "show", f"{ref}:{prefix}{module}"))
-            if found is None or found[0] is None:
-                continue
-            config_dir = os.path.normpath(os.path.join(folder, found[0])).replace(os.sep, "/")
-            configs = {}
+    configs_of: dict[str, dict] = {}  # config folder -> {name: parsed YAML}, read once for all its modules
+
+    def configs_in(config_dir: str, files: list[str]) -> dict:
+        if config_dir not in configs_of:
+            configs = configs_of[config_dir] = {}
             for f in files:
                 if f.startswith(config_dir + "/") and f.endswith(".yaml") and f.count("/") == config_dir.count("/") + 1:
                     try:
-                        configs[os.path.basename(f)[:-5]] = yaml.safe_load(_git(gitdir, "show", f"{ref}:{prefix}{f}"))
+                        configs[os.path.basename(f)[:-5]] = yaml.safe_load(show(f))
                     except yaml.YAMLError:
                         continue
+        return configs_of[config_dir]
+
+    rows = {}
+    for folder, files in sorted(by_folder.items()):
+        code = None  # the folder's Python, read once when a module of it is a recipe
+        for module in sorted(f for f in files if f.count("/") == 1 and f.endswith(".py")):
+            found = hydra_main_of(show(module))
+            if found is None or found[0] is None:
+                continue
+            config_dir = os.path.normpath(os.path.join(folder, found[0])).replace(os.sep, "/")
+            configs = configs_in(config_dir, files)
             if found[1] not in configs:
                 continue
-            entry = "recipe." + module[:-3].replace("/", ".")
-            code = "".join(_git(gitdir, "show", f"{ref}:{prefix}{f}") for f in files if f.endswith(".py"))
+            if code is None:
+                code = "".join(show(f) for f in files if f.endswith(".py"))
             row = {"config_name": found[1], "entry_source": blob(prefix + module),
                    "validates": validates(code, trainer_validates)}
             # every config of the folder that composes a trainer config: `--config-name x` picks another one
@@ -143,7 +148,7 @@ def recipes_at(gitdir: str, ref: str, prefix: str, blob, trainer_validates: bool
                     "base": base, "source": blob(f"{prefix}{config_dir}/{name}.yaml"), "keys": keys,
                     "rollout_pool": "rollout.n_gpus_per_node" in keys}
             if found[1] in row.get("configs", {}):
-                rows[entry] = row
+                rows["recipe." + module[:-3].replace("/", ".")] = row
     return rows
 
 
@@ -154,7 +159,9 @@ def refresh(verl_git: str, recipe_git: str | None, releases: list[str] | None, l
     recipe_git = _resolve_gitdir(recipe_git) if recipe_git else None
     with open(DEFAULTS, encoding="utf-8") as fh:
         wanted = releases or [r for r in json.load(fh)["releases"] if r != "main"]
-    tags = set(_git(verl_git, "tag").split())
+    from rlhf_lint.schemas.build.upstream import git
+
+    tags = set(git(verl_git, "tag").split())
     table = {"note": "verl recipe entry points (python -m recipe.<name>.<module>): the Hydra config each composes "
                      "and the keys it adds to the trainer config, per verl release; built by "
                      "schemas/build/verl_recipes.py from git (recipe/ in the verl repository up to 0.7.0, then the "
@@ -166,10 +173,10 @@ def refresh(verl_git: str, recipe_git: str | None, releases: list[str] | None, l
         if tag not in tags:
             log(f"  verl {version}: no tag {tag} in {verl_git}; skipped")
             continue
-        tree = _git(verl_git, "ls-tree", tag, "recipe").split()
+        tree = git(verl_git, "ls-tree", tag, "recipe").split()
         if not tree:
             continue  # no recipes in this release
-        trainer = _git(verl_git, "show", f"{tag}:verl/trainer/ppo/ray_trainer.py")
+        trainer = git(verl_git, "show", f"{tag}:verl/trainer/ppo/ray_trainer.py")
         checks = "self._validate_config()" in trainer
         if tree[1] == "commit":  # a submodule: the verl-recipe repository at that commit
             if recipe_git is None:
