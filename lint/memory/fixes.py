@@ -77,7 +77,8 @@ def setting_fix(project, job, changes: dict, message: str,
         return None
 
 
-def _flag_for(key: str, command, entry: str) -> tuple[str, bool] | None:
+def _flag_for(key: str, command, entry: str) -> tuple[str, tuple] | None:
+    """(the flag, the values a switch stands for: () for a flag that takes its value)."""
     from rlhf_lint.schemas import load
 
     spec = load("memory_fix_flags.json").get("openrlhf", {}).get(key)
@@ -89,7 +90,7 @@ def _flag_for(key: str, command, entry: str) -> tuple[str, bool] | None:
         flag = spec.get("dotted_by_entry", {}).get(short, spec["dotted"])
     else:
         flag = spec["flat"]
-    return flag, bool(spec.get("switch"))
+    return flag, (True, *spec.get("switch_for", ())) if spec.get("switch") else ()
 
 
 def insert_openrlhf_flag(project, job, key: str, value) -> list[Edit] | None:
@@ -109,7 +110,7 @@ def insert_openrlhf_flag(project, job, key: str, value) -> list[Edit] | None:
     if found is None:
         return None
     flag, switch = found
-    if switch and value is not True:
+    if switch and not any(value is on or (isinstance(on, str) and value == on) for on in switch):
         return None
     last = command.args[-1]
     end = last.span.end

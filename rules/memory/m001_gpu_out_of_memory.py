@@ -1,6 +1,8 @@
 """M001 gpu-out-of-memory: the estimated peak GPU memory of a role (with the roles sharing its GPUs) exceeds the GPU."""
 from __future__ import annotations
 
+import itertools
+
 from rlhf_lint.model import Applicability, Finding, Severity
 from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.memory._common import (
@@ -19,6 +21,9 @@ def _phase(name: str) -> str:
 # streamed from the CPU, ZeRO-3 communication, CPU Adam (slowest)
 _COST = {"checkpointing": 1, "vllm_util": 1, "fused": 1, "dtype": 2, "vllm_sleep": 2, "micro": 3, "ref": 4,
          "zero3": 5, "offload": 6}
+
+
+MAX_COMBINED = 3  # changes tried together when none fits alone (at most C(9, 3) = 84 more estimates)
 
 
 def _candidates(ctx, est, group) -> list[tuple[str, dict, str]]:
@@ -66,17 +71,37 @@ def _copies_adam_state(group) -> bool:
                for t in r.terms)
 
 
+def _cost(kind: str) -> int:
+    """What a change costs the run; a combination ("zero3+offload") costs what its parts do."""
+    return sum(_COST[part] for part in kind.split("+"))
+
+
+def _tried(ctx, group, label: str, changes: dict, kind: str):
+    est = _what_if(ctx, changes)
+    after = est.group_of(group.roles[0].role)
+    if after is None:
+        return None
+    # a change that moves the overflow into host RAM (CPU Adam on a node with too little of it) does not fit
+    host_fits = all(node.fits is not False for node in est.nodes)
+    return label, group.peak - after.peak, bool(after.fits) and host_fits, changes, kind
+
+
 def _ranked_changes(ctx, est, group) -> list[tuple[str, int, bool, dict, str]]:
     """(label, bytes saved, fits, changes, kind): the changes that fit first, cheapest first; then the others by
-    the memory they save."""
-    lead = group.roles[0].role
-    rows = []
-    for label, changes, kind in _candidates(ctx, est, group):
-        after = _what_if(ctx, changes).group_of(lead)
-        if after is None:
-            continue
-        rows.append((label, group.peak - after.peak, bool(after.fits), changes, kind))
-    rows.sort(key=lambda r: (not r[2], _COST[r[4]] if r[2] else 0, -r[1]))
+    the memory they save. When no single change fits, the cheapest pairs (then triples) of them that do are the
+    ones that fit: a 70B model under ZeRO-2 needs ZeRO-3 and CPU Adam together."""
+    tried = [(c, _tried(ctx, group, *c)) for c in _candidates(ctx, est, group)]
+    rows = [row for _, row in tried if row is not None]
+    useful = [c for c, row in tried if row is not None and row[1] > 0]  # a change saving nothing adds nothing
+    for size in range(2, MAX_COMBINED + 1):
+        if any(r[2] for r in rows):
+            break
+        for combo in itertools.combinations(useful, size):
+            changes = {key: value for _, part, _ in combo for key, value in part.items()}
+            row = _tried(ctx, group, " + ".join(c[0] for c in combo), changes, "+".join(c[2] for c in combo))
+            if row is not None and row[2]:
+                rows.append(row)
+    rows.sort(key=lambda r: (not r[2], _cost(r[4]) if r[2] else 0, -r[1]))
     return [r for r in rows if r[1] > 0]
 
 
@@ -137,7 +162,9 @@ def gpu_out_of_memory(ctx):
     ## Fix
     Apply the suggested change (the fix writes the cheapest one that fits when the launch can express it):
     gradient checkpointing, a fused AdamW (`optim adamw_torch_fused`: its step copies no Adam state), ZeRO-3,
-    optimizer offload, a smaller micro batch, a lower vLLM gpu_memory_utilization, or more GPUs.
+    optimizer offload, a smaller micro batch, a lower vLLM gpu_memory_utilization, or more GPUs. When no single
+    change fits, the cheapest pair or triple of them that does is proposed (ZeRO-3 with CPU Adam for a 70B model
+    on one node); a change that would overflow the node's host RAM (hardware profile) is not proposed.
 
     ## References
     https://arxiv.org/abs/1910.02054
@@ -155,7 +182,10 @@ def gpu_out_of_memory(ctx):
         fitting = [c for c in changes if c[2]]
         partial = [c for c in changes if not c[2]]
         advice = ""
-        if fitting:
+        if fitting and "+" in fitting[0][4]:
+            advice = "; no single change fits; together these fit: " + "; or ".join(
+                f"{c[0]} (-{_gib(c[1])})" for c in fitting[:2])
+        elif fitting:
             first = fitting[0]
             advice = f"; cheapest change that fits: {first[0]} (-{_gib(first[1])})"
             if len(fitting) > 1:

@@ -187,3 +187,28 @@ def test_ddp_overflow_is_an_error_on_one_gpu_and_a_warning_on_several(memjob_kin
         result = run(str(target))
         assert [(d.code, d.severity.label) for d in result.diagnostics] == [("M001", severity)]
     assert "if every GPU holds a full replica" in result.diagnostics[0].message
+
+
+def _combined_case(tmp_path, host: str) -> str:
+    text = open(os.path.join(FIXTURES, "M001_combined_change_bad.sh")).read()
+    target = tmp_path / "run.sh"
+    target.write_text(text.replace("gpus-per-node=8", f"gpus-per-node=8 host-memory={host}"))
+    return str(target)
+
+
+def test_changes_combined_when_none_fits_alone(tmp_path):
+    # 70B under ZeRO-2 on 8 x A100-80GB: ZeRO-3 alone leaves 142 GiB, CPU Adam alone 139 GiB; together they fit
+    result = lint([_combined_case(tmp_path, "2TiB")], Config(), Options(select=["M001"]))
+    (m001,) = result.diagnostics
+    assert "no single change fits; together these fit: ZeRO stage 3 + offload the optimizer to CPU" in m001.message
+    assert m001.fix is not None and m001.fix.applicability.value == "unsafe"
+    inserted = sorted(edit.content.strip(" \\\n") for edit in m001.fix.edits)
+    assert inserted == ["--adam_offload", "3"]  # --zero_stage 2 -> 3, and the switch for CPU Adam
+
+
+def test_combination_that_overflows_host_ram_is_not_proposed(tmp_path):
+    # the same launch on nodes of 512 GiB: CPU Adam for 70B needs ~1 TiB of host RAM, so no change fits
+    result = lint([_combined_case(tmp_path, "512GiB")], Config(), Options(select=["M001"]))
+    (m001,) = result.diagnostics
+    assert "together these fit" not in m001.message and m001.fix is None
+    assert "no single change fits; largest savings: offload the optimizer to CPU" in m001.message
