@@ -56,6 +56,19 @@ def _judged(inv, span, message: str, fix=None, severity=None, tail: str = ""):
     return Finding(span, f"{message} ({inv.about_version}){tail}", fix=fix, severity=severity)
 
 
+def _checked(inv, span, message: str, fix=None, related=()):
+    """A finding of a check OpenRLHF makes across flags at start-up, ``message`` without the release. Outside the
+    releases the tables cover (a newer or older pin) the check may have changed or gone: a warning that says so,
+    with no fix, never an error (issue 13, item 3)."""
+    from rlhf_lint.model import Finding, Severity
+
+    outside = inv.outside_note
+    if outside:
+        return Finding(span, f"{message}; checked against OpenRLHF {inv.version}, but {outside}: that release may "
+                             f"differ", related=related, severity=Severity.WARNING)
+    return Finding(span, f"{message} ({inv.about_version})", fix=fix, related=related)
+
+
 def _num(inv, name):
     value = inv.get(name)
     if isinstance(value, bool) or value is UNKNOWN:

@@ -1,9 +1,9 @@
 """O010 colocated-groups-differ."""
 from __future__ import annotations
 
-from rlhf_lint.model import UNKNOWN, Finding, Severity
+from rlhf_lint.model import UNKNOWN, Severity
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.openrlhf._common import PPO, SHELL, _invocations, _k, _num, _on, _value_text, _where
+from rlhf_lint.rules.openrlhf._common import PPO, SHELL, _checked, _invocations, _k, _num, _on, _value_text, _where
 
 
 @rule("O010", "colocated-groups-differ", Severity.ERROR, kinds=SHELL)
@@ -55,6 +55,8 @@ def _same_topology(inv, a, b, why):
             continue
         span, related = _where(inv, f"{a}.{part}", f"{b}.{part}", "train.colocate_actor_ref", "train.colocate_all",
                                "train.colocate_critic_reward")
-        yield Finding(span, f"{why}, so {a} and {b} need the same {part}: {a} has {_value_text(inv, f'{a}.{part}')}, "
-                            f"{b} has {_value_text(inv, f'{b}.{part}')}; OpenRLHF asserts this at start-up "
-                            f"({inv.about_version})", related=related)
+        yield _checked(
+            inv, span,
+            f"{why}, so {a} and {b} need the same {part}: {a} has {_value_text(inv, f'{a}.{part}')}, "
+            f"{b} has {_value_text(inv, f'{b}.{part}')}; OpenRLHF asserts this at start-up",
+            related=related)

@@ -1,10 +1,10 @@
 """O011 colocate-all-engine-mismatch."""
 from __future__ import annotations
 
-from rlhf_lint.model import Applicability, Edit, Finding, Fix, Severity
+from rlhf_lint.model import Applicability, Edit, Fix, Severity
 from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.openrlhf._common import (
-    PPO, SHELL, _flag_of, _invocations, _k, _literal_at, _num, _on, _where, _world,
+    PPO, SHELL, _checked, _flag_of, _invocations, _k, _literal_at, _num, _on, _where, _world,
 )
 
 
@@ -49,6 +49,9 @@ def colocate_all_engine_mismatch(ctx):
             if actor % tp == 0 and word is not None and _literal_at(ctx.source, word.span, str(word.text)):
                 fix = Fix(f"set {_flag_of(inv, 'vllm.num_engines')} to {actor // tp}",
                           (Edit.replace(word.span, str(actor // tp)),), Applicability.UNSAFE)
-            yield Finding(span, f"colocate_all puts one vLLM worker on every actor GPU: {engines} engine(s) × tensor "
-                                f"parallel {tp} = {engines * tp} GPUs, but the actor has {actor} "
-                                f"({inv.about_version})", fix=fix, related=related)
+            yield _checked(
+                inv, span,
+                f"colocate_all puts one vLLM worker on every actor GPU: {engines} engine(s) × tensor "
+                f"parallel {tp} = {engines * tp} GPUs, but the actor has {actor}",
+                fix=fix,
+                related=related)

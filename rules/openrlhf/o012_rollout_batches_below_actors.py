@@ -1,9 +1,9 @@
 """O012 rollout-batches-below-actors."""
 from __future__ import annotations
 
-from rlhf_lint.model import Finding, Severity
+from rlhf_lint.model import Severity
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.openrlhf._common import PPO, SHELL, _invocations, _k, _num, _where, _world
+from rlhf_lint.rules.openrlhf._common import PPO, SHELL, _checked, _invocations, _k, _num, _where, _world
 
 
 @rule("O012", "rollout-batches-below-actors", Severity.ERROR, kinds=SHELL)
@@ -42,6 +42,9 @@ def rollout_batches_below_actors(ctx):
         if batches < processes:
             span, related = _where(inv, "rollout.batch_size", "rollout.micro_batch_size", "rollout.n_samples_per_prompt",
                                    "actor.num_gpus_per_node", "actor.num_nodes")
-            yield Finding(span, f"{n} sample(s) per prompt × rollout batch {rb} // rollout micro batch {mrb} = {batches} "
-                                f"micro-batches, fewer than the {processes} actor processes; OpenRLHF asserts at "
-                                f"start-up ({inv.about_version})", related=related)
+            yield _checked(
+                inv, span,
+                f"{n} sample(s) per prompt × rollout batch {rb} // rollout micro batch {mrb} = {batches} "
+                f"micro-batches, fewer than the {processes} actor processes; OpenRLHF asserts at "
+                "start-up",
+                related=related)

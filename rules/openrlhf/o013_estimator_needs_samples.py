@@ -1,9 +1,9 @@
 """O013 estimator-needs-samples."""
 from __future__ import annotations
 
-from rlhf_lint.model import Finding, Severity
+from rlhf_lint.model import Severity
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.openrlhf._common import PPO, SHELL, _invocations, _k, _num, _on, _value_text, _where
+from rlhf_lint.rules.openrlhf._common import PPO, SHELL, _checked, _invocations, _k, _num, _on, _value_text, _where
 
 
 @rule("O013", "estimator-needs-samples", Severity.ERROR, kinds=SHELL)
@@ -37,11 +37,15 @@ def estimator_needs_samples(ctx):
         estimator = inv.get("algo.advantage.estimator")
         if row is not None and isinstance(estimator, str) and estimator in row["params"]["estimators"]:
             span, related = _where(inv, "rollout.n_samples_per_prompt", "algo.advantage.estimator")
-            yield Finding(span, f"estimator {estimator} needs more than one sample per prompt, but "
-                                f"n_samples_per_prompt is {_value_text(inv, 'rollout.n_samples_per_prompt')} "
-                                f"({inv.about_version})", related=related)
+            yield _checked(
+                inv, span,
+                f"estimator {estimator} needs more than one sample per prompt, but "
+                f"n_samples_per_prompt is {_value_text(inv, 'rollout.n_samples_per_prompt')}",
+                related=related)
         if k.check_applies("dynamic_filtering", inv.tag) is not None and _on(inv, "algo.dynamic_filtering_enable"):
             span, related = _where(inv, "rollout.n_samples_per_prompt", "algo.dynamic_filtering_enable")
-            yield Finding(span, f"dynamic filtering needs more than one sample per prompt, but n_samples_per_prompt "
-                                f"is {_value_text(inv, 'rollout.n_samples_per_prompt')} ({inv.about_version})",
-                          related=related)
+            yield _checked(
+                inv, span,
+                "dynamic filtering needs more than one sample per prompt, but n_samples_per_prompt "
+                f"is {_value_text(inv, 'rollout.n_samples_per_prompt')}",
+                related=related)

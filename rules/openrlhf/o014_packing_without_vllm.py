@@ -1,9 +1,9 @@
 """O014 packing-without-vllm: sample packing in train_ppo_ray without vLLM engines: OpenRLHF refuses to start."""
 from __future__ import annotations
 
-from rlhf_lint.model import UNKNOWN, Finding, Severity
+from rlhf_lint.model import UNKNOWN, Severity
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.openrlhf._common import PPO, SHELL, _invocations, _k, _packing_reason, _where
+from rlhf_lint.rules.openrlhf._common import PPO, SHELL, _checked, _invocations, _k, _packing_reason, _where
 
 
 @rule("O014", "packing-without-vllm", Severity.ERROR, kinds=SHELL)
@@ -40,5 +40,7 @@ def packing_without_vllm(ctx):
         name, why = reason
         span, related = _where(inv, name, "vllm.num_engines")
         shown = "unset (None)" if engines is None else str(engines)
-        yield Finding(span, f"{why} needs vLLM engines in train_ppo_ray, but vllm.num_engines is {shown} "
-                            f"({inv.about_version})", related=related)
+        yield _checked(
+            inv, span,
+            f"{why} needs vLLM engines in train_ppo_ray, but vllm.num_engines is {shown}",
+            related=related)

@@ -1,9 +1,9 @@
 """O015 critic-without-model."""
 from __future__ import annotations
 
-from rlhf_lint.model import UNKNOWN, Finding, Severity
+from rlhf_lint.model import UNKNOWN, Severity
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.openrlhf._common import PPO, SHELL, _invocations, _k, _remote_reward, _value_text, _where
+from rlhf_lint.rules.openrlhf._common import PPO, SHELL, _checked, _invocations, _k, _remote_reward, _value_text, _where
 
 
 @rule("O015", "critic-without-model", Severity.ERROR, kinds=SHELL)
@@ -40,6 +40,9 @@ def critic_without_model(ctx):
             continue
         if not critic and not reward and not remote:
             span, related = _where(inv, "algo.advantage.estimator")
-            yield Finding(span, f"the estimator is {_value_text(inv, 'algo.advantage.estimator')}: GAE trains a critic "
-                                f"initialised from the reward model, but no reward model, remote reward or critic is "
-                                f"given, so OpenRLHF fails with AttributeError ({inv.about_version})", related=related)
+            yield _checked(
+                inv, span,
+                f"the estimator is {_value_text(inv, 'algo.advantage.estimator')}: GAE trains a critic "
+                "initialised from the reward model, but no reward model, remote reward or critic is "
+                "given, so OpenRLHF fails with AttributeError",
+                related=related)

@@ -1,9 +1,9 @@
 """O017 remote-reward-required."""
 from __future__ import annotations
 
-from rlhf_lint.model import UNKNOWN, Finding, Severity
+from rlhf_lint.model import UNKNOWN, Severity
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.openrlhf._common import PPO, SHELL, _invocations, _k, _on, _where
+from rlhf_lint.rules.openrlhf._common import PPO, SHELL, _checked, _invocations, _k, _on, _where
 
 
 @rule("O017", "remote-reward-required", Severity.ERROR, kinds=SHELL)
@@ -36,8 +36,13 @@ def remote_reward_required(ctx):
         if row is not None and inv.get("eval.dataset") and not (agent and row["params"]["agent_ok"]):
             span, related = _where(inv, "eval.dataset")
             needs = "a remote reward or an agent function" if row["params"]["agent_ok"] else "a remote reward"
-            yield Finding(span, f"an eval dataset needs {needs} ({inv.about_version})", related=related)
+            yield _checked(
+                inv, span,
+                f"an eval dataset needs {needs}",
+                related=related)
         if k.check_applies("dynamic_filtering", inv.tag) and _on(inv, "algo.dynamic_filtering_enable") and not agent:
             span, related = _where(inv, "algo.dynamic_filtering_enable")
-            yield Finding(span, f"dynamic filtering needs a remote reward or an agent function ({inv.about_version})",
-                          related=related)
+            yield _checked(
+                inv, span,
+                "dynamic filtering needs a remote reward or an agent function",
+                related=related)

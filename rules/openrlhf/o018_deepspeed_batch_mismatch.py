@@ -1,10 +1,10 @@
 """O018 deepspeed-batch-mismatch."""
 from __future__ import annotations
 
-from rlhf_lint.model import Applicability, Edit, Finding, Fix, Severity
+from rlhf_lint.model import Applicability, Edit, Fix, Severity
 from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.openrlhf._common import (
-    SHELL, _flag_of, _invocations, _k, _literal_at, _num, _on, _remote_reward, _where, _world,
+    SHELL, _checked, _flag_of, _invocations, _k, _literal_at, _num, _on, _remote_reward, _where, _world,
 )
 
 
@@ -84,7 +84,10 @@ def deepspeed_batch_mismatch(ctx):
                 fix = Fix(f"set {_flag_of(inv, 'train.batch_size')} to {nearest}", (Edit.replace(word.span, str(nearest)),),
                           Applicability.UNSAFE)
             shown = f"{b}{scale} = {total}" if scale else f"{b}"
-            yield Finding(span, f"DeepSpeed needs the train batch ({shown}) to be a multiple of micro "
-                                f"batch {m} × {world} GPUs of the {role} group = {step} ({inv.about_version})",
-                          fix=fix, related=related)
+            yield _checked(
+                inv, span,
+                f"DeepSpeed needs the train batch ({shown}) to be a multiple of micro "
+                f"batch {m} × {world} GPUs of the {role} group = {step}",
+                fix=fix,
+                related=related)
             break

@@ -1,9 +1,9 @@
 """O019 vlm-restriction: vision-language training (`--data.max_images_per_prompt > 0`) with a critic or with packing."""
 from __future__ import annotations
 
-from rlhf_lint.model import Finding, Severity
+from rlhf_lint.model import Severity
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.openrlhf._common import PPO, SHELL, _invocations, _k, _num, _on, _value_text, _where
+from rlhf_lint.rules.openrlhf._common import PPO, SHELL, _checked, _invocations, _k, _num, _on, _value_text, _where
 
 
 @rule("O019", "vlm-restriction", Severity.ERROR, kinds=SHELL)
@@ -35,8 +35,14 @@ def vlm_restriction(ctx):
             continue
         if critic_in_use(inv):
             span, related = _where(inv, "algo.advantage.estimator", "data.max_images_per_prompt")
-            yield Finding(span, f"VLM training does not support a critic; the estimator is "
-                                f"{_value_text(inv, 'algo.advantage.estimator')} ({inv.about_version})", related=related)
+            yield _checked(
+                inv, span,
+                "VLM training does not support a critic; the estimator is "
+                f"{_value_text(inv, 'algo.advantage.estimator')}",
+                related=related)
         if _on(inv, "ds.packing_samples"):
             span, related = _where(inv, "ds.packing_samples", "data.max_images_per_prompt")
-            yield Finding(span, f"VLM training does not support sample packing ({inv.about_version})", related=related)
+            yield _checked(
+                inv, span,
+                "VLM training does not support sample packing",
+                related=related)

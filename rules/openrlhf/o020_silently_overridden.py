@@ -1,9 +1,9 @@
 """O020 silently-overridden: an option OpenRLHF changes behind the user's back after parsing."""
 from __future__ import annotations
 
-from rlhf_lint.model import Finding, Severity
+from rlhf_lint.model import Severity
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.openrlhf._common import SHELL, _invocations, _k, _on, _packing_reason, _where
+from rlhf_lint.rules.openrlhf._common import SHELL, _checked, _invocations, _k, _on, _packing_reason, _where
 
 
 @rule("O020", "silently-overridden", Severity.WARNING, kinds=SHELL)
@@ -34,24 +34,34 @@ def silently_overridden(ctx):
         if ppo and k.check_applies("vllm_sleep_needs_colocate_all", inv.tag) and _on(inv, "vllm.enable_sleep") \
                 and _on(inv, "train.colocate_all") is False:
             span, related = _where(inv, "vllm.enable_sleep")
-            yield Finding(span, f"vLLM sleep mode is switched off by OpenRLHF without colocate_all "
-                                f"({inv.about_version})", related=related)
+            yield _checked(
+                inv, span,
+                "vLLM sleep mode is switched off by OpenRLHF without colocate_all",
+                related=related)
         if ppo and k.check_applies("colocate_all_async_only_deepspeed", inv.tag) and _on(inv, "train.colocate_all") \
                 and _on(inv, "train.async_enable"):
             span, related = _where(inv, "train.colocate_all", "train.async_enable")
-            yield Finding(span, f"with async training colocate_all only colocates the DeepSpeed models; vLLM gets its "
-                                f"own GPUs ({inv.about_version})", related=related)
+            yield _checked(
+                inv, span,
+                "with async training colocate_all only colocates the DeepSpeed models; vLLM gets its "
+                "own GPUs",
+                related=related)
         if ppo and _on(inv, "ds.packing_samples") is False:
             reason = _packing_reason(inv, k)
             if reason is not None:
                 span, related = _where(inv, reason[0])
-                yield Finding(span, f"{reason[1]}: OpenRLHF switches sample packing on ({inv.about_version})",
-                              related=related)
+                yield _checked(
+                    inv, span,
+                    f"{reason[1]}: OpenRLHF switches sample packing on",
+                    related=related)
         packing = _on(inv, "ds.packing_samples") or (ppo and _packing_reason(inv, k) is not None)
         if packing and k.check_applies("packing_forces_flash_attention", inv.tag) and inv.cli in (
                 "train_ppo_ray", "train_sft", "train_dpo", "train_rm"):
             attn = inv.get("ds.attn_implementation")
             if inv.given("ds.attn_implementation") and isinstance(attn, str) and "flash_attention" not in attn:
                 span, related = _where(inv, "ds.attn_implementation", "ds.packing_samples")
-                yield Finding(span, f"sample packing switches the attention implementation `{attn}` to "
-                                    f"flash_attention_2 ({inv.about_version})", related=related)
+                yield _checked(
+                    inv, span,
+                    f"sample packing switches the attention implementation `{attn}` to "
+                    "flash_attention_2",
+                    related=related)

@@ -1,9 +1,9 @@
 """O021 legacy-topology-assert."""
 from __future__ import annotations
 
-from rlhf_lint.model import UNKNOWN, Finding, Severity
+from rlhf_lint.model import UNKNOWN, Severity
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.openrlhf._common import PPO, SHELL, _invocations, _k, _num, _where, _world
+from rlhf_lint.rules.openrlhf._common import PPO, SHELL, _checked, _invocations, _k, _num, _where, _world
 
 
 @rule("O021", "legacy-topology-assert", Severity.ERROR, kinds=SHELL)
@@ -61,4 +61,7 @@ def legacy_topology_assert(ctx):
             checks.append((("rollout.batch_size",), f"the rollout batch {rb} must be divisible by the actor world size {actor}"))
         for names, message in checks:
             span, related = _where(inv, *names)
-            yield Finding(span, f"{message}; OpenRLHF asserts this at start-up ({inv.about_version})", related=related)
+            yield _checked(
+                inv, span,
+                f"{message}; OpenRLHF asserts this at start-up",
+                related=related)
