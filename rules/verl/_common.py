@@ -47,9 +47,25 @@ def _value_fix(cfg, key, value, message, applicability=Applicability.UNSAFE):
     return None
 
 
+def past_edge_downgrade(cfg, message: str, severity):
+    """(message, severity) of a check verl makes at start-up: when the targeted release is newer than the tables,
+    that release may check differently, so an error becomes a warning that says so (and gets no fix)."""
+    from rlhf_lint.model import Severity
+
+    if not cfg.past_edge or severity not in (None, Severity.ERROR):
+        return message, severity
+    from rlhf_lint.frameworks.edge import edge_note
+
+    return (f"{message}, but {edge_note('verl', cfg.target.version, cfg.target.origin)}: that release may differ",
+            Severity.WARNING)
+
+
 def _finding(ctx, cfg, key, message, fix=None, severity=None):
     path, span = _where(ctx, cfg, key)
-    return Finding(span, message, fix=fix, path=path, severity=severity)
+    checked, severity_now = past_edge_downgrade(cfg, message, severity)
+    if checked != message:
+        fix = None
+    return Finding(span, checked, fix=fix, path=path, severity=severity_now)
 
 
 def _startup_finding(ctx, cfg, key, message, fix=None, severity=None):

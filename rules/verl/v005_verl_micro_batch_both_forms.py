@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from rlhf_lint.model import Finding, Severity, UNKNOWN
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.verl._common import ACTOR, ROLLOUT, _cfg, _finding
+from rlhf_lint.rules.verl._common import ACTOR, ROLLOUT, _cfg, _finding, past_edge_downgrade
 
 
 _MICRO_PAIRS = [
@@ -49,6 +49,7 @@ def verl_micro_batch_both_forms(ctx):
     if (cfg.overrides and not cfg.values_unknown and cfg.get(f"{ACTOR}.use_dynamic_bsz") is False
             and cfg.get(f"{ACTOR}.ppo_micro_batch_size") is None
             and cfg.get(f"{ACTOR}.ppo_micro_batch_size_per_gpu") is None):
-        yield Finding(ctx.job.span, "neither actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu nor the "
-                                    "deprecated ppo_micro_batch_size is set (and use_dynamic_bsz is off): verl "
-                                    "asks for one", path=ctx.job.path)
+        message, severity = past_edge_downgrade(
+            cfg, "neither actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu nor the deprecated "
+                 "ppo_micro_batch_size is set (and use_dynamic_bsz is off): verl asks for one", None)
+        yield Finding(ctx.job.span, message, path=ctx.job.path, severity=severity)

@@ -51,6 +51,20 @@ def test_bad_launch_reports_what_verl_and_hydra_refuse():
     assert "100 x 1 = 100 is not divisible by 8 GPUs" in messages["V003"]
 
 
+def test_start_up_checks_are_warnings_without_fixes_past_the_newest_table():
+    """A release newer than every table may validate differently: the same launch gets warnings that say so."""
+    from rlhf_lint.frameworks.edge import newest_known
+
+    major, minor, *_ = newest_known("verl").split(".")
+    result = launch("V001_launch_bad.sh", config(f"{major}.{int(minor) + 1}.0"))
+    checks = [d for d in result.diagnostics if d.code in ("V003", "V004", "V005", "V021")]
+    assert sorted({d.code for d in checks}) == ["V003", "V004", "V005", "V021"]  # V008: not from 0.7.0 on (below)
+    assert all(d.severity.label == "warning" and d.fix is None for d in checks)
+    assert all("is newer than the newest release rlhf-lint knows" in d.message for d in checks)
+    at_edge = launch("V001_launch_bad.sh", config(newest_known("verl")))
+    assert {d.severity.label for d in at_edge.diagnostics if d.code in ("V003", "V004", "V021")} == {"error"}
+
+
 def test_bad_launch_fixes_touch_only_their_tokens_and_the_script_still_parses(tmp_path):
     text = (FIXTURES / "V001_launch_bad.sh").read_text()
     fixed, result = fix_copy(FIXTURES / "V001_launch_bad.sh", tmp_path, ["V"], config())
