@@ -77,8 +77,8 @@ def setting_fix(project, job, changes: dict, message: str,
         return None
 
 
-def _flag_for(key: str, command, entry: str) -> tuple[str, tuple] | None:
-    """(the flag, the values a switch stands for: () for a flag that takes its value)."""
+def _flag_for(key: str, command, entry: str) -> tuple[str, tuple | None] | None:
+    """(the flag, for a switch the values it stands for besides true; None for a flag that takes its value)."""
     from rlhf_lint.schemas import load
 
     spec = load("memory_fix_flags.json").get("openrlhf", {}).get(key)
@@ -90,7 +90,7 @@ def _flag_for(key: str, command, entry: str) -> tuple[str, tuple] | None:
         flag = spec.get("dotted_by_entry", {}).get(short, spec["dotted"])
     else:
         flag = spec["flat"]
-    return flag, (True, *spec.get("switch_for", ())) if spec.get("switch") else ()
+    return flag, tuple(spec.get("switch_for", ())) if spec.get("switch") else None
 
 
 def insert_openrlhf_flag(project, job, key: str, value) -> list[Edit] | None:
@@ -109,8 +109,9 @@ def insert_openrlhf_flag(project, job, key: str, value) -> list[Edit] | None:
     found = _flag_for(key, command, str(entry))
     if found is None:
         return None
-    flag, switch = found
-    if switch and not any(value is on or (isinstance(on, str) and value == on) for on in switch):
+    flag, switch_for = found
+    switch = switch_for is not None
+    if switch and value is not True and (not isinstance(value, str) or value not in switch_for):
         return None
     last = command.args[-1]
     end = last.span.end

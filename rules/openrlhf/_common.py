@@ -44,29 +44,23 @@ def _literal_at(source, span: Span, expected: str) -> bool:
     return source is not None and source.text[span.start : span.end] == expected
 
 
-def _judged(inv, span, message: str, fix=None, severity=None, tail: str = ""):
-    """A finding read off the flag table of the targeted release, ``message`` without the release: outside the
-    releases the table covers (a newer or older pin), a warning that says so, with no fix (issue 13, item 3)."""
+def _judged(inv, span, message: str, fix=None, severity=None, tail: str = "", related=(),
+            read_off: str = " in the flag table of"):
+    """A finding read off the tables of the targeted release, ``message`` without the release: outside the releases
+    the tables cover (a newer or older pin), a warning that says so, with no fix (issue 13, item 3). ``read_off``
+    says what was read: the flag table, or a check OpenRLHF makes across flags at start-up."""
     from rlhf_lint.model import Finding, Severity
 
     outside = inv.outside_note
     if outside:
-        return Finding(span, f"{message} in the flag table of OpenRLHF {inv.version}, but {outside}: that release "
-                             f"may differ{tail}", severity=Severity.WARNING)
-    return Finding(span, f"{message} ({inv.about_version}){tail}", fix=fix, severity=severity)
+        return Finding(span, f"{message}{read_off} OpenRLHF {inv.version}, but {outside}: that release may "
+                             f"differ{tail}", related=related, severity=Severity.WARNING)
+    return Finding(span, f"{message} ({inv.about_version}){tail}", fix=fix, severity=severity, related=related)
 
 
 def _checked(inv, span, message: str, fix=None, related=()):
-    """A finding of a check OpenRLHF makes across flags at start-up, ``message`` without the release. Outside the
-    releases the tables cover (a newer or older pin) the check may have changed or gone: a warning that says so,
-    with no fix, never an error (issue 13, item 3)."""
-    from rlhf_lint.model import Finding, Severity
-
-    outside = inv.outside_note
-    if outside:
-        return Finding(span, f"{message}; checked against OpenRLHF {inv.version}, but {outside}: that release may "
-                             f"differ", related=related, severity=Severity.WARNING)
-    return Finding(span, f"{message} ({inv.about_version})", fix=fix, related=related)
+    """A finding of a check OpenRLHF makes across flags at start-up (never an error outside the known releases)."""
+    return _judged(inv, span, message, fix=fix, related=related, read_off="; checked against")
 
 
 def _num(inv, name):

@@ -7,7 +7,7 @@ Helpers shared by the rules of this family (each rule is a module of this folder
 """
 from __future__ import annotations
 
-from rlhf_lint.model import Applicability, Edit, Finding, Fix
+from rlhf_lint.model import Applicability, Edit, Finding, Fix, Severity
 
 
 ACTOR = "actor_rollout_ref.actor"
@@ -47,25 +47,16 @@ def _value_fix(cfg, key, value, message, applicability=Applicability.UNSAFE):
     return None
 
 
-def past_edge_downgrade(cfg, message: str, severity):
-    """(message, severity) of a check verl makes at start-up: when the targeted release is newer than the tables,
-    that release may check differently, so an error becomes a warning that says so (and gets no fix)."""
-    from rlhf_lint.model import Severity
-
-    if not cfg.past_edge or severity not in (None, Severity.ERROR):
-        return message, severity
-    from rlhf_lint.frameworks.edge import edge_note
-
-    return (f"{message}, but {edge_note('verl', cfg.target.version, cfg.target.origin)}: that release may differ",
-            Severity.WARNING)
-
-
 def _finding(ctx, cfg, key, message, fix=None, severity=None):
+    """A finding at the token that sets ``key`` (the launch command when nothing does). Past the newest table a
+    check verl makes at start-up may differ in the targeted release: an error becomes a warning saying so, unfixed."""
     path, span = _where(ctx, cfg, key)
-    checked, severity_now = past_edge_downgrade(cfg, message, severity)
-    if checked != message:
-        fix = None
-    return Finding(span, checked, fix=fix, path=path, severity=severity_now)
+    if cfg.past_edge and severity in (None, Severity.ERROR):
+        from rlhf_lint.frameworks.edge import edge_note
+
+        message += f", but {edge_note('verl', cfg.target.version, cfg.target.origin)}: that release may differ"
+        fix, severity = None, Severity.WARNING
+    return Finding(span, message, fix=fix, path=path, severity=severity)
 
 
 def _startup_finding(ctx, cfg, key, message, fix=None, severity=None):
@@ -73,8 +64,6 @@ def _startup_finding(ctx, cfg, key, message, fix=None, severity=None):
     so, when the launch is a recipe that does not run it (or may not: its code or release is not known)."""
     recipe = cfg.recipe
     if recipe is not None and not recipe.validates:
-        from rlhf_lint.model import Severity
-
         message += (f"; but {recipe.entry} {'does not run' if recipe.validates is False else 'may not run'} verl's "
                     "start-up validation, so this may fail later in the run instead, or not at all")
         severity = Severity.WARNING

@@ -1,9 +1,9 @@
 """V005 verl-micro-batch-both-forms."""
 from __future__ import annotations
 
-from rlhf_lint.model import Finding, Severity, UNKNOWN
+from rlhf_lint.model import Severity, UNKNOWN
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.verl._common import ACTOR, ROLLOUT, _cfg, _finding, past_edge_downgrade
+from rlhf_lint.rules.verl._common import ACTOR, ROLLOUT, _cfg, _finding
 
 
 _MICRO_PAIRS = [
@@ -49,7 +49,7 @@ def verl_micro_batch_both_forms(ctx):
     if (cfg.overrides and not cfg.values_unknown and cfg.get(f"{ACTOR}.use_dynamic_bsz") is False
             and cfg.get(f"{ACTOR}.ppo_micro_batch_size") is None
             and cfg.get(f"{ACTOR}.ppo_micro_batch_size_per_gpu") is None):
-        message, severity = past_edge_downgrade(
-            cfg, "neither actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu nor the deprecated "
-                 "ppo_micro_batch_size is set (and use_dynamic_bsz is off): verl asks for one", None)
-        yield Finding(ctx.job.span, message, path=ctx.job.path, severity=severity)
+        # neither key is written: the finding sits on the launch command
+        yield _finding(ctx, cfg, f"{ACTOR}.ppo_micro_batch_size_per_gpu", "neither actor_rollout_ref.actor."
+                       "ppo_micro_batch_size_per_gpu nor the deprecated ppo_micro_batch_size is set (and "
+                       "use_dynamic_bsz is off): verl asks for one")
