@@ -720,6 +720,12 @@ def _accelerate_topology(top: LaunchTopology, command: Command, project, value, 
                                      "visible GPU")
         if top.per_node is not None:
             top.notes.append(HOME_CONFIG)
+    elif top.world is None and config is not None and top.visible is not None:
+        # the config's num_processes was not read; a process past the visible GPUs has no device of its own, so
+        # the launch's own CUDA_VISIBLE_DEVICES beats the hardware profile
+        what = f"num_processes of {config.text} not read: one process per GPU of CUDA_VISIBLE_DEVICES assumed"
+        top.per_node = visible_count(what)
+        top.notes.append(what)
     gpu_ids = value("--gpu_ids")
     if gpu_ids is not None and gpu_ids.known and gpu_ids.text != "all":
         ids = _device_ids(gpu_ids.text)
@@ -929,13 +935,13 @@ def _swift_topology(top: LaunchTopology, command: Command, project) -> None:
 
 
 def _accelerate_config_counts(command: Command, config: Word, project) -> tuple[Setting | None, Setting | None]:
-    """num_processes (all machines together) and num_machines of the accelerate config YAML ``--config_file``
-    names, for what the command line leaves to it."""
+    """num_processes (all machines together) and num_machines of the accelerate config (YAML, or JSON as
+    accelerate's load_config_from_file also takes) ``--config_file`` names, for what the command line leaves to it."""
     from rlhf_lint.frameworks.accelerate import read
     from rlhf_lint.readers.yaml import node_span
 
     target = project.resolve(command.path, config.text)
-    if target is None or target.kind != "yaml" or target.tree is None:
+    if target is None or target.kind not in ("yaml", "json") or target.tree is None:
         return None, None
     cfg = read(target)
     if cfg is None:

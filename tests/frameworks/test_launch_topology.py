@@ -131,6 +131,26 @@ def test_accelerate_config_yaml_fills_what_the_flags_leave():
     assert flag.world.value == 4 and flag.nodes.value == 2
 
 
+def test_accelerate_config_json_fills_the_counts_too():
+    # accelerate's load_config_from_file takes .json as well as .yaml (ms-swift ships its FSDP configs as JSON)
+    acc = _source('{"compute_environment": "LOCAL_MACHINE", "distributed_type": "FSDP", "num_processes": 2}',
+                  path="fsdp2.json", kind="json")
+    src, (top,) = _top("accelerate launch --config_file fsdp2.json t.py\n", gpus_per_node=8, others=(acc,))
+    assert _counts(top) == (1, 2, 2) and top.world.origin == "num_processes in fsdp2.json"
+    assert acc.span_text(top.world.span) == "2"
+
+
+def test_an_unread_accelerate_config_takes_the_visible_gpus_before_the_hardware_profile():
+    # the config is not among the files checked: its num_processes is unknown, but a process past the GPUs
+    # CUDA_VISIBLE_DEVICES lists has no device of its own
+    src, (visible, plain) = _top("CUDA_VISIBLE_DEVICES=0,1 accelerate launch --config_file gone.json t.py\n"
+                                 "accelerate launch --config_file gone.json t.py\n", gpus_per_node=8)
+    assert _counts(visible) == (1, 2, 2) and src.span_text(visible.per_node.span) == "0,1"
+    assert any("num_processes of gone.json not read" in n for n in visible.notes)
+    # without CUDA_VISIBLE_DEVICES the launch says nothing: the hardware profile decides later, named as a guess
+    assert _counts(plain) == (None, None, None)
+
+
 def test_srun_tasks_and_sbatch_allocation():
     src, (plain, wrapped) = _top("#!/bin/bash\n#SBATCH --nodes=4\n#SBATCH --gpus-per-node=8\n"
                                  "srun --ntasks-per-node 8 python train.py\n"

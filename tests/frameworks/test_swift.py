@@ -159,6 +159,7 @@ def test_swift_cli_script_under_accelerate_reads_the_json_accelerate_config(tmp_
                          "--model Qwen/Qwen2.5-7B-Instruct --train_type lora --torch_dtype bfloat16 --max_length 2048\n",
                {"fsdp.json": config})
     assert job.value("job.type") == "sft" and job.value("train.strategy") in ("fsdp", "fsdp2")
+    assert job.value("topology.world_size") == 2  # the JSON config's num_processes, not the hardware profile
     assert job.value("train.gradient_checkpointing") is True  # fsdp_activation_checkpointing
     policy = estimate(job, A100).role("policy")
     weights = {t.name: t for t in policy.terms}["weights"]
