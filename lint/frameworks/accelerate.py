@@ -81,21 +81,13 @@ def _entries(node) -> dict[str, Entry]:
 
 
 # accelerate also loads a config written as JSON (commands/config/config_args.py: from_json_file); such a file is
-# composed as YAML, JSON being YAML, when it is small and names accelerate's keys
-_JSON_CONFIG_BYTES = 64 << 10
+# composed as YAML (readers.yaml.json_as_yaml) when it is small and names accelerate's keys
 
 
 def _json_docs(source: Source) -> list:
-    import yaml
+    from rlhf_lint.readers.yaml import json_as_yaml
 
-    text = source.text
-    if len(text) > _JSON_CONFIG_BYTES or not any(f'"{k}"' in text for k in SIGNATURE_KEYS):
-        return []
-    try:
-        node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader)
-    except yaml.YAMLError:
-        return []
-    return [node] if node is not None else []
+    return json_as_yaml(source) if any(f'"{k}"' in source.text for k in SIGNATURE_KEYS) else []
 
 
 def read(source: Source) -> AccelerateConfig | None:

@@ -63,10 +63,13 @@ def coerce(value, kind: str):
 
 # -- recipe YAML ----------------------------------------------------------------------------------------------------
 def recipe_entries(source: "Source") -> dict | None:
-    """{field: (value, key node, value node)} of a YAML's top-level mapping, or None when it is no mapping."""
+    """{field: (value, key node, value node)} of a YAML's (or a small JSON's) top-level mapping, or None when it is
+    no mapping."""
     import yaml
 
-    docs = source.tree if isinstance(source.tree, list) else []
+    from rlhf_lint.readers.yaml import config_docs
+
+    docs = config_docs(source)
     if not docs or not isinstance(docs[0], yaml.MappingNode):
         return None
     loader = yaml.SafeLoader("")  # one constructor for every scalar of the file (one per scalar costs ~0.2 ms)
@@ -623,7 +626,7 @@ def enrich(command: "Command", settings: Settings, assumptions: list, project, f
         target = project.resolve(command.path, config_word.text)
         if target is None and config_word.text.endswith((".yaml", ".yml")):
             assumptions.append(not_checked(config_word.text, "the recipe"))
-        if target is not None and target.kind == "yaml":
+        if target is not None and target.kind in ("yaml", "json"):  # parse_json_file, TrlParser's yaml.safe_load
             entries = recipe_entries(target)
             recipe = recipe_kind(entries)
             if recipe is None and kind is None:

@@ -407,9 +407,10 @@ def _flags(command, skip) -> list[tuple]:
 
 
 def _recipe_keys(command, project, written: str, skip=lambda key: False) -> list[tuple]:
-    """(key, path, span, "key") of the top-level keys of the YAML recipe ``written`` (as the command names it)."""
+    """(key, path, span, "key") of the top-level keys of the YAML (or JSON) recipe ``written`` (as the command names
+    it)."""
     target = project.resolve(command.path, written) if project is not None else None
-    if target is None or target.kind != "yaml":
+    if target is None or target.kind not in ("yaml", "json"):
         return []
     from rlhf_lint.fixers.yaml import node_span
     from rlhf_lint.frameworks.hf import recipe_entries

@@ -826,8 +826,10 @@ def _trl_recipe_options(command: Command, project, options: set) -> list[Arg]:
     arg = command.last("--config")
     if arg is None or arg.value is None or not arg.value.known or project is None:
         return []
+    from rlhf_lint.readers.yaml import config_docs
+
     target = project.resolve(command.path, arg.value.text)
-    docs = target.tree if target is not None and target.kind == "yaml" and isinstance(target.tree, list) else []
+    docs = config_docs(target) if target is not None else []  # TrlParser's yaml.safe_load reads JSON as well
     import yaml
 
     if not docs or not isinstance(docs[0], yaml.MappingNode):

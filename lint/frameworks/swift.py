@@ -335,11 +335,13 @@ def _argument_file(command: "Command", project, job: Job, table: dict, label: st
         job.assumptions.append(f"ms-swift {label} reads no argument file ({word.text}): from {spec['since']} on")
         return {}
     target = project.resolve(command.path, word.text) if project is not None else None
-    if target is None or target.kind != "yaml":
-        job.assumptions.append(not_checked(word.text, "the ms-swift argument file") if target is None else
-                               f"the ms-swift argument file {word.text} is not read (JSON)")
+    if target is None:
+        job.assumptions.append(not_checked(word.text, "the ms-swift argument file"))
         return {}
-    entries = recipe_entries(target) or {}
+    entries = recipe_entries(target)  # parse_yaml_args: yaml.safe_load, or json.load for a .json
+    if entries is None:
+        job.assumptions.append(f"the ms-swift argument file {word.text} is not a mapping rlhf-lint reads")
+        return {}
     name = os.path.basename(target.path)
     out = {}
     for key, (value, _key_node, node) in entries.items():

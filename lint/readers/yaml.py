@@ -70,6 +70,31 @@ def parse_yaml_source(source: Source) -> list:
     return docs
 
 
+JSON_AS_YAML_BYTES = 64 << 10  # an accelerate config, a recipe or an argument file written as JSON (a few KB)
+
+
+def json_as_yaml(source: Source) -> list:
+    """A small JSON file composed as YAML (JSON is YAML), so what reads YAML configs and recipes reads it too, with
+    exact spans: [] when it is over JSON_AS_YAML_BYTES, nests deeper than MAX_DEPTH or PyYAML refuses it."""
+    text = source.text
+    if len(text) > JSON_AS_YAML_BYTES or flow_depth(text) > MAX_DEPTH:
+        return []
+    import yaml
+
+    try:
+        node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader)
+    except yaml.YAMLError:
+        return []
+    return [node] if node is not None else []
+
+
+def config_docs(source: Source) -> list:
+    """The composed documents of a YAML source, or of a small JSON one (json_as_yaml); [] for anything else."""
+    if source.kind == "yaml":
+        return source.tree if isinstance(source.tree, list) else []
+    return json_as_yaml(source) if source.kind == "json" else []
+
+
 def overlong_int(docs: list, text: str):
     """A ParseError at the first scalar PyYAML reads as an integer (a plain one, or tagged !!int) that Python refuses
     to convert, or None. A quoted string of digits is no integer; each node is visited once, aliases too."""

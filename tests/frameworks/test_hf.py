@@ -202,6 +202,25 @@ def test_a_scripts_positional_yaml_is_its_recipe(tmp_path):
     assert job.value("hf.config_path") == "recipe.yaml"
 
 
+def test_a_json_recipe_is_read_like_a_yaml_one(tmp_path):
+    # HF's example scripts: parse_json_file for `train.py args.json`; TRL's --config: yaml.safe_load reads JSON too
+    recipe = ('{"model_name_or_path": "Qwen/Qwen2.5-0.5B", "beta": 0.1, "max_length": 1024,\n'
+              ' "per_device_train_batch_size": 2, "gradient_checkpointing": true, "bf16": true}\n')
+    jobs = _jobs(tmp_path, {"recipe.json": recipe,
+                            "run.sh": "accelerate launch scripts/run_dpo.py recipe.json --per_device_train_batch_size=1\n"})
+    (job,) = jobs
+    assert (job.framework, job.value("job.type"), job.value("trl.beta"), job.value("seq.max_len")) == \
+        ("trl", "dpo", 0.1, 1024)
+    assert job.value("batch.micro_train") == 1 and job.value("hf.config_path") == "recipe.json"
+    length = job.settings.get("seq.max_len")
+    assert length.path.endswith("recipe.json") and recipe[length.span.start:length.span.end] == "1024"
+    (trl,) = _jobs(tmp_path / "trl", {"run.sh": "trl sft --config sft.json\n",
+                                      "sft.json": '{"model_name_or_path": "Qwen/Qwen2.5-1.5B", '
+                                                  '"per_device_train_batch_size": 4, "num_processes": 2}'})
+    assert trl.value("model.policy.path") == "Qwen/Qwen2.5-1.5B" and trl.value("batch.micro_train") == 4
+    assert trl.value("topology.world_size") == 2  # an accelerate key left over in the recipe, as in YAML
+
+
 def test_trainer_fsdp_flag_makes_an_fsdp_hf_launch(tmp_path):
     # FastChat-style: a custom Trainer script (not in the project) with TrainingArguments' own --fsdp switch
     jobs = _jobs(tmp_path, {"train.sh": "torchrun --nproc_per_node=2 fastchat/train/train_mem.py "

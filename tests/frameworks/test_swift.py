@@ -207,6 +207,22 @@ def test_argument_file_keys_come_before_the_command_line(tmp_path):
     assert old.value("model.policy.path") is None and any("argument file" in a for a in old.assumptions)
 
 
+def test_a_json_argument_file_is_read_like_a_yaml_one(tmp_path):
+    # parse_yaml_args: json.load for a .json, its keys at their exact places
+    recipe = ('{\n  "model": "Qwen/Qwen2.5-7B-Instruct",\n  "tuner_type": "full",\n  "torch_dtype": "bfloat16",\n'
+              '  "max_length": 2048,\n  "per_device_train_batch_size": 2,\n  "deepspeed": "zero3"\n}\n')
+    job = _job(tmp_path, "NPROC_PER_NODE=4 swift sft cfg.json --per_device_train_batch_size 1\n",
+               {"cfg.json": recipe})
+    assert job.value("model.policy.path") == "Qwen/Qwen2.5-7B-Instruct" and job.value("train.lora_rank") == 0
+    assert job.value("zero.stage") == 3 and job.value("batch.micro_train") == 1
+    setting = job.settings.get("seq.max_len")
+    assert setting is not None and setting.value == 2048 and setting.path.endswith("cfg.json")
+    assert recipe[setting.span.start:setting.span.end] == "2048"
+    # a JSON that is no mapping is named, not read
+    bad = _job(tmp_path / "bad", "NPROC_PER_NODE=4 swift sft cfg.json\n", {"cfg.json": "[1, 2]\n"})
+    assert bad.value("model.policy.path") is None and any("not a mapping" in a for a in bad.assumptions)
+
+
 def test_classification_and_embedding_heads_have_no_vocabulary_logits(tmp_path):
     text = ("NPROC_PER_NODE=2 swift sft --model Qwen/Qwen2.5-7B-Instruct --torch_dtype bfloat16 --max_length 2048 "
             "--per_device_train_batch_size 8")

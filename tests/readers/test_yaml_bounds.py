@@ -56,3 +56,20 @@ def test_deep_nesting_is_f004_not_a_crash(tmp_path, depth):
     assert "Traceback" not in proc.stderr and proc.returncode == 1
     found = json.loads(proc.stdout)["diagnostics"]
     assert [d["code"] for d in found] in (["F004"], ["F003"]), found  # F003: a composer that refuses it itself
+
+
+def test_json_composed_as_yaml_is_bounded_and_keeps_exact_spans():
+    from rlhf_lint.readers.yaml import JSON_AS_YAML_BYTES, json_as_yaml, mapping_get, node_span
+
+    text = '{"model": "Qwen/Qwen2.5-7B", "max_length": 2048}'
+    (doc,) = json_as_yaml(Source.from_bytes("a.json", text.encode(), kind="json"))
+    span = node_span(mapping_get(doc, "max_length"))
+    assert text[span.start:span.end] == "2048"
+    # deep, large or broken JSON is left unread, never composed into a crash
+    deep = "[" * 30000 + "]" * 30000
+    large = '{"k": "' + "x" * JSON_AS_YAML_BYTES + '"}'
+    for bad in (deep, large, '{"k": [1, 2}'):
+        assert json_as_yaml(Source.from_bytes("b.json", bad.encode(), kind="json")) == []
+    # JSON indented with tabs (inside the braces, where YAML's flow context allows them) still reads
+    (tabbed,) = json_as_yaml(Source.from_bytes("c.json", b'{\n\t"max_length": 2048\n}', kind="json"))
+    assert mapping_get(tabbed, "max_length").value == "2048"
