@@ -75,7 +75,8 @@ JSON_AS_YAML_BYTES = 64 << 10  # an accelerate config, a recipe or an argument f
 
 def json_as_yaml(source: Source) -> list:
     """A small JSON file composed as YAML (JSON is YAML), so what reads YAML configs and recipes reads it too, with
-    exact spans: [] when it is over JSON_AS_YAML_BYTES, nests deeper than MAX_DEPTH or PyYAML refuses it."""
+    exact spans: [] when it is over JSON_AS_YAML_BYTES, nests deeper than MAX_DEPTH, is refused by PyYAML, or is
+    YAML in disguise whose aliases and merge keys expand past MAX_NODES."""
     text = source.text
     if len(text) > JSON_AS_YAML_BYTES or flow_depth(text) > MAX_DEPTH:
         return []
@@ -85,7 +86,9 @@ def json_as_yaml(source: Source) -> list:
         node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader)
     except yaml.YAMLError:
         return []
-    return [node] if node is not None else []
+    if node is None or nesting_over(node, MAX_DEPTH) or expanded_size(node) > MAX_NODES:
+        return []
+    return [node]
 
 
 def config_docs(source: Source) -> list:

@@ -68,7 +68,9 @@ def test_json_composed_as_yaml_is_bounded_and_keeps_exact_spans():
     # deep, large or broken JSON is left unread, never composed into a crash
     deep = "[" * 30000 + "]" * 30000
     large = '{"k": "' + "x" * JSON_AS_YAML_BYTES + '"}'
-    for bad in (deep, large, '{"k": [1, 2}'):
+    # YAML in a .json file: merge keys doubling over 25 levels would expand to 2^25 entries when constructed
+    bomb = "a0: &a0 {k: 1}\n" + "".join(f"a{i}: &a{i} {{<<: [*a{i - 1}, *a{i - 1}], k{i}: 1}}\n" for i in range(1, 26))
+    for bad in (deep, large, '{"k": [1, 2}', bomb):
         assert json_as_yaml(Source.from_bytes("b.json", bad.encode(), kind="json")) == []
     # JSON indented with tabs (inside the braces, where YAML's flow context allows them) still reads
     (tabbed,) = json_as_yaml(Source.from_bytes("c.json", b'{\n\t"max_length": 2048\n}', kind="json"))
