@@ -1,6 +1,8 @@
 """ms-swift launches read as HF Trainer-family jobs (rlhf_lint.frameworks.swift); fixtures written for these tests."""
 from __future__ import annotations
 
+import pytest
+
 from lintutil import build_written
 
 from rlhf_lint.engine.config import Config, Hardware
@@ -194,32 +196,31 @@ def test_a_length_that_only_truncates_is_never_an_error(tmp_path):
     assert found and all(d.severity.name == "WARNING" for d in found)
 
 
-def test_argument_file_keys_come_before_the_command_line(tmp_path):
-    recipe = ("model: Qwen/Qwen2.5-7B-Instruct\ntuner_type: full\ntorch_dtype: bfloat16\nmax_length: 2048\n"
-              "per_device_train_batch_size: 2\ndeepspeed: zero3\n")
-    job = _job(tmp_path, "NPROC_PER_NODE=4 swift sft cfg.yaml --per_device_train_batch_size 1\n",
-               {"cfg.yaml": recipe})
+ARGUMENT_FILES = {
+    "cfg.yaml": ("model: Qwen/Qwen2.5-7B-Instruct\ntuner_type: full\ntorch_dtype: bfloat16\nmax_length: 2048\n"
+                 "per_device_train_batch_size: 2\ndeepspeed: zero3\n"),
+    # parse_yaml_args: json.load for a .json
+    "cfg.json": ('{\n  "model": "Qwen/Qwen2.5-7B-Instruct",\n  "tuner_type": "full",\n  "torch_dtype": "bfloat16",\n'
+                 '  "max_length": 2048,\n  "per_device_train_batch_size": 2,\n  "deepspeed": "zero3"\n}\n'),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ARGUMENT_FILES))
+def test_argument_file_keys_come_before_the_command_line(tmp_path, name):
+    recipe = ARGUMENT_FILES[name]
+    job = _job(tmp_path, f"NPROC_PER_NODE=4 swift sft {name} --per_device_train_batch_size 1\n", {name: recipe})
     assert job.value("model.policy.path") == "Qwen/Qwen2.5-7B-Instruct" and job.value("train.lora_rank") == 0
     assert job.value("zero.stage") == 3 and job.value("batch.micro_train") == 1  # the command line wins
+    length = job.settings.get("seq.max_len")
+    assert length.value == 2048 and length.path.endswith(name) and recipe[length.span.start:length.span.end] == "2048"
     # releases before 4.1 take no argument file
-    old = _job(tmp_path / "old", "NPROC_PER_NODE=4 swift sft cfg.yaml\n",
-               {"cfg.yaml": recipe, "requirements.txt": "ms-swift==3.8.1\n"})
+    old = _job(tmp_path / "old", f"NPROC_PER_NODE=4 swift sft {name}\n",
+               {name: recipe, "requirements.txt": "ms-swift==3.8.1\n"})
     assert old.value("model.policy.path") is None and any("argument file" in a for a in old.assumptions)
 
 
-def test_a_json_argument_file_is_read_like_a_yaml_one(tmp_path):
-    # parse_yaml_args: json.load for a .json, its keys at their exact places
-    recipe = ('{\n  "model": "Qwen/Qwen2.5-7B-Instruct",\n  "tuner_type": "full",\n  "torch_dtype": "bfloat16",\n'
-              '  "max_length": 2048,\n  "per_device_train_batch_size": 2,\n  "deepspeed": "zero3"\n}\n')
-    job = _job(tmp_path, "NPROC_PER_NODE=4 swift sft cfg.json --per_device_train_batch_size 1\n",
-               {"cfg.json": recipe})
-    assert job.value("model.policy.path") == "Qwen/Qwen2.5-7B-Instruct" and job.value("train.lora_rank") == 0
-    assert job.value("zero.stage") == 3 and job.value("batch.micro_train") == 1
-    setting = job.settings.get("seq.max_len")
-    assert setting is not None and setting.value == 2048 and setting.path.endswith("cfg.json")
-    assert recipe[setting.span.start:setting.span.end] == "2048"
-    # a JSON that is no mapping is named, not read
-    bad = _job(tmp_path / "bad", "NPROC_PER_NODE=4 swift sft cfg.json\n", {"cfg.json": "[1, 2]\n"})
+def test_an_argument_file_that_is_no_mapping_is_named_not_read(tmp_path):
+    bad = _job(tmp_path, "NPROC_PER_NODE=4 swift sft cfg.json\n", {"cfg.json": "[1, 2]\n"})
     assert bad.value("model.policy.path") is None and any("not a mapping" in a for a in bad.assumptions)
 
 
