@@ -59,8 +59,8 @@ JOB_ARGUMENTS = {"zero": None, "offload_optimizer": None, "offload_param": None,
                  "grad_accum_dtype": None, "micro_batch": None, "seq_len": None, "checkpointing": None,
                  "flash": True, "job_type": "sft"}
 HARDWARE = {"gpu": "gpu", "host_memory": "host-memory", "gpu_memory": "gpu-memory"}
-OPTION_KEYS = {"model", "gpus", "framework", "lora_targets", "grad_accum", "max_tokens_per_gpu"} | set(SETTINGS) \
-    | set(JOB_ARGUMENTS) | set(HARDWARE)
+OPTION_KEYS = {"model", "gpus", "framework", "lora_targets", "grad_accum", "max_tokens_per_gpu", "ds_config"} \
+    | set(SETTINGS) | set(JOB_ARGUMENTS) | set(HARDWARE)
 
 
 def _estimate_options_row(config: dict):
@@ -79,6 +79,10 @@ def _estimate_options_row(config: dict):
     job = _job_from_options(config["model"], config["gpus"], None,
                             *(config.get(key, default) for key, default in JOB_ARGUMENTS.items()), extra,
                             config.get("framework"))
+    if config.get("ds_config"):
+        from rlhf_lint.cli.estimate import _add_ds_config
+
+        _add_ds_config(job, os.path.join(ROOT, config["ds_config"]))  # as `estimate --ds-config FILE`: options win
     hw = Hardware.from_mapping({name: config.get(key) for key, name in HARDWARE.items()}
                                | {"gpus-per-node": min(8, config["gpus"])})
     versions = {k: config[f"{k}_version"] for k in VERSIONED_PACKAGES if config.get(f"{k}_version")} or None
