@@ -33,6 +33,7 @@ WHEN_LABELS = {
     "offload": "ZeRO offload is used",
     "hf_trainer": "TRL (a Hugging Face Trainer-based stack) is used",
     "deepspeed": "DeepSpeed is used",
+    "llamafactory_json": "a `llamafactory-cli` launch reads its config from a JSON file",
 }
 
 
@@ -561,6 +562,9 @@ def _build_evidence(project, scope: str | None = None) -> dict[str, Related]:
             note("hf_trainer", job.path, job.span, f"a {job.framework} launch")
         if job.framework == "deepspeed":
             note("deepspeed", job.path, job.span, "a DeepSpeed launch")
+        config = job.settings.get("hf.config_path")
+        if job.framework == "llamafactory" and config is not None and str(config.value).endswith(".json"):
+            note("llamafactory_json", config.path, config.span, "a JSON config here")
     return found
 
 

@@ -14,8 +14,9 @@ def known_bad_version(ctx):
     Checks every exact pin (written, or implied by a framework pin) against schemas/pins/known_bad.tsv: each row
     names the affected versions, the symptom, the versions that work and the issue threads. Some facts apply only
     under a setting actually used by a launch script or ds_config of the repository (DeepSpeed 0.16.0-0.16.7 only
-    with ZeRO offload; transformers up to 4.37 only with ZeRO-3), or with another pinned package (DeepSpeed
-    before 0.16.4 only with torch 2.6 or later); those say why they apply and point at the setting.
+    with ZeRO offload; transformers up to 4.37 only with ZeRO-3; LLaMA-Factory 0.9.5 only when `llamafactory-cli`
+    is given a JSON config), or with another pinned package (DeepSpeed before 0.16.4 only with torch 2.6 or later);
+    those say why they apply and point at the setting.
     The severity is the fact's own: error when the job crashes, warning when it misbehaves.
 
     ## Why it matters
@@ -40,6 +41,7 @@ def known_bad_version(ctx):
     https://github.com/deepspeedai/DeepSpeed/pull/7258
     https://github.com/deepspeedai/DeepSpeedExamples/pull/957
     https://github.com/deepspeedai/DeepSpeed/issues/7718
+    https://github.com/hiyouga/LlamaFactory/issues/10316
     """
     from rlhf_lint.frameworks.versions import WHEN_LABELS, known_bad_hits
 
