@@ -39,7 +39,14 @@ def launcher_specs() -> dict:
 
 
 def _is_flag(word: Word) -> bool:
-    return word.known and word.text.startswith("-") and len(word.text) > 1 and not _starts_negative_number(word.text)
+    if not word.known:
+        return _inline_unknown_value(word)
+    return word.text.startswith("-") and len(word.text) > 1 and not _starts_negative_number(word.text)
+
+
+def _inline_unknown_value(word: Word) -> bool:
+    """`--flag=$(cmd)`: a long option written literally, its value an expansion that is not known."""
+    return not word.known and word.prefix.startswith("--") and "=" in word.prefix and len(word.prefix) > 3
 
 
 # The two tests below are string forms of regular expressions (`re` would compile them on every start; they run on
@@ -71,7 +78,13 @@ def _is_line_break(between: str, backslash: bool) -> bool:
 
 
 def split_flag_word(word: Word) -> Arg:
-    """`--flag=value` -> Arg(flag, value word) with exact spans when the token is written as is."""
+    """`--flag=value` -> Arg(flag, value word) with exact spans when the token is written as is; `--flag=$(cmd)` ->
+    the flag with an UNKNOWN value."""
+    if _inline_unknown_value(word):
+        flag = word.prefix.partition("=")[0]
+        flag_span = Span(word.span.start, word.span.start + len(flag))
+        value_word = Word(UNKNOWN, Span(flag_span.end + 1, word.span.end), word.path, origin=word.origin)
+        return Arg(flag=flag, flag_span=flag_span, values=[value_word], word=word)
     flag, eq, value = word.text.partition("=")
     if not eq or not word.text.startswith("--"):
         return Arg(flag=word.text, flag_span=word.span, word=word)
@@ -95,8 +108,8 @@ def group_args(words: list[Word]) -> tuple[list[Word], list[Arg]]:
     for word in words:
         if _is_flag(word) and word.text != "--":
             args.append(split_flag_word(word))
-        elif args and not (args[-1].word is not None and args[-1].word.known and "=" in args[-1].word.text
-                           and args[-1].word.text.startswith("--")):
+        elif args and not (args[-1].word is not None and (_inline_unknown_value(args[-1].word) or (
+                args[-1].word.known and "=" in args[-1].word.text and args[-1].word.text.startswith("--")))):
             args[-1].values.append(word)
         else:
             positionals.append(word)
@@ -110,7 +123,7 @@ def _options(words: list[Word], i: int, spec: dict, stop: tuple[str, ...] = ()) 
     out: list[Arg] = []
     while i < len(words):
         word = words[i]
-        if not word.known or not _is_flag(word) or word.text == "--" or word.text in stop:
+        if not _is_flag(word) or word.text == "--" or word.text in stop:
             break
         arg = split_flag_word(word)
         i += 1

@@ -39,6 +39,8 @@ class Word:
     expanded variable (the ``read -r -d '' cmd <<EOF`` pattern).
     parts: for a word mixing literal text and expansions (``key=$VAR``, ``key=${VAR:-8}``), each expansion whose
     whole value lands in the word, so the value after ``=`` can still be fixed where it was assigned.
+    prefix: for a word whose text is UNKNOWN, the text written literally at its start before the first unknown
+    expansion (``--nproc_per_node=$(nvidia-smi -L | wc -l)``: ``--nproc_per_node=``), so the flag is still read.
     """
 
     text: Any
@@ -48,6 +50,7 @@ class Word:
     origin_span: Span | None = None
     literal_quotes: bool = False
     parts: tuple[WordPart, ...] = ()
+    prefix: str = ""
 
     def origin_span_of(self, start: int, end: int) -> Span | None:
         """Where the text[start:end] was assigned, when exactly one expansion supplied all of it."""

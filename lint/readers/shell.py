@@ -1038,7 +1038,8 @@ def _word(frags: list[_Frag], token: Span, path: str) -> Word:
             if f.chain and f.chain[-1].origin not in origins:
                 origins.append(f.chain[-1].origin)
         return Word(text, token, path, origin=", ".join(origins), literal_quotes=literal_quotes,
-                    parts=_parts(frags, path) if text is not UNKNOWN else ())
+                    parts=_parts(frags, path) if text is not UNKNOWN else (),
+                    prefix=_literal_prefix(frags, token) if text is UNKNOWN else "")
 
     def whole(inst: _Inst) -> bool:
         return (text == inst.full_text) if text is not UNKNOWN else inst.count == len(frags)
@@ -1054,6 +1055,18 @@ def _word(frags: list[_Frag], token: Span, path: str) -> Word:
         # a piece of a split expansion (a heredoc body, $FLAGS): where it is written
         return Word(text, _span_of(frags), frags[0].path, origin=common[-1].origin, literal_quotes=literal_quotes)
     return Word(text, token, path, origin=common[-1].origin, literal_quotes=literal_quotes)
+
+
+def _literal_prefix(frags: list[_Frag], token: Span) -> str:
+    """The text written literally at the token's start, up to the first fragment whose value is unknown."""
+    out = []
+    at = token.start
+    for f in frags:
+        if f.text is UNKNOWN or f.chain or f.heredoc or not f.verbatim or f.span.start != at:
+            break
+        out.append(f.text)
+        at = f.span.end
+    return "".join(out)
 
 
 def _parts(frags: list[_Frag], path: str) -> tuple[WordPart, ...]:

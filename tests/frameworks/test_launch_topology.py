@@ -151,6 +151,23 @@ def test_an_unread_accelerate_config_takes_the_visible_gpus_before_the_hardware_
     assert _counts(plain) == (None, None, None)
 
 
+def test_a_flag_whose_value_is_a_command_substitution_is_still_that_flag():
+    # `--nproc_per_node=$(nvidia-smi -L | wc -l)`: the word's value is unknown, its flag is not; read as torchrun's
+    # default of one process, the launch got a false "does not fit" on one GPU
+    src, (eq, spaced) = _top("torchrun --nproc_per_node=$(nvidia-smi -L | wc -l) train.py --bf16\n"
+                             "deepspeed --num_gpus=`nvidia-smi -L | wc -l` --master_port=29500 train.py\n",
+                             gpus_per_node=8)
+    assert eq.per_node.value is UNKNOWN and eq.world is None
+    assert src.span_text(eq.per_node.span) == "$(nvidia-smi -L | wc -l)"
+    assert spaced.per_node.value is UNKNOWN
+    project = Project([src], Config())
+    first, second = commands_of(src, project)
+    assert first.entry.text == "train.py" and [a.flag for a in first.args] == ["--bf16"]
+    assert [a.flag for a in first.launcher_args] == ["--nproc_per_node"]
+    assert src.span_text(first.launcher_args[0].flag_span) == "--nproc_per_node"
+    assert second.entry.text == "train.py" and [a.flag for a in second.launcher_args] == ["--num_gpus", "--master_port"]
+
+
 def test_srun_tasks_and_sbatch_allocation():
     src, (plain, wrapped) = _top("#!/bin/bash\n#SBATCH --nodes=4\n#SBATCH --gpus-per-node=8\n"
                                  "srun --ntasks-per-node 8 python train.py\n"

@@ -212,3 +212,16 @@ def test_combination_that_overflows_host_ram_is_not_proposed(tmp_path):
     (m001,) = result.diagnostics
     assert "together these fit" not in m001.message and m001.fix is None
     assert "no single change fits; largest savings: offload the optimizer to CPU" in m001.message
+
+
+def test_a_process_count_written_as_a_command_substitution_is_no_certain_overflow(tmp_path):
+    # `--nproc_per_node=$(nvidia-smi -L | wc -l)`: every GPU of the node, not torchrun's default of one; a 32B
+    # ZeRO-3 run on 8 x A100-80GB is no "does not fit" error (on one GPU it would need 535 GiB)
+    (tmp_path / "ds.json").write_text('{"zero_optimization": {"stage": 3}, "bf16": {"enabled": true}}\n')
+    (tmp_path / "run.sh").write_text(
+        "# rlhf-lint: hardware gpu=A100-80GB gpus-per-node=8\n"
+        "torchrun --nproc_per_node=$(nvidia-smi -L | wc -l) train.py --deepspeed ds.json "
+        "--model_name_or_path Qwen/Qwen2.5-32B --per_device_train_batch_size 1 --bf16\n")
+    result = lint([str(tmp_path)], Config(), Options(select=["M001"]))
+    assert [(d.code, d.severity.label) for d in result.diagnostics] == [("M001", "warning")]
+    assert "on 8 GPUs (the hardware profile's" in result.diagnostics[0].message
