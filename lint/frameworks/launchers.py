@@ -82,7 +82,7 @@ def split_flag_word(word: Word) -> Arg:
     the flag with an UNKNOWN value."""
     if _inline_unknown_value(word):
         flag = word.prefix.partition("=")[0]
-        flag_span = Span(word.span.start, word.span.start + len(flag))
+        flag_span = Span(word.prefix_start, word.prefix_start + len(flag))
         value_word = Word(UNKNOWN, Span(flag_span.end + 1, word.span.end), word.path, origin=word.origin)
         return Arg(flag=flag, flag_span=flag_span, values=[value_word], word=word)
     flag, eq, value = word.text.partition("=")

@@ -40,7 +40,8 @@ class Word:
     parts: for a word mixing literal text and expansions (``key=$VAR``, ``key=${VAR:-8}``), each expansion whose
     whole value lands in the word, so the value after ``=`` can still be fixed where it was assigned.
     prefix: for a word whose text is UNKNOWN, the text written literally at its start before the first unknown
-    expansion (``--nproc_per_node=$(nvidia-smi -L | wc -l)``: ``--nproc_per_node=``), so the flag is still read.
+    expansion (``--nproc_per_node=$(nvidia-smi -L | wc -l)``: ``--nproc_per_node=``), so the flag is still read;
+    prefix_start: where that text begins (after an opening quote).
     """
 
     text: Any
@@ -51,6 +52,7 @@ class Word:
     literal_quotes: bool = False
     parts: tuple[WordPart, ...] = ()
     prefix: str = ""
+    prefix_start: int = -1
 
     def origin_span_of(self, start: int, end: int) -> Span | None:
         """Where the text[start:end] was assigned, when exactly one expansion supplied all of it."""

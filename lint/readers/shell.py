@@ -1039,7 +1039,7 @@ def _word(frags: list[_Frag], token: Span, path: str) -> Word:
                 origins.append(f.chain[-1].origin)
         return Word(text, token, path, origin=", ".join(origins), literal_quotes=literal_quotes,
                     parts=_parts(frags, path) if text is not UNKNOWN else (),
-                    prefix=_literal_prefix(frags, token) if text is UNKNOWN else "")
+                    **(_literal_prefix(frags, token) if text is UNKNOWN else {}))
 
     def whole(inst: _Inst) -> bool:
         return (text == inst.full_text) if text is not UNKNOWN else inst.count == len(frags)
@@ -1057,16 +1057,22 @@ def _word(frags: list[_Frag], token: Span, path: str) -> Word:
     return Word(text, token, path, origin=common[-1].origin, literal_quotes=literal_quotes)
 
 
-def _literal_prefix(frags: list[_Frag], token: Span) -> str:
-    """The text written literally at the token's start, up to the first fragment whose value is unknown."""
-    out = []
-    at = token.start
+def _literal_prefix(frags: list[_Frag], token: Span) -> dict:
+    """Word fields for the text written literally at the token's start (an opening quote allowed), up to the first
+    fragment whose value is unknown: ``{"prefix": ..., "prefix_start": ...}``, or {} when there is none."""
+    out: list[str] = []
+    first = frags[0].span.start if frags else -1
+    if first not in (token.start, token.start + 1):
+        return {}
+    at = first
     for f in frags:
-        if f.text is UNKNOWN or f.chain or f.heredoc or not f.verbatim or f.span.start != at:
+        if f.text is UNKNOWN or f.chain or f.heredoc or not f.verbatim or f.span.start not in (at, at + 1):
+            break  # at + 1: a quote between two literal stretches (`--flag="..."`) is no text of the word
+        if f.span.start == at + 1 and out and not f.quoted:
             break
         out.append(f.text)
         at = f.span.end
-    return "".join(out)
+    return {"prefix": "".join(out), "prefix_start": first} if out else {}
 
 
 def _parts(frags: list[_Frag], path: str) -> tuple[WordPart, ...]:

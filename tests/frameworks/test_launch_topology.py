@@ -166,6 +166,11 @@ def test_a_flag_whose_value_is_a_command_substitution_is_still_that_flag():
     assert [a.flag for a in first.launcher_args] == ["--nproc_per_node"]
     assert src.span_text(first.launcher_args[0].flag_span) == "--nproc_per_node"
     assert second.entry.text == "train.py" and [a.flag for a in second.launcher_args] == ["--num_gpus", "--master_port"]
+    # quoted whole, the flag's span starts after the quote
+    src, (quoted,) = _top('torchrun "--nproc_per_node=$NGPU" train.py\n', gpus_per_node=8)
+    assert quoted.per_node.value is UNKNOWN
+    (command,) = commands_of(src, Project([src], Config()))
+    assert src.span_text(command.launcher_args[0].flag_span) == "--nproc_per_node" and command.entry.text == "train.py"
 
 
 def test_srun_tasks_and_sbatch_allocation():
