@@ -95,6 +95,10 @@ def interpret(command: "Command", source: "Source", project) -> list[Job]:
     program = f"{'megatron' if megatron else 'swift'} {sub}"
     settings.add(Setting("job.entry", program, entry.path, entry.span, entry.origin))
     settings.add(Setting("framework", "swift", command.path, command.span))
+    table = arguments()
+    label, row, note = release_row(project)
+    # parse_yaml_args sets the argument file's ENV before get_torchrun_args reads NPROC_PER_NODE and NNODES
+    command.env.update(_argument_file_env(command, project, table, label))
     _topology(command, settings, assumptions, source, project)
     if script and command.launcher == "accelerate":
         from rlhf_lint.frameworks.launchers import accelerate_launch_settings
@@ -103,9 +107,7 @@ def interpret(command: "Command", source: "Source", project) -> list[Job]:
     line = source.position(command.span.start).line if command.path == source.path else 0
     job = Job(name=f"{os.path.basename(command.path)}:{line} {program}", path=command.path, span=command.span,
               framework="swift", settings=settings, assumptions=assumptions, hardware=dict(command.hardware))
-    table = arguments()
     given = _given(command)
-    label, row, note = release_row(project)
     if not megatron:
         given = {**_argument_file(command, project, job, table, label), **given}  # the command line wins
     if "model" in given and isinstance(given["model"][0], str):
@@ -360,13 +362,45 @@ def _argument_file(command: "Command", project, job: Job, table: dict, label: st
 
 def _file_env(source) -> set:
     """Names under the argument file's top-level ENV mapping."""
+    return set(_env_nodes(source))
+
+
+def _env_nodes(source) -> dict:
+    """name -> value node of the argument file's top-level ENV mapping (YAML, or JSON composed as YAML)."""
     import yaml
 
-    docs = source.tree if isinstance(source.tree, list) else []
+    from rlhf_lint.readers.yaml import config_docs
+
+    docs = config_docs(source)
     if not docs or not isinstance(docs[0], yaml.MappingNode):
-        return set()
+        return {}
     for k, v in docs[0].value:
         if isinstance(k, yaml.ScalarNode) and k.value == "ENV" and isinstance(v, yaml.MappingNode):
-            return {i.value for i, _ in v.value if isinstance(i, yaml.ScalarNode)}
-    return set()
+            return {i.value: node for i, node in v.value if isinstance(i, yaml.ScalarNode)}
+    return {}
+
+
+def _argument_file_env(command: "Command", project, table: dict, label: str) -> dict:
+    """The GPU-selecting variables (NPROC_PER_NODE, NNODES, CUDA_VISIBLE_DEVICES) the argument file's ENV sets and
+    the launch does not: ms-swift's parse_yaml_args exports each one the environment lacks, as str(value)."""
+    import yaml
+
+    from rlhf_lint.frameworks.deepspeed import version_tuple
+    from rlhf_lint.readers.commands import Word
+    from rlhf_lint.readers.yaml import node_span
+
+    spec = table["argument_file"]
+    word = command.positionals[0] if command.positionals else None
+    if (word is None or not word.known or not word.text.endswith((".yaml", ".yml", ".json")) or project is None
+            or version_tuple(label) < version_tuple(spec["since"])):
+        return {}
+    target = project.resolve(command.path, word.text)
+    if target is None:
+        return {}
+    name = os.path.basename(target.path)
+    out = {}
+    for key, node in _env_nodes(target).items():
+        if key in spec["topology_env"] and key not in command.env and isinstance(node, yaml.ScalarNode):
+            out[key] = Word(str(node.value), node_span(node), target.path, origin=f"ENV {key} in {name}")
+    return out
 

@@ -219,6 +219,24 @@ def test_argument_file_keys_come_before_the_command_line(tmp_path, name):
     assert old.value("model.policy.path") is None and any("argument file" in a for a in old.assumptions)
 
 
+def test_an_argument_files_env_sets_the_processes_the_launch_leaves_open(tmp_path):
+    # parse_yaml_args exports ENV before get_torchrun_args reads NPROC_PER_NODE: a torchrun of 4 processes
+    recipe = ("ENV:\n  NPROC_PER_NODE: 4\n  CUDA_VISIBLE_DEVICES: 0,1,2,3\n"
+              "model: Qwen/Qwen2.5-7B-Instruct\ntuner_type: full\ndeepspeed: zero3\n")
+    job = _job(tmp_path / "a", "swift sft cfg.yaml\n", {"cfg.yaml": recipe})
+    nproc = job.settings.get("topology.gpus_per_node")
+    assert (nproc.value, job.value("topology.world_size")) == (4, 4) and nproc.path.endswith("cfg.yaml")
+    assert recipe[nproc.span.start:nproc.span.end] == "4" and job.value("topology.layout_guess") is None
+    # the launch's own variable wins, as os.environ does in parse_yaml_args
+    mine = _job(tmp_path / "b", "NPROC_PER_NODE=2 CUDA_VISIBLE_DEVICES=0,1 swift sft cfg.yaml\n", {"cfg.yaml": recipe})
+    assert mine.value("topology.world_size") == 2
+    # JSON too; before 4.1 there is no argument file, so no ENV
+    as_json = ('{"ENV": {"NPROC_PER_NODE": 4}, "model": "Qwen/Qwen2.5-7B-Instruct", "tuner_type": "full"}\n')
+    assert _job(tmp_path / "c", "swift sft cfg.json\n", {"cfg.json": as_json}).value("topology.world_size") == 4
+    old = _job(tmp_path / "d", "swift sft cfg.yaml\n", {"cfg.yaml": recipe, "requirements.txt": "ms-swift==3.8.1\n"})
+    assert old.value("topology.world_size") == 1
+
+
 def test_an_argument_file_that_is_no_mapping_is_named_not_read(tmp_path):
     bad = _job(tmp_path, "NPROC_PER_NODE=4 swift sft cfg.json\n", {"cfg.json": "[1, 2]\n"})
     assert bad.value("model.policy.path") is None and any("not a mapping" in a for a in bad.assumptions)
