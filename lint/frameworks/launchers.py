@@ -157,7 +157,7 @@ def _skip_wrappers(words: list[Word], i: int) -> int:
         i += 1
         positional = wrappers[name]
         while i < len(words) and words[i].known and (words[i].text.startswith("-") or
-                                                      (name == "env" and "=" in words[i].text)):
+                                                      (name in ("env", "eval") and "=" in words[i].text)):
             i += 1
         i += positional
     return i

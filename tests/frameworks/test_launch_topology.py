@@ -173,6 +173,16 @@ def test_a_flag_whose_value_is_a_command_substitution_is_still_that_flag():
     assert src.span_text(command.launcher_args[0].flag_span) == "--nproc_per_node" and command.entry.text == "train.py"
 
 
+def test_eval_of_a_command_string_is_that_launch():
+    # DeepSpeedExamples' run_cmd="... deepspeed ..."; eval ${run_cmd}: the words of the string, assignments first
+    src, (top,) = _top('run_cmd="NCCL_DEBUG=INFO CUDA_VISIBLE_DEVICES=0,1 deepspeed train.py --deepspeed ds.json"\n'
+                       "eval ${run_cmd}\n", gpus_per_node=8)
+    assert _counts(top) == (1, 2, 2)
+    (command,) = commands_of(src, Project([src], Config()))
+    assert (command.launcher, command.entry.text) == ("deepspeed", "train.py")
+    assert [a.flag for a in command.args] == ["--deepspeed"]
+
+
 def test_srun_tasks_and_sbatch_allocation():
     src, (plain, wrapped) = _top("#!/bin/bash\n#SBATCH --nodes=4\n#SBATCH --gpus-per-node=8\n"
                                  "srun --ntasks-per-node 8 python train.py\n"
