@@ -294,6 +294,9 @@ def _launch(command: Command, words: list[Word], i: int) -> bool:
                 command.entry, command.entry_kind = inner.entry, inner.entry_kind
                 command.args, command.positionals = inner.args, inner.positionals
         return True
+    runner = specs["env_runners"]["tools"].get(name)
+    if runner is not None and i + 1 < len(words) and words[i + 1].text == "run":
+        return _env_runner(command, words, i + 2, runner)
     if _is_python(name):
         opts, j = _options(words, i + 1, specs["python"], stop=("-m", "-c"))
         if j >= len(words):
@@ -315,6 +318,23 @@ def _launch(command: Command, words: list[Word], i: int) -> bool:
         _entry(command, words[j], "script", words[j + 1 :])
         return True
     return False
+
+
+def _env_runner(command: Command, words: list[Word], i: int, spec: dict) -> bool:
+    """`uv run [options] COMMAND ...`, `conda run -n ENV COMMAND ...` (schemas/launchers.json env_runners): the
+    command runs as it would without the runner; `uv run -m MODULE` runs the module as `python -m` does."""
+    module_flags = set(spec.get("module", ()))
+    opts, j = _options(words, i, {"values": list(spec["values"]) + sorted(module_flags), "switches": spec["switches"]})
+    module = next((a.value for a in opts if a.flag in module_flags and a.value is not None), None)
+    if module is None:
+        j = _skip_wrappers(words, j)
+        return j < len(words) and _launch(command, words, j)
+    row = launcher_specs()["python_modules"]["modules"].get(module.text) if module.known else None
+    if row is not None:
+        return _program(command, row["launcher"], words, j, launcher_specs()[row["launcher"]])
+    command.launcher = "python"
+    _entry(command, module, "module", words[j:])
+    return True
 
 
 def _program(command: Command, launcher: str, words: list[Word], i: int, spec: dict) -> bool:

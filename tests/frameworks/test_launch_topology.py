@@ -183,6 +183,28 @@ def test_eval_of_a_command_string_is_that_launch():
     assert [a.flag for a in command.args] == ["--deepspeed"]
 
 
+@pytest.mark.parametrize("text, launcher, entry", [
+    ("uv run --isolated --extra fsdp -m verl.trainer.main_ppo trainer.n_gpus_per_node=4", "python",
+     "verl.trainer.main_ppo"),
+    ("uv run python -m openrlhf.cli.train_sft --pretrain m", "python", "openrlhf.cli.train_sft"),
+    ("uv run --with deepspeed torchrun --nproc_per_node 4 train.py --deepspeed ds.json", "torchrun", "train.py"),
+    ("uv run -m torch.distributed.run --nproc_per_node 4 train.py", "torchrun", "train.py"),
+    ("conda run -n rl --no-capture-output deepspeed --num_gpus 4 train.py", "deepspeed", "train.py"),
+    ("poetry run accelerate launch --num_processes 4 train.py", "accelerate", "train.py"),
+    ("pixi run -e cuda python -m openrlhf.cli.train_dpo --pretrain m", "python", "openrlhf.cli.train_dpo"),
+])
+def test_environment_runners_run_the_launch_they_name(text, launcher, entry):
+    # `uv run`, `conda run`, `poetry run`, `pixi run`: the launch inside, their own options skipped
+    src = _source(text + "\n")
+    (command,) = commands_of(src, Project([src], Config()))
+    assert (command.launcher, command.entry.text) == (launcher, entry)
+
+
+def test_a_verl_launch_under_uv_run_is_a_verl_job():
+    (job,) = _job("uv run --isolated -m verl.trainer.main_ppo trainer.n_gpus_per_node=4 trainer.nnodes=1\n")
+    assert job.framework == "verl" and job.value("topology.world_size") == 4
+
+
 def test_srun_tasks_and_sbatch_allocation():
     src, (plain, wrapped) = _top("#!/bin/bash\n#SBATCH --nodes=4\n#SBATCH --gpus-per-node=8\n"
                                  "srun --ntasks-per-node 8 python train.py\n"
