@@ -18,7 +18,8 @@ from rlhf_lint.startup import import_module
 
 # Modules that register job builders; imported when the project first asks for its jobs.
 BUILDER_MODULES: list[str] = ["rlhf_lint.frameworks.launchers", "rlhf_lint.frameworks.orz", "rlhf_lint.frameworks.verl",
-                               "rlhf_lint.frameworks.accelerate", "rlhf_lint.frameworks.hf"]
+                               "rlhf_lint.frameworks.accelerate", "rlhf_lint.frameworks.hf",
+                               "rlhf_lint.frameworks.skypilot"]
 
 # The file kinds each module above builds jobs for, so that a run imports only the builders its files need (orz,
 # verl and accelerate_config cost ~7 ms of a one-script run). A module missing here is imported for every kind;
@@ -29,6 +30,7 @@ BUILDER_KINDS: dict[str, frozenset[str]] = {
     "rlhf_lint.frameworks.verl": frozenset({"yaml"}),
     "rlhf_lint.frameworks.accelerate": frozenset({"yaml"}),
     "rlhf_lint.frameworks.hf": frozenset({"yaml", "python"}),
+    "rlhf_lint.frameworks.skypilot": frozenset({"yaml"}),
 }
 
 # Every file kind the engine reads: a kind no module above builds jobs for (json, requirements, ...) has no builders

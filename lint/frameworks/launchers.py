@@ -418,11 +418,15 @@ def commands_of(source: "Source", project=None) -> list[Command]:
 
 
 @job_builder(kinds={"shell"})
-def build_shell_jobs(source: "Source", project) -> list[Job]:
+def build_shell_jobs(source: "Source", project, hardware: dict | None = None) -> list[Job]:
+    """The jobs of a launch script's commands; ``hardware``: what the file that holds the script asks for (a SkyPilot
+    task's accelerators), under the script's own hardware comment."""
     jobs: list[Job] = []
     for command in commands_of(source, project):
         if command.entry is None:
             continue
+        if hardware:
+            command.hardware = {**hardware, **command.hardware}
         entry = command.entry.text if command.entry.known else ""
         built = None
         for interpret in interpreters_for(entry, command.launcher):

@@ -17,8 +17,9 @@ MAX_NODES = 200_000  # nodes of a file once its aliases and merge keys (<<) are 
 # environments. Other YAML (CI workflows, docs, k8s) is skipped after one regex, before PyYAML's slow composer.
 _RELEVANT_KEYS = lazy_compile(
     r"^(?:actor_rollout_ref|critic|reward_model|algorithm|trainer|data|compute_environment|distributed_type"
-    r"|deepspeed_config|dependencies|model_name_or_path|tuner_type|train_type|rlhf_type)\s*:",
-    re.MULTILINE)  # model_name_or_path: HF recipes; tuner_type, train_type, rlhf_type: ms-swift argument files
+    r"|deepspeed_config|dependencies|model_name_or_path|tuner_type|train_type|rlhf_type|run)\s*:",
+    re.MULTILINE)  # model_name_or_path: HF recipes; tuner_type, train_type, rlhf_type: ms-swift argument files;
+# run: a SkyPilot task's launch script
 _CONDA_NAME = lazy_compile(r"^(?:environment|conda|env)[\w.-]*\.ya?ml$", re.IGNORECASE)
 
 
