@@ -28,10 +28,10 @@ def build_skypilot_jobs(source: "Source", project) -> list[Job]:
     run = top.get("run")
     if not isinstance(run, yaml.ScalarNode) or not TASK_KEYS & set(top) or run.style not in ("|", None, "", '"', "'"):
         return []
-    shell = _shell_view(source, run)
+    hardware, notes = task_hardware(top)
+    shell = _shell_view(source, run, task_env(top, hardware))
     if shell is None:
         return []
-    hardware, notes = task_hardware(top)
     from rlhf_lint.frameworks.launchers import build_shell_jobs
 
     jobs = build_shell_jobs(shell, project, hardware)
@@ -40,7 +40,27 @@ def build_skypilot_jobs(source: "Source", project) -> list[Job]:
     return jobs
 
 
-def _shell_view(source: "Source", run) -> "Source | None":
+def task_env(top: dict, hardware: dict) -> dict:
+    """The variables the run script starts with: the task's `envs` (each at its value in the YAML when written
+    plainly) and the SKYPILOT_NUM_NODES / SKYPILOT_NUM_GPUS_PER_NODE SkyPilot sets from the task
+    (https://docs.skypilot.co/en/latest/running-jobs/environment-variables.html)."""
+    import yaml
+
+    from rlhf_lint.readers.yaml import node_span
+
+    out: dict = {}
+    envs = top.get("envs")
+    if isinstance(envs, yaml.MappingNode):
+        for k, v in envs.value:
+            if isinstance(k, yaml.ScalarNode) and isinstance(v, yaml.ScalarNode) and v.value not in ("", "null", "~"):
+                out[k.value] = (v.value, node_span(v) if v.style in (None, "") else None)
+    out["SKYPILOT_NUM_NODES"] = (hardware.get("nodes", "1"), None)
+    if "gpus-per-node" in hardware:
+        out["SKYPILOT_NUM_GPUS_PER_NODE"] = (hardware["gpus-per-node"], None)
+    return out
+
+
+def _shell_view(source: "Source", run, env: dict) -> "Source | None":
     """The file with everything but the `run` block's text blanked: a shell Source with the YAML file's offsets."""
     from rlhf_lint.model import ParseError
     from rlhf_lint.readers.shell import parse_shell_source
@@ -56,6 +76,7 @@ def _shell_view(source: "Source", run) -> "Source | None":
         start, end = start + 1, end - 1  # inside the quotes; a quoted one-liner with escapes is read as written
     kept = "".join(c if c == "\n" or start <= i < end else " " for i, c in enumerate(text))
     shell = Source.from_bytes(source.path, kept.encode("utf-8"), kind="shell")
+    shell.shell_env = env
     try:
         shell.tree = parse_shell_source(shell)
     except ParseError:

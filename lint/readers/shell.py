@@ -328,6 +328,11 @@ class _Evaluator:
         self.source_depth = 0
         self.sourcing: set[str] = {os.path.realpath(source.path)}
         self.collect = True  # commands of sourced files are not this file's commands
+        for name, (value, span) in source.shell_env.items():  # the environment the script starts in: exported
+            line = source.position(span.start).line if span is not None else 0
+            self.env[name] = Var(frags=[_Frag(value, span or Span(0, 0), source.path, True, verbatim=span is not None)],
+                                 value_span=span, path=source.path, line=line)
+            self.exported.add(name)
 
     # -- statements --------------------------------------------------------------------------------------------
     def run(self, doc: _Doc, node) -> None:

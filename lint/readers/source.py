@@ -118,6 +118,9 @@ class Source:
     parse_error: Any = None  # a Finding-like object when parsing failed
     internal_errors: list = field(default_factory=list, repr=False)  # InternalError from our own code, not the file
     skipped: list = field(default_factory=list, repr=False)  # (Span, message): what a reader left out, over a bound
+    # variables the shell that runs this script starts with, name -> (value, Span of its text or None): a SkyPilot
+    # task's envs and SKYPILOT_* for its run script
+    shell_env: dict = field(default_factory=dict, repr=False)
     _line_starts: list[int] | None = field(default=None, repr=False)
     _byte_to_char: Any = field(default=None, repr=False)
 

@@ -56,3 +56,14 @@ def test_a_folded_block_or_a_file_that_is_no_task_is_not_read(tmp_path):
     assert jobs == []
     other = build_written(tmp_path / "c", {"ci.yaml": "run: |\n  deepspeed train.py\n"}).jobs
     assert other == []  # a top-level run with none of a task's other keys
+
+
+def test_envs_and_skypilots_own_variables_reach_the_run_script(tmp_path):
+    text = ("resources:\n  accelerators: A100-80GB:4\nnum_nodes: 2\nenvs:\n  MODEL: Qwen/Qwen2.5-7B-Instruct\n"
+            "run: |\n  torchrun --nnodes=$SKYPILOT_NUM_NODES --nproc_per_node=$SKYPILOT_NUM_GPUS_PER_NODE \\\n"
+            "    train.py --deepspeed ds.json --model_name_or_path $MODEL --per_device_train_batch_size 1\n")
+    (job,) = build_written(tmp_path, {"task.yaml": text, "ds.json": '{"zero_optimization": {"stage": 3}}\n'}).jobs
+    assert job.value("topology.world_size") == 8  # 2 nodes x 4, from the task, not guessed from a profile
+    assert not job.settings.get("topology.world_size").filled
+    model = job.settings.get("model.policy.path")
+    assert model.value == "Qwen/Qwen2.5-7B-Instruct" and text[model.span.start:model.span.end] == "$MODEL"
