@@ -552,6 +552,23 @@ def _count(key: str, word: Word | None, how: str) -> Setting | None:
     return _word_setting(key, word, UNKNOWN, how)
 
 
+def _slurm_gpus_per_node(command: Command) -> tuple[Word, int] | None:
+    """(word, count) of the GPUs per node the SLURM allocation asks for: `--gres=gpu[:type]:N` or
+    `--gpus-per-node=[type:]N` (https://slurm.schedmd.com/sbatch.html); SLURM sets CUDA_VISIBLE_DEVICES to them."""
+    word = _scheduler_value(command, "--gpus-per-node")
+    if word is not None and word.known:
+        count = word.text.rpartition(":")[2]
+        if count.isdecimal() and int(count) > 0:
+            return word, int(count)
+    gres = _scheduler_value(command, "--gres")
+    if gres is not None and gres.known:
+        for part in gres.text.split(","):
+            fields = part.strip().split(":")
+            if fields[0] == "gpu" and len(fields) > 1 and fields[-1].isdecimal() and int(fields[-1]) > 0:
+                return gres, int(fields[-1])
+    return None
+
+
 def _scheduler_value(command: Command, *flags: str) -> Word | None:
     found = None
     for arg in command.scheduler_args:
@@ -601,11 +618,17 @@ def launch_topology(command: Command, source: "Source | None" = None, project=No
     def value(*flags: str) -> Word | None:
         return _slurm(command, _launcher_value(command, *flags), text)
 
+    allocated = _slurm_gpus_per_node(command)
+
     def visible_count(what: str) -> Setting | None:
-        """GPUs a process group may use on a node: CUDA_VISIBLE_DEVICES, else all of the node (hardware)."""
+        """GPUs a process group may use on a node: CUDA_VISIBLE_DEVICES, else the SLURM allocation's (SLURM sets
+        CUDA_VISIBLE_DEVICES to them), else all of the node (hardware)."""
         if cvd is not None:
             n = len(cvd_ids) if cvd_ids is not None else UNKNOWN
             return _word_setting("topology.gpus_per_node", cvd, n, f"CUDA_VISIBLE_DEVICES ({what})")
+        if allocated is not None:
+            word, n = allocated
+            return _word_setting("topology.gpus_per_node", word, n, f"the SLURM allocation's GPUs per node ({what})")
         if hw_per_node:
             return _fill("topology.gpus_per_node", hw_per_node, command, f"gpus-per-node={hw_per_node}: {what}")
         top.notes.append(f"{what}: the GPU count per node is not known (declare gpus-per-node)")
@@ -617,6 +640,10 @@ def launch_topology(command: Command, source: "Source | None" = None, project=No
             top.devices = _word_setting("topology.device_ids", cvd, cvd_ids, "CUDA_VISIBLE_DEVICES")
         top.visible = _word_setting("topology.visible_gpus", cvd, len(cvd_ids) if cvd_ids is not None else UNKNOWN,
                                     "CUDA_VISIBLE_DEVICES")
+    elif allocated is not None and launcher in ("torchrun", "accelerate", "trl", "llamafactory", "swift",
+                                                "swift-megatron"):
+        top.visible = _word_setting("topology.visible_gpus", allocated[0], allocated[1],
+                                    "the SLURM allocation's GPUs per node (CUDA_VISIBLE_DEVICES)")
     if launcher == "deepspeed":
         hostfile = value("--hostfile")
         include, exclude = value("--include"), value("--exclude")
@@ -665,6 +692,9 @@ def launch_topology(command: Command, source: "Source | None" = None, project=No
         if top.nodes is None and hostfile is None:
             top.nodes = Setting("topology.nodes", 1, command.path, None,
                                 "deepspeed without a hostfile runs on this node")
+        if top.per_node is None and allocated is not None:
+            # a bare `deepspeed` in a SLURM allocation: the GPUs SLURM leaves visible on the node
+            top.per_node = visible_count("`deepspeed` without --num_gpus/--include uses every visible GPU")
         if top.per_node is None:
             # a bare `deepspeed`: every GPU of each node (runner.py fetches the local GPU count)
             if hw_per_node:

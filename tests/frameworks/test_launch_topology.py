@@ -214,6 +214,21 @@ def test_srun_tasks_and_sbatch_allocation():
     assert src.span_text(wrapped.nodes.span) == "$SLURM_NNODES"
 
 
+def test_the_slurm_allocations_gpus_are_the_visible_ones():
+    # SLURM sets CUDA_VISIBLE_DEVICES to the GPUs --gres / --gpus-per-node allocates: `deepspeed` and `accelerate
+    # launch --multi_gpu` use those, not every GPU the hardware profile gives the node
+    head = "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --gres=gpu:a100:4\n"
+    src, (bare, multi, torch) = _top(head + "deepspeed train.py --deepspeed ds.json\n"
+                                            "accelerate launch --multi_gpu train.py\n"
+                                            "torchrun --nproc_per_node 8 train.py\n", gpus_per_node=8)
+    assert _counts(bare) == (1, 4, 4) and not bare.per_node.filled
+    assert src.span_text(bare.per_node.span) == "gpu:a100:4"
+    assert _counts(multi) == (1, 4, 4)
+    assert torch.per_node.value == 8 and torch.visible.value == 4  # more processes than GPUs: M010's to report
+    _, (typed,) = _top("#!/bin/bash\n#SBATCH --gpus-per-node=h100:2\ndeepspeed train.py\n", gpus_per_node=8)
+    assert typed.per_node.value == 2
+
+
 def test_python_in_a_batch_script_without_srun_is_one_process():
     _, (top,) = _top("#!/bin/bash\n#SBATCH --nodes=4\npython train.py\n")
     assert _counts(top) == (None, None, None)
