@@ -585,6 +585,13 @@ def _slurm(command: Command, word: Word | None, source_text: str | None) -> Word
     flags = launcher_specs()["slurm_env"]["variables"].get(written)
     if not flags:
         return word
+    if written in ("SLURM_GPUS_ON_NODE", "SLURM_GPUS_PER_NODE"):
+        # the count of --gpus-per-node=[type:]N; SLURM_GPUS_ON_NODE also of --gres=gpu[:type]:N
+        allocated, per_node = _slurm_gpus_per_node(command), _scheduler_value(command, "--gpus-per-node")
+        if allocated is None or (written == "SLURM_GPUS_PER_NODE" and allocated[0] is not per_node):
+            return word
+        how = "--gpus-per-node" if allocated[0] is per_node else "--gres"
+        return Word(str(allocated[1]), word.span, word.path, origin=f"${written} = {allocated[1]} from `{how}`")
     found = _scheduler_value(command, *flags)
     if found is None or not found.known:
         return word

@@ -227,6 +227,12 @@ def test_the_slurm_allocations_gpus_are_the_visible_ones():
     assert torch.per_node.value == 8 and torch.visible.value == 4  # more processes than GPUs: M010's to report
     _, (typed,) = _top("#!/bin/bash\n#SBATCH --gpus-per-node=h100:2\ndeepspeed train.py\n", gpus_per_node=8)
     assert typed.per_node.value == 2
+    # $SLURM_GPUS_ON_NODE is the allocation's count from --gres too; $SLURM_GPUS_PER_NODE only from --gpus-per-node
+    _, (on_node, per_node) = _top("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gres=gpu:8\n"
+                                  "srun torchrun --nnodes $SLURM_NNODES --nproc_per_node $SLURM_GPUS_ON_NODE t.py\n"
+                                  "srun torchrun --nnodes $SLURM_NNODES --nproc_per_node $SLURM_GPUS_PER_NODE t.py\n")
+    assert _counts(on_node) == (2, 8, 16) and on_node.per_node.origin == "$SLURM_GPUS_ON_NODE = 8 from `--gres`"
+    assert per_node.per_node.value is UNKNOWN
 
 
 def test_python_in_a_batch_script_without_srun_is_one_process():
