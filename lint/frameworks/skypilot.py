@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 from rlhf_lint.frameworks.jobs import Job, job_builder
 
 TASK_KEYS = frozenset({"resources", "num_nodes", "setup", "envs", "file_mounts", "workdir"})
+MAX_RUN_BYTES = 64 << 10  # as a launch script's
 
 
 @job_builder(kinds={"yaml"})
@@ -74,6 +75,8 @@ def _shell_view(source: "Source", run, env: dict) -> "Source | None":
             return None
     elif run.style in ('"', "'"):
         start, end = start + 1, end - 1  # inside the quotes; a quoted one-liner with escapes is read as written
+    if end - start > MAX_RUN_BYTES:
+        return None  # the bound of a launch script (engine.project MAX_PARSE_BYTES["shell"])
     kept = "".join(c if c == "\n" or start <= i < end else " " for i, c in enumerate(text))
     shell = Source.from_bytes(source.path, kept.encode("utf-8"), kind="shell")
     shell.shell_env = env

@@ -67,3 +67,9 @@ def test_envs_and_skypilots_own_variables_reach_the_run_script(tmp_path):
     assert not job.settings.get("topology.world_size").filled
     model = job.settings.get("model.policy.path")
     assert model.value == "Qwen/Qwen2.5-7B-Instruct" and text[model.span.start:model.span.end] == "$MODEL"
+
+
+def test_a_run_block_over_a_scripts_bound_is_left_unread(tmp_path):
+    body = "".join(f"  echo step {i}\n" for i in range(6000))  # ~96 KiB of run script
+    text = "resources:\n  accelerators: H100:8\nrun: |\n" + body + "  deepspeed train.py --deepspeed ds.json\n"
+    assert build_written(tmp_path, {"task.yaml": text}).jobs == []
