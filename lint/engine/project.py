@@ -232,6 +232,8 @@ class Project:
         """A file named by another file: relative to the referencing file, then to the config root, then the
         working directory (launch scripts are usually run from the repository root). Lint-time only: the file
         must be among the files being checked."""
+        if not isinstance(reference, str) or "\0" in reference:
+            return None  # no file has that name (a NUL escaped into a YAML or JSON string; os.path refuses it)
         for candidate in reference_candidates(from_path, reference, self.config_for(from_path).root):
             found = self._by_real.get(os.path.realpath(candidate))
             if found is not None:

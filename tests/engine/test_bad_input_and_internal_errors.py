@@ -217,3 +217,15 @@ def test_digit_like_characters_that_int_refuses_are_no_internal_error(tmp_path):
     result = run_lint([tmp_path])
     assert [d for d in result.diagnostics if d.code == "F010"] == []
     assert result.files_checked == 2
+
+
+@pytest.mark.parametrize("name, text", [
+    ("cfg.json", '{"model": "Qwen/Qwen2.5\\u0000-7B", "tuner_type": "full"}\n'),
+    ("cfg.yaml", 'model: "Qwen/Qwen2.5\\0-7B"\ntuner_type: full\n'),
+])
+def test_a_nul_escaped_into_a_path_names_no_file_and_breaks_nothing(tmp_path, name, text):
+    # JSON's \u0000 and YAML's \0 decode to a NUL character, which os.path refuses with ValueError
+    (tmp_path / name).write_text(text)
+    (tmp_path / "run.sh").write_text(f"swift sft {name}\n")
+    result = lint([str(tmp_path)], Config(), Options())
+    assert not [d for d in result.diagnostics if d.code == "F010"]
