@@ -144,6 +144,11 @@ def _options(words: list[Word], i: int, spec: dict, stop: tuple[str, ...] = ()) 
     return out, i
 
 
+def _assignment_word(word: Word) -> bool:
+    name, eq, _ = word.text.partition("=") if word.known else ("", "", "")
+    return bool(eq) and name.isidentifier() and name.isascii()
+
+
 def _basename(word: Word) -> str:
     return os.path.basename(word.text) if word.known else ""
 
@@ -185,6 +190,10 @@ def _continuation(command: Command, text: str, path: str) -> str:
 def recognise(simple: "SimpleCommand", script: "ShellScript") -> Command | None:
     words = simple.words
     i = _skip_wrappers(words, 0)
+    # `bash -c "$LAUNCHER $CMD"`: the outer shell expands the string and the child parses it, so its leading
+    # NAME=value words are assignments there (open-r1's slurm/train.slurm: LAUNCHER="ACCELERATE_LOG_LEVEL=info ...")
+    while simple.depth > 0 and i < len(words) and _assignment_word(words[i]):
+        i = _skip_wrappers(words, i + 1)
     if i >= len(words):
         return None
     command = Command(path=simple.path, span=simple.span, words=list(words), hardware=dict(script.hardware),

@@ -205,6 +205,16 @@ def test_a_verl_launch_under_uv_run_is_a_verl_job():
     assert job.framework == "verl" and job.value("topology.world_size") == 4
 
 
+def test_a_bash_c_string_built_from_variables_is_parsed_as_the_child_shell_parses_it():
+    # open-r1's slurm/train.slurm: srun bash -c "$LAUNCHER $CMD", LAUNCHER starting with NAME=value assignments
+    src, (top,) = _top('LAUNCHER="ACCELERATE_LOG_LEVEL=info accelerate launch --num_machines 2 --num_processes 16"\n'
+                       'CMD="src/open_r1/sft.py --config recipe.yaml"\n'
+                       'srun --nodes=2 --ntasks=2 bash -c "$LAUNCHER $CMD"\n')
+    assert _counts(top) == (2, 8, 16)
+    commands = commands_of(src, Project([src], Config()))
+    assert [(c.launcher, c.entry.text) for c in commands] == [("accelerate", "src/open_r1/sft.py")]
+
+
 def test_srun_tasks_and_sbatch_allocation():
     src, (plain, wrapped) = _top("#!/bin/bash\n#SBATCH --nodes=4\n#SBATCH --gpus-per-node=8\n"
                                  "srun --ntasks-per-node 8 python train.py\n"
