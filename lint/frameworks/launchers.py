@@ -162,7 +162,7 @@ def _skip_wrappers(words: list[Word], i: int) -> int:
         i += 1
         positional = wrappers[name]
         while i < len(words) and words[i].known and (words[i].text.startswith("-") or
-                                                      (name in ("env", "eval") and "=" in words[i].text)):
+                                                      (name in ("env", "eval") and _assignment_word(words[i]))):
             i += 1
         i += positional
     return i
@@ -427,15 +427,11 @@ def commands_of(source: "Source", project=None) -> list[Command]:
 
 
 @job_builder(kinds={"shell"})
-def build_shell_jobs(source: "Source", project, hardware: dict | None = None) -> list[Job]:
-    """The jobs of a launch script's commands; ``hardware``: what the file that holds the script asks for (a SkyPilot
-    task's accelerators), under the script's own hardware comment."""
+def build_shell_jobs(source: "Source", project) -> list[Job]:
     jobs: list[Job] = []
     for command in commands_of(source, project):
         if command.entry is None:
             continue
-        if hardware:
-            command.hardware = {**hardware, **command.hardware}
         entry = command.entry.text if command.entry.known else ""
         built = None
         for interpret in interpreters_for(entry, command.launcher):
@@ -561,20 +557,28 @@ def _count(key: str, word: Word | None, how: str) -> Setting | None:
     return _word_setting(key, word, UNKNOWN, how)
 
 
+GPU_REQUESTS = ("--gpus-per-node", "--gres")  # SLURM options whose value is a GPU request, not the count itself
+
+
+def _gpu_count(flag: str, text: str) -> int | None:
+    """The GPUs per node of `--gpus-per-node=[type:]N` or `--gres=gpu[:type]:N[,...]`
+    (https://slurm.schedmd.com/sbatch.html)."""
+    if flag == "--gres":
+        fields = next((f for f in (p.strip().split(":") for p in text.split(",")) if f[0] == "gpu" and len(f) > 1),
+                      [""])
+        count = fields[-1]
+    else:
+        count = text.rpartition(":")[2]
+    return int(count) if count.isdecimal() and int(count) > 0 else None
+
+
 def _slurm_gpus_per_node(command: Command) -> tuple[Word, int] | None:
-    """(word, count) of the GPUs per node the SLURM allocation asks for: `--gres=gpu[:type]:N` or
-    `--gpus-per-node=[type:]N` (https://slurm.schedmd.com/sbatch.html); SLURM sets CUDA_VISIBLE_DEVICES to them."""
-    word = _scheduler_value(command, "--gpus-per-node")
-    if word is not None and word.known:
-        count = word.text.rpartition(":")[2]
-        if count.isdecimal() and int(count) > 0:
-            return word, int(count)
-    gres = _scheduler_value(command, "--gres")
-    if gres is not None and gres.known:
-        for part in gres.text.split(","):
-            fields = part.strip().split(":")
-            if fields[0] == "gpu" and len(fields) > 1 and fields[-1].isdecimal() and int(fields[-1]) > 0:
-                return gres, int(fields[-1])
+    """(word, count) of the GPUs per node the SLURM allocation asks for; SLURM sets CUDA_VISIBLE_DEVICES to them."""
+    for flag in GPU_REQUESTS:
+        word = _scheduler_value(command, flag)
+        count = _gpu_count(flag, word.text) if word is not None and word.known else None
+        if count is not None:
+            return word, count
     return None
 
 
@@ -587,24 +591,23 @@ def _scheduler_value(command: Command, *flags: str) -> Word | None:
 
 
 def _slurm(command: Command, word: Word | None, source_text: str | None) -> Word | None:
-    """A launcher value written as ``$SLURM_NNODES`` and the like: the #SBATCH / srun option that sets it."""
+    """A launcher value written as ``$SLURM_NNODES`` and the like: the #SBATCH / srun option that sets it (the
+    first of the table's options given; a GPU request gives its count)."""
     if word is None or word.known or source_text is None or word.path != command.path:
         return word
     written = source_text[word.span.start : word.span.end].strip("\"'{}$")
-    flags = launcher_specs()["slurm_env"]["variables"].get(written)
-    if not flags:
-        return word
-    if written in ("SLURM_GPUS_ON_NODE", "SLURM_GPUS_PER_NODE"):
-        # the count of --gpus-per-node=[type:]N; SLURM_GPUS_ON_NODE also of --gres=gpu[:type]:N
-        allocated, per_node = _slurm_gpus_per_node(command), _scheduler_value(command, "--gpus-per-node")
-        if allocated is None or (written == "SLURM_GPUS_PER_NODE" and allocated[0] is not per_node):
-            return word
-        how = "--gpus-per-node" if allocated[0] is per_node else "--gres"
-        return Word(str(allocated[1]), word.span, word.path, origin=f"${written} = {allocated[1]} from `{how}`")
-    found = _scheduler_value(command, *flags)
-    if found is None or not found.known:
-        return word
-    return Word(found.text, word.span, word.path, origin=f"${written} = {found.text} from `{flags[0]}`")
+    for flag in launcher_specs()["slurm_env"]["variables"].get(written, ()):
+        found = _scheduler_value(command, flag)
+        if found is None or not found.known:
+            continue
+        text = found.text
+        if flag in GPU_REQUESTS:
+            count = _gpu_count(flag, text)
+            if count is None:
+                continue
+            text = str(count)
+        return Word(text, word.span, word.path, origin=f"${written} = {text} from `{flag}`")
+    return word
 
 
 def _under_srun(command: Command) -> bool:
@@ -804,9 +807,9 @@ def _accelerate_topology(top: LaunchTopology, command: Command, project, value, 
         if top.per_node is not None:
             top.notes.append(HOME_CONFIG)
     elif top.world is None and config is not None and top.visible is not None:
-        # the config's num_processes was not read; a process past the visible GPUs has no device of its own, so
-        # the launch's own CUDA_VISIBLE_DEVICES beats the hardware profile
-        what = f"num_processes of {config.text} not read: one process per GPU of CUDA_VISIBLE_DEVICES assumed"
+        # the config's num_processes is not known (the file is not read, or leaves it out); a process past the
+        # visible GPUs has no device of its own, so the GPUs the launch sees beat the hardware profile
+        what = f"num_processes of {config.text} not known: one process per visible GPU assumed"
         top.per_node = visible_count(what)
         top.notes.append(what)
     gpu_ids = value("--gpu_ids")

@@ -30,12 +30,12 @@ def build_skypilot_jobs(source: "Source", project) -> list[Job]:
     if not isinstance(run, yaml.ScalarNode) or not TASK_KEYS & set(top) or run.style not in ("|", None, "", '"', "'"):
         return []
     hardware, notes = task_hardware(top)
-    shell = _shell_view(source, run, task_env(top, hardware))
+    shell = _shell_view(source, run, task_env(top, hardware), hardware)
     if shell is None:
         return []
     from rlhf_lint.frameworks.launchers import build_shell_jobs
 
-    jobs = build_shell_jobs(shell, project, hardware)
+    jobs = build_shell_jobs(shell, project)
     for job in jobs:
         job.assumptions.extend(notes)
     return jobs
@@ -61,7 +61,7 @@ def task_env(top: dict, hardware: dict) -> dict:
     return out
 
 
-def _shell_view(source: "Source", run, env: dict) -> "Source | None":
+def _shell_view(source: "Source", run, env: dict, hardware: dict) -> "Source | None":
     """The file with everything but the `run` block's text blanked: a shell Source with the YAML file's offsets."""
     from rlhf_lint.model import ParseError
     from rlhf_lint.readers.shell import parse_shell_source
@@ -79,7 +79,7 @@ def _shell_view(source: "Source", run, env: dict) -> "Source | None":
         return None  # the bound of a launch script (engine.project MAX_PARSE_BYTES["shell"])
     kept = "".join(c if c == "\n" or start <= i < end else " " for i, c in enumerate(text))
     shell = Source.from_bytes(source.path, kept.encode("utf-8"), kind="shell")
-    shell.shell_env = env
+    shell.shell_env, shell.shell_hardware = env, hardware
     try:
         shell.tree = parse_shell_source(shell)
     except ParseError:

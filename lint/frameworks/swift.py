@@ -97,8 +97,9 @@ def interpret(command: "Command", source: "Source", project) -> list[Job]:
     settings.add(Setting("framework", "swift", command.path, command.span))
     table = arguments()
     label, row, note = release_row(project)
+    argfile, entries, unread = _read_argument_file(command, project, table["argument_file"], label)
     # parse_yaml_args sets the argument file's ENV before get_torchrun_args reads NPROC_PER_NODE and NNODES
-    command.env.update(_argument_file_env(command, project, table, label))
+    command.env.update(_env_words(command, argfile, entries, table["argument_file"]))
     _topology(command, settings, assumptions, source, project)
     if script and command.launcher == "accelerate":
         from rlhf_lint.frameworks.launchers import accelerate_launch_settings
@@ -109,7 +110,9 @@ def interpret(command: "Command", source: "Source", project) -> list[Job]:
               framework="swift", settings=settings, assumptions=assumptions, hardware=dict(command.hardware))
     given = _given(command)
     if not megatron:
-        given = {**_argument_file(command, project, job, table, label), **given}  # the command line wins
+        if unread:
+            job.assumptions.append(unread)
+        given = {**_argument_given(command, job, argfile, entries, table["argument_file"]), **given}  # flags win
     if "model" in given and isinstance(given["model"][0], str):
         value, path, span, origin = given["model"]
         settings.add(Setting("model.policy.path", value, path, span, origin))
@@ -322,85 +325,69 @@ def _layout(settings: Settings, job: Job, table: dict, node_gpus: int | None) ->
                                  "sees several GPUs splits it over them by device_map)", None, None, source))
 
 
-def _argument_file(command: "Command", project, job: Job, table: dict, label: str) -> dict:
-    """The keys of the YAML argument file `swift sft FILE.yaml` names (ms-swift 4.1+), as _given's entries."""
-    from rlhf_lint.frameworks.deepspeed import version_tuple as _key
+def _read_argument_file(command: "Command", project, spec: dict, label: str) -> tuple:
+    """(file, its top-level entries, why it is not read) for the argument file `swift sft FILE.yaml|.json` names
+    (ms-swift 4.1+; parse_yaml_args: yaml.safe_load, or json.load for a .json); (None, None, None) without one."""
+    from rlhf_lint.frameworks.deepspeed import version_tuple
     from rlhf_lint.frameworks.hf import recipe_entries
     from rlhf_lint.frameworks.jobs import not_checked
-    from rlhf_lint.readers.yaml import node_span
 
     word = command.positionals[0] if command.positionals else None
     if word is None or not word.known or not word.text.endswith((".yaml", ".yml", ".json")):
-        return {}
-    spec = table["argument_file"]
-    if _key(label) < _key(spec["since"]):
-        job.assumptions.append(f"ms-swift {label} reads no argument file ({word.text}): from {spec['since']} on")
-        return {}
+        return None, None, None
+    if version_tuple(label) < version_tuple(spec["since"]):
+        return None, None, f"ms-swift {label} reads no argument file ({word.text}): from {spec['since']} on"
     target = project.resolve(command.path, word.text) if project is not None else None
     if target is None:
-        job.assumptions.append(not_checked(word.text, "the ms-swift argument file"))
-        return {}
-    entries = recipe_entries(target)  # parse_yaml_args: yaml.safe_load, or json.load for a .json
+        return None, None, not_checked(word.text, "the ms-swift argument file")
+    entries = recipe_entries(target)
     if entries is None:
-        job.assumptions.append(f"the ms-swift argument file {word.text} is not a mapping rlhf-lint reads")
+        return None, None, f"the ms-swift argument file {word.text} is not a mapping rlhf-lint reads"
+    return target, entries, None
+
+
+def _argument_given(command: "Command", job: Job, argfile, entries: dict | None, spec: dict) -> dict:
+    """The argument file's keys as _given's entries (its ENV aside: _env_words)."""
+    from rlhf_lint.readers.yaml import node_span
+
+    if argfile is None:
         return {}
-    name = os.path.basename(target.path)
+    name = os.path.basename(argfile.path)
     out = {}
     for key, (value, _key_node, node) in entries.items():
         if key == "ENV":
             continue
         text = ",".join(str(v) for v in value) if isinstance(value, list) else value
-        out[key] = (text, target.path, node_span(node), f"{key} in {name}")
-    env = _file_env(target)
-    set_there = [k for k in spec["topology_env"] if k in env and k not in command.env]
-    if set_there:
+        out[key] = (text, argfile.path, node_span(node), f"{key} in {name}")
+    set_there = [k for k in spec["topology_env"] if k in _env_nodes(entries) and k not in command.env]
+    if set_there:  # an ENV value that is no plain scalar: the processes it would set are not read
         job.settings.add(Setting("topology.layout_guess",
                                  f"the ENV of {name} ({', '.join(set_there)}) does not change the processes read "
-                                 "from the launch", target.path, None, spec["source"].split(" ")[0]))
+                                 "from the launch", argfile.path, None, spec["source"].split(" ")[0]))
     return out
 
 
-def _file_env(source) -> set:
-    """Names under the argument file's top-level ENV mapping."""
-    return set(_env_nodes(source))
-
-
-def _env_nodes(source) -> dict:
-    """name -> value node of the argument file's top-level ENV mapping (YAML, or JSON composed as YAML)."""
+def _env_nodes(entries: dict | None) -> dict:
+    """name -> value node of the argument file's top-level ENV mapping."""
     import yaml
 
-    from rlhf_lint.readers.yaml import config_docs
-
-    docs = config_docs(source)
-    if not docs or not isinstance(docs[0], yaml.MappingNode):
+    env = (entries or {}).get("ENV")
+    if env is None or not isinstance(env[2], yaml.MappingNode):
         return {}
-    for k, v in docs[0].value:
-        if isinstance(k, yaml.ScalarNode) and k.value == "ENV" and isinstance(v, yaml.MappingNode):
-            return {i.value: node for i, node in v.value if isinstance(i, yaml.ScalarNode)}
-    return {}
+    return {k.value: v for k, v in env[2].value if isinstance(k, yaml.ScalarNode)}
 
 
-def _argument_file_env(command: "Command", project, table: dict, label: str) -> dict:
+def _env_words(command: "Command", argfile, entries: dict | None, spec: dict) -> dict:
     """The GPU-selecting variables (NPROC_PER_NODE, NNODES, CUDA_VISIBLE_DEVICES) the argument file's ENV sets and
     the launch does not: ms-swift's parse_yaml_args exports each one the environment lacks, as str(value)."""
     import yaml
 
-    from rlhf_lint.frameworks.deepspeed import version_tuple
     from rlhf_lint.readers.commands import Word
     from rlhf_lint.readers.yaml import node_span
 
-    spec = table["argument_file"]
-    word = command.positionals[0] if command.positionals else None
-    if (word is None or not word.known or not word.text.endswith((".yaml", ".yml", ".json")) or project is None
-            or version_tuple(label) < version_tuple(spec["since"])):
+    if argfile is None:
         return {}
-    target = project.resolve(command.path, word.text)
-    if target is None:
-        return {}
-    name = os.path.basename(target.path)
-    out = {}
-    for key, node in _env_nodes(target).items():
-        if key in spec["topology_env"] and key not in command.env and isinstance(node, yaml.ScalarNode):
-            out[key] = Word(str(node.value), node_span(node), target.path, origin=f"ENV {key} in {name}")
-    return out
-
+    name = os.path.basename(argfile.path)
+    return {key: Word(str(node.value), node_span(node), argfile.path, origin=f"ENV {key} in {name}")
+            for key, node in _env_nodes(entries).items()
+            if key in spec["topology_env"] and key not in command.env and isinstance(node, yaml.ScalarNode)}

@@ -1507,7 +1507,8 @@ def read_script(source: Source, resolve: Callable[[str, str], Source | None] | N
     evaluator = _Evaluator(script, source, resolve)
     evaluator.run(doc, doc.tree.root_node)
     script.variables = evaluator.env
-    script.hardware, script.hardware_span = parse_hardware(source.text)
+    declared, script.hardware_span = parse_hardware(source.text)
+    script.hardware = {**source.shell_hardware, **declared}
     return script
 
 

@@ -118,9 +118,10 @@ class Source:
     parse_error: Any = None  # a Finding-like object when parsing failed
     internal_errors: list = field(default_factory=list, repr=False)  # InternalError from our own code, not the file
     skipped: list = field(default_factory=list, repr=False)  # (Span, message): what a reader left out, over a bound
-    # variables the shell that runs this script starts with, name -> (value, Span of its text or None): a SkyPilot
-    # task's envs and SKYPILOT_* for its run script
+    # for a script held by another file (a SkyPilot task's run block): the variables its shell starts with, name ->
+    # (value, Span of its text or None), and the hardware the holding file asks for, under the script's own comment
     shell_env: dict = field(default_factory=dict, repr=False)
+    shell_hardware: dict = field(default_factory=dict, repr=False)
     _line_starts: list[int] | None = field(default=None, repr=False)
     _byte_to_char: Any = field(default=None, repr=False)
 

@@ -146,7 +146,7 @@ def test_an_unread_accelerate_config_takes_the_visible_gpus_before_the_hardware_
     src, (visible, plain) = _top("CUDA_VISIBLE_DEVICES=0,1 accelerate launch --config_file gone.json t.py\n"
                                  "accelerate launch --config_file gone.json t.py\n", gpus_per_node=8)
     assert _counts(visible) == (1, 2, 2) and src.span_text(visible.per_node.span) == "0,1"
-    assert any("num_processes of gone.json not read" in n for n in visible.notes)
+    assert any("num_processes of gone.json not known" in n for n in visible.notes)
     # without CUDA_VISIBLE_DEVICES the launch says nothing: the hardware profile decides later, named as a guess
     assert _counts(plain) == (None, None, None)
 
