@@ -50,6 +50,8 @@ SRC_ORZ_BROADCAST = f"{SRC_ORZ}/actors.py#L692-L714"  # ZeRO-3: one parameter ga
 SRC_LIGER = "https://github.com/linkedin/Liger-Kernel/blob/main/src/liger_kernel/ops/fused_linear_cross_entropy.py"
 SRC_LORA = "https://arxiv.org/abs/2106.09685"  # LoRA: r x (d_in + d_out) parameters per adapted matrix
 SRC_QLORA = "https://arxiv.org/abs/2305.14314"  # NF4 + double quantisation: 4.127 bits per parameter
+SRC_QUANT_LOAD = ("https://github.com/huggingface/transformers/blob/v4.44.2/src/transformers/modeling_utils.py "
+                  "(from_pretrained: low_cpu_mem_usage set to True when the model is quantized)")
 SRC_TORCH_ADAMW = "https://github.com/pytorch/pytorch/blob/v2.5.0/torch/optim/adamw.py"  # zeros_like(p): param dtype
 SRC_TRL_GRPO = "https://github.com/huggingface/trl/blob/v0.17.0/trl/trainer/grpo_trainer.py"
 SRC_TRL_COLOCATE = "https://github.com/huggingface/trl/blob/v0.18.0/trl/trainer/grpo_trainer.py"  # LLM(...) in-process
@@ -161,6 +163,7 @@ class RoleEstimate:
     gather_one: int = 0  # ZeRO-3: bytes of the largest module gathered whole (what a weight sync gathers at a time)
     arch: ModelArch | None = None  # the shapes (host RAM: pinned blocks per parameter tensor)
     trained_params: int = 0  # parameters with gradients and optimizer states (LoRA: the adapters)
+    state_bytes: int = 0  # optimizer-side bytes of every trained parameter, before ZeRO divides them (host RAM)
     host_states: int = 0  # bytes per rank of states kept in host RAM instead of the GPU (FSDP CPUOffload)
     state_bytes_per_param: float = 0  # optimizer-side bytes per trained parameter (master copy + states)
     gpus_assumed: bool = False  # its GPU count is the hardware profile's: no launch gives the world size
@@ -1095,6 +1098,14 @@ def _block_part(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, opt_b
                                           f"gradient of {_count(largest)} before its hook sparsifies it")
 
 
+QUANTIZATIONS = ("4bit", "nf4", "fp4", "int4", "8bit", "int8")
+
+
+def _quantized(inp: _Inputs) -> bool:
+    """The trained model's base is loaded quantized (QLoRA)."""
+    return str(inp.get("train.quantization", "none") or "none").lower() in QUANTIZATIONS
+
+
 def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, shards: int | None = None) -> None:
     """Weights, gradients and optimizer states of a trained role under DeepSpeed ZeRO (or plain data parallelism,
     ``train.strategy`` ddp: ZeRO-0 without DeepSpeed's buffers); ``shards``: the GPUs ZeRO-3's layout divides by when
@@ -1138,7 +1149,7 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, sha
         T = lora_params(arch, rank, inp.get("train.lora_targets"))
         if not inp.get("train.lora_targets"):
             inp.assumptions.append("LoRA adapters on every linear projection assumed (no target modules given)")
-    quantized = quant in ("4bit", "nf4", "fp4", "int4", "8bit", "int8")
+    quantized = _quantized(inp)
     ad = w  # bytes of an adapter parameter
     if rank > 0 and ctx["plain"]:
         # without DeepSpeed the adapters are what torch's optimizer updates, in their own dtype
@@ -1224,6 +1235,7 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, sha
 
     terms = emit(total_w, G, S)
     r.terms += terms
+    r.state_bytes = S
     r.state_bytes_per_param = k
     if part is not None:
         more = part.unsure
@@ -2537,23 +2549,28 @@ def _host(roles, role_nodes, groups, inp: _Inputs, ctx: dict, hardware, versions
                 persistent += persistent_fsdp
                 transient += load
                 continue
+            # what the optimizer updates: every parameter, or only the adapters (LoRA) or the unfrozen layers
+            T = r.trained_params or P
+            states = r.state_bytes or k * T
+            what = f"{_count(T)}" + (f" trained of {_count(P)}" if T < P else "")
             if r.trainable and ctx["offload_optimizer"] == "cpu" and stage >= 1:
-                cpu_adam[role] = (k * P * count // n, k * P)
-                persistent.append(Term(f"optimizer_states:{role}", k * P * count // n,
-                                       f"CPU Adam: {k} B (fp32 master + m + v) x {_count(P)} x {share}", SRC_CPU_ADAM))
+                cpu_adam[role] = (states * count // n, states)
+                persistent.append(Term(f"optimizer_states:{role}", states * count // n,
+                                       f"CPU Adam: {states / T:g} B (fp32 master + states) x {what} x {share}",
+                                       SRC_CPU_ADAM))
                 # the host gradient partition takes the fp32 partition's dtype whatever the accumulation dtype
                 # (stage3.py initialize_optimizer_states: gradient_dtype = fp32_partitioned_groups_flat[0].dtype;
                 # stage_1_and_2.py: single_partition_of_fp32_groups[i].dtype)
                 g32 = dtype_bytes("fp32", 4)
-                persistent.append(Term(f"gradients:{role}", g32 * P * count // n,
-                                       f"fp32 gradient partition {g32} B x {_count(P)} x {share} (pinned)",
+                persistent.append(Term(f"gradients:{role}", g32 * T * count // n,
+                                       f"fp32 gradient partition {g32} B x {what} x {share} (pinned)",
                                        SRC_DS_STAGE3 if stage == 3 else SRC_DS_STAGE12))
             if r.trainable and inp.flag("deepspeed.enable_sleep") and not (ctx["offload_optimizer"] == "cpu"
                                                                            and stage >= 1):
                 # offload_states parks the optimizer states and fp32 partitions in pinned host RAM between uses
-                persistent.append(Term(f"sleep_states:{role}", k * P * count // n,
-                                       f"asleep: {k} B (fp32 master + m + v) x {_count(P)} x {share} parked by "
-                                       f"offload_states", SRC_DS_OFFLOAD_STATES))
+                persistent.append(Term(f"sleep_states:{role}", states * count // n,
+                                       f"asleep: {states / T:g} B (fp32 master + states) x {what} x {share} parked "
+                                       f"by offload_states", SRC_DS_OFFLOAD_STATES))
             if r.trainable and ctx["offload_param"] == "cpu" and stage == 3:
                 if inp.flag("deepspeed.offload_param_pin_memory") and r.arch is not None:
                     persistent += _pinned_params(r, w, count, share)
@@ -2565,18 +2582,28 @@ def _host(roles, role_nodes, groups, inp: _Inputs, ctx: dict, hardware, versions
                                        f"offloaded {role} weights {w} B x {_count(P)}"
                                        + (f" x {share}" if ctx["eval_stage"] == 3 else " per rank"), SRC_DS_MEMORY))
             # LLaMA-Factory without ZeRO-3 loads with device_map onto each rank's GPU (low_cpu_mem_usage): shard by
-            # shard, as zero.Init does, not a full copy in host RAM
-            streamed = stage == 3 or ctx.get("framework") == "llamafactory"
+            # shard, as zero.Init does, not a full copy in host RAM; so does a quantized load (transformers turns
+            # low_cpu_mem_usage on with a quantization_config)
+            quantized = r.trainable and _quantized(inp)
+            streamed = stage == 3 or ctx.get("framework") == "llamafactory" or quantized
             load = min(w * P // 1, K.checkpoint_shard_bytes) if streamed else w * P
             how = ("one checkpoint shard ({}, zero.Init)" if stage == 3 else
+                   "one checkpoint shard ({}, quantized as it loads)" if quantized else
                    "one checkpoint shard ({}, device_map onto the GPU)").format(gib(load))
             transient.append(Term(f"loading:{role}", count * load,
                                   f"{count} ranks x " + (how if streamed else f"a full {w} B copy ({gib(w * P)}) while "
                                                                               f"loading"),
+                                  SRC_QUANT_LOAD if quantized and stage < 3 else
                                   SRC_LOAD if stage == 3 or not streamed else SRC_LF_LOAD))
             if r.trainable and index == _first_node(placement, role):
-                transient.append(Term(f"saving:{role}", w * P,
-                                      f"rank 0 gathers the full {w} B state dict to save: {gib(w * P)}", SRC_SAVE))
+                if T < P and stage < 3 and _int_of(inp.get("train.lora_rank"), 0) > 0:
+                    # the model is whole on rank 0's GPU: PEFT's save_pretrained writes the adapters only
+                    ad = dtype_bytes("fp32", 4) if ctx["plain"] else w
+                    transient.append(Term(f"saving:{role}", ad * T, f"rank 0 saves the adapters only (PEFT): {ad} B x "
+                                                                    f"{_count(T)}", SRC_LORA))
+                else:
+                    transient.append(Term(f"saving:{role}", w * P,
+                                          f"rank 0 gathers the full {w} B state dict to save: {gib(w * P)}", SRC_SAVE))
         if len(together) > 1:
             transient = _one_after_another(transient, together)
         out.append(HostNode(index, ranks, persistent, transient, limit, limit_name, cpu_adam))

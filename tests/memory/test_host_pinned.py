@@ -49,3 +49,34 @@ def test_ds_config_pin_memory_reaches_the_estimate(tmp_path):
         "train.sh": "deepspeed train.py --deepspeed ds.json --model_name_or_path Qwen/Qwen2.5-32B --bf16\n",
     }).jobs
     assert job.settings.get("deepspeed.offload_param_pin_memory").value is True
+
+
+def lora_host(zero, quantization=None, offload_param=None):
+    extra = {"train.lora_rank": 64, "train.quantization": quantization}
+    job = _job_from_options("meta-llama/Llama-2-70b-hf", 8, 8, zero, "cpu", offload_param, "bf16", None, 1, 2048,
+                            True, True, "sft", extra)
+    node = estimate(job, Hardware(gpu="A100-80GB", gpus_per_node=8, host_memory=512 * 10**9)).nodes[0]
+    return {t.name: t.bytes for t in node.persistent + node.transient}, node
+
+
+def test_cpu_adam_of_a_lora_job_holds_the_adapters_states_only():
+    """70B LoRA r 64 with the optimizer on the CPU: Adam's 12 B and the fp32 gradient cover the 828M adapters, not
+    the 69B frozen base (which would be 1 TB of host RAM)."""
+    terms, node = lora_host(2)
+    adapters = 828_375_040
+    assert terms["optimizer_states:policy"] == 12 * adapters
+    assert terms["gradients:policy"] == 4 * adapters
+    # ZeRO-2 keeps the whole model on rank 0's GPU: PEFT saves the adapters alone
+    assert terms["saving:policy"] == 2 * adapters
+    # what stays is the processes and the adapters' states; eight full bf16 copies while loading are the peak
+    assert sum(t.bytes for t in node.persistent) < 40 * 2**30 and terms["loading:policy"] > 10**12
+
+
+def test_quantized_load_is_streamed_and_zero3_saving_gathers_everything():
+    terms, _ = lora_host(2, quantization="4bit")
+    assert terms["loading:policy"] == 8 * 5_000_000_000  # one checkpoint shard per rank, not 8 full copies
+    full, _ = lora_host(2)
+    assert full["loading:policy"] == 8 * 2 * 68_976_648_192
+    # under ZeRO-3 the HF Trainer gathers the full 16-bit state dict before PEFT picks the adapters
+    z3, _ = lora_host(3, offload_param="cpu")
+    assert z3["saving:policy"] == 2 * 68_976_648_192 and z3["params:policy"] == 2 * 68_976_648_192
