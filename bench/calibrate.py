@@ -59,7 +59,7 @@ JOB_ARGUMENTS = {"zero": None, "offload_optimizer": None, "offload_param": None,
                  "grad_accum_dtype": None, "micro_batch": None, "seq_len": None, "checkpointing": None,
                  "flash": True, "job_type": "sft"}
 HARDWARE = {"gpu": "gpu", "host_memory": "host-memory", "gpu_memory": "gpu-memory"}
-OPTION_KEYS = {"model", "gpus", "framework", "lora_targets", "grad_accum", "max_tokens_per_gpu", "ds_config"} \
+OPTION_KEYS = {"model", "gpus", "framework", "lora_targets", "lora_modules_to_save", "grad_accum", "max_tokens_per_gpu", "ds_config"} \
     | set(SETTINGS) | set(JOB_ARGUMENTS) | set(HARDWARE)
 
 
@@ -72,6 +72,8 @@ def _estimate_options_row(config: dict):
     extra = {setting: config.get(key) for key, setting in SETTINGS.items()}
     extra["vllm.num_engines"] = 1 if config.get("vllm_utilization") else None
     extra["train.lora_targets"] = tuple(config["lora_targets"].split(",")) if config.get("lora_targets") else None
+    extra["train.lora_modules_to_save"] = (tuple(config["lora_modules_to_save"].split(","))
+                                           if config.get("lora_modules_to_save") else None)
     if config.get("grad_accum"):
         extra["batch.grad_accum"] = config["grad_accum"]
     if config.get("max_tokens_per_gpu"):

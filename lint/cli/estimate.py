@@ -277,6 +277,8 @@ def _check_parallel_sizes(gpus: int, ring: int | None, sequence: int | None, exp
 @click.option("--optimizer", default=None, help="adamw, adamw_8bit, paged_adamw_8bit, adafactor, sgd, lion, ...")
 @click.option("--lora-rank", type=click.IntRange(min=1), default=None, help="Train LoRA adapters of this rank.")
 @click.option("--lora-targets", default=None, help="Comma-separated modules (q_proj,v_proj); default all linear.")
+@click.option("--lora-modules-to-save", default=None,
+              help="Comma-separated modules trained in full beside LoRA (embed_tokens,lm_head: PEFT modules_to_save).")
 @click.option("--quantization", type=click.Choice(["none", "4bit", "8bit"]), default=None,
               help="Frozen base weights quantised (QLoRA: 4bit).")
 @click.option("--fused-loss/--no-fused-loss", default=None, help="Chunked/fused cross entropy (Liger): no logits.")
@@ -296,7 +298,7 @@ def _check_parallel_sizes(gpus: int, ring: int | None, sequence: int | None, exp
 def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memory, container_memory, zero,
              offload_optimizer, offload_param, dtype, grad_accum_dtype, micro_batch, seq_len, gradient_checkpointing,
              flash_attn, job_type, strategy, master_dtype, adapter_dtype, optimizer, lora_rank, lora_targets,
-             quantization, fused_loss, packing, max_tokens_per_gpu, ring_attn_size, sequence_parallel_size,
+             lora_modules_to_save, quantization, fused_loss, packing, max_tokens_per_gpu, ring_attn_size, sequence_parallel_size,
              expert_parallel_size, output_format, prompt_len=None, completion_len=None, beta=None, pin_memory=None,
              freeze_vision=None, ds_config=None, grad_accum=None):
     """Estimate GPU and host memory per role of a launch script, or of a job given by options
@@ -318,6 +320,8 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
         _refuse("--optimizer '': name an optimizer (adamw, adamw_8bit, adafactor, ...) or leave the option out")
     if lora_targets is not None and not any(t.strip() for t in lora_targets.split(",")):
         _refuse(f"--lora-targets {lora_targets!r} names no module: write q_proj,v_proj or leave it out (all linear)")
+    if lora_modules_to_save is not None and not lora_rank:
+        _refuse("--lora-modules-to-save trains modules beside LoRA adapters: give --lora-rank too")
     if strategy not in (None, "deepspeed"):
         for name, value in (("--zero", zero), ("--offload-optimizer", offload_optimizer), ("--ds-config", ds_config)):
             if value is not None:
@@ -375,7 +379,9 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
                  "seq.generate_max_len": completion_len, "trl.beta": beta,
                  "deepspeed.offload_param_pin_memory": pin_memory, "train.freeze_vision": freeze_vision,
                  "train.lora_targets": tuple(t.strip() for t in lora_targets.split(",") if t.strip())
-                 if lora_targets else None}
+                 if lora_targets else None,
+                 "train.lora_modules_to_save": tuple(t.strip() for t in lora_modules_to_save.split(",") if t.strip())
+                 if lora_modules_to_save else None}
         if max_tokens_per_gpu:
             extra |= {"batch.dynamic": True, "batch.max_tokens_per_gpu": max_tokens_per_gpu}
         if grad_accum:

@@ -164,6 +164,8 @@ class RoleEstimate:
     arch: ModelArch | None = None  # the shapes (host RAM: pinned blocks per parameter tensor)
     trained_params: int = 0  # parameters with gradients and optimizer states (LoRA: the adapters)
     state_bytes: int = 0  # optimizer-side bytes of every trained parameter, before ZeRO divides them (host RAM)
+    saved_params: int = 0  # LoRA modules_to_save: parameters of the trainable copies (within trained_params)
+    saved_state_bytes: float = 0  # their optimizer state bytes per parameter
     host_states: int = 0  # bytes per rank of states kept in host RAM instead of the GPU (FSDP CPUOffload)
     state_bytes_per_param: float = 0  # optimizer-side bytes per trained parameter (master copy + states)
     gpus_assumed: bool = False  # its GPU count is the hardware profile's: no launch gives the world size
@@ -772,10 +774,21 @@ def _adam_step_term(r: RoleEstimate, inp: _Inputs, ctx: dict, v_bytes: float, co
     """The copy of Adam's second moment (``v_bytes`` per parameter, ``count`` parameters) a foreach AdamW writes in
     step() (sqrt(v), torch's _multi_tensor_adamw), for jobs where torch's optimizer updates the GPU's tensors: plain
     data parallel and FSDP (whose DTensors take the same path: schemas/hf/adam_step_temporary.json)."""
+    from rlhf_lint.frameworks.deepspeed import version_tuple
+    from rlhf_lint.schemas import load
+
     foreach, why, source = _foreach_adam(inp, ctx, r.role)
     if foreach is False or not v_bytes or not count:
         return
     step = int(v_bytes * count)
+    table = load("hf/adam_step_temporary.json")
+    torch = _release(ctx.get("versions") or {}, "torch")
+    if foreach and torch is not None and torch < version_tuple(table["foreach_two_copies_before_torch"]):
+        # torch 2.0's foreach AdamW also writes denom = sqrt(v) + eps into a new list of tensors
+        _step_term(r, 2 * step, f"foreach AdamW's sqrt(v) and denom copies 2 x {v_bytes:g} B x {_count(count)} in "
+                                f"step() ({why}, torch {ctx['versions']['torch']})",
+                   table["foreach_two_copies_source"])
+        return
     if foreach is None and step > _transients(r):
         inp.assumptions.append(f"{r.role}: torch's foreach AdamW assumed ({why}): its step copies v, {gib(step)}; "
                                f"a fused optimizer would not")
@@ -1101,6 +1114,31 @@ def _block_part(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, opt_b
 QUANTIZATIONS = ("4bit", "nf4", "fp4", "int4", "8bit", "int8")
 
 
+def _modules_to_save(arch: ModelArch, inp: _Inputs) -> tuple[int, str]:
+    """(parameters, what) of the modules a LoRA job trains in full (PEFT modules_to_save): the embedding and the
+    LM head by name (schemas/hf/lora_modules_to_save.json); a name the table does not size is said, not counted."""
+    from rlhf_lint.schemas import load
+
+    names = inp.get("train.lora_modules_to_save")
+    if not names:
+        return 0, ""
+    if isinstance(names, str):
+        names = tuple(n.strip() for n in names.split(","))
+    table = load("hf/lora_modules_to_save.json")
+    total, sized, unsized = 0, [], []
+    for name in dict.fromkeys(str(n).strip() for n in names if str(n).strip()):
+        module = name.rsplit(".", 1)[-1]
+        if module in table["embedding"] or module in table["head"]:
+            total += arch.embedding_params()
+            sized.append(module)
+        elif module not in table["small"]:
+            unsized.append(module)
+    if unsized:
+        inp.assumptions.append(f"modules_to_save {', '.join(unsized)}: not sized (only the embedding and the LM head "
+                               f"are)")
+    return total, " and ".join(sized)
+
+
 def _quantized(inp: _Inputs) -> bool:
     """The trained model's base is loaded quantized (QLoRA)."""
     return str(inp.get("train.quantization", "none") or "none").lower() in QUANTIZATIONS
@@ -1151,17 +1189,25 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, sha
             inp.assumptions.append("LoRA adapters on every linear projection assumed (no target modules given)")
     quantized = _quantized(inp)
     ad = w  # bytes of an adapter parameter
+    saved, saved_note = _modules_to_save(arch, inp) if rank > 0 else (0, "")
+    saved_w, saved_k = w, k  # bytes per parameter of the trainable copies: weight, optimizer state
     if rank > 0 and ctx["plain"]:
         # without DeepSpeed the adapters are what torch's optimizer updates, in their own dtype
         ad, ad_name, ad_why, src = _adapter_dtype(inp, ctx, quantized)
         a = ad
         k = opt_bytes * ad / f32 if opt in MOMENT_OPTIMIZERS else opt_bytes
         what = f"{opt} states of {ad_name} adapters; {ad_why}"
+        # PEFT deep-copies a saved module in the base's dtype; a framework that upcasts what trains (LLaMA-Factory)
+        # upcasts the copy too
+        own = ctx.get("framework") == "llamafactory"
+        saved_w = ad if own else w
+        saved_k = opt_bytes * saved_w / f32 if opt in MOMENT_OPTIMIZERS else opt_bytes
     # freeze tuning, GaLore / APOLLO, BAdam: fewer trained parameters or smaller states (rlhf_lint.memory.tuning)
     part = _partial(r, arch, inp, ctx, k, a, master, opt_bytes) if rank == 0 else None
     if part is not None:
         T, k, a, what, src = part.trained, part.k, part.a, part.what, part.source
-    r.trained_params = T
+    r.trained_params = T + saved
+    r.saved_params, r.saved_state_bytes = saved, saved_k
     # weights: the (frozen) base in its dtype or quantised, plus adapters
     linear = arch.num_layers * (arch.attention_params() + arch.ffn_params())
     linear = min(linear, P)
@@ -1188,6 +1234,17 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, sha
     ts = _count(T) + (" adapter" if rank > 0 else "")
     G, gs = (part.grads, part.grads_formula) if part is not None and part.grads is not None else (a * T, "")
     S, ss = (part.states, part.states_formula) if part is not None and part.states is not None else (int(k * T), "")
+    if saved:
+        # modules_to_save: a trainable copy of each, with its gradient (in its own dtype without DeepSpeed, else
+        # the accumulation dtype) and optimizer states
+        saved_a = saved_w if ctx["plain"] else a
+        total_w += saved_w * saved
+        G += saved_a * saved
+        S += int(saved_k * saved)
+        wf += f" + trained copies of {saved_note}: {saved_w} B x {_count(saved)}"
+        ts += f" + {_count(saved)} in the copies"
+        inp.assumptions.append(f"{r.role}: modules_to_save trains copies of {saved_note} ({_count(saved)} "
+                               f"parameters) beside the adapters")
 
     def emit(total_w: int, G: int, S: int) -> list[Term]:
         """Weights, gradients (in the accumulation dtype, of the trained parameters only) and optimizer states, laid
@@ -1339,7 +1396,12 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
     auto, auto_src = _auto_note(inp, "reduce_bucket_size", ctx)
     if ctx["plain"]:
         # DDP's gradient buckets (25 MB each) are within the runtime term; v is half of AdamW's m + v
-        _adam_step_term(r, inp, ctx, r.state_bytes_per_param / 2, T)
+        # foreach AdamW groups its tensors by dtype and copies v of one group at a time: the largest group
+        groups: dict[float, int] = {}
+        for v, count in ((r.state_bytes_per_param / 2, T - r.saved_params), (r.saved_state_bytes / 2, r.saved_params)):
+            groups[v] = groups.get(v, 0) + count
+        v, count = max(groups.items(), key=lambda vc: vc[0] * vc[1])
+        _adam_step_term(r, inp, ctx, v, count)
     elif stage in (1, 2):
         buckets = K.overlap_comm_buckets if ctx["overlap_comm"] else 1
         r.terms.append(Term("deepspeed_buffers", buckets * reduce * w,
