@@ -24,8 +24,9 @@ def test_subset_of_the_accuracy_table():
     # max_memory_allocated of LLaMA-7B under ZeRO-2 and ZeRO-3 (gist), a Qwen-7B LoRA reading, the context alone
     assert round(got["P2"], 2) == 27.6 and round(got["P9"], 2) == 35.4
     # P11: PEFT 0.5.0's fp32 adapters (16 B each) and torch 2.0's two foreach copies of v (sqrt and denom); P17:
-    # PEFT 0.6.2's bf16 adapters (8 B each), whose step copies stay below the backward's transients
-    assert round(got["P11"], 2) == 19.56 and round(got["P17"], 2) == 5.71 and got["P23"] == 1.25
+    # PEFT 0.6.2's bf16 adapters (8 B each), whose step copies stay below the backward's transients; both on the
+    # adapter count of Qwen's fused c_attn (the proxy's linear layers without k_proj)
+    assert round(got["P11"], 2) == 19.15 and round(got["P17"], 2) == 5.67 and got["P23"] == 1.25
     # TRL GRPO without vLLM, fp32 Qwen3 0.6B / 1.7B at 4 x (2048 + 1024) tokens (trl#3456: 48.12 and 76.32 GiB);
     # no checkpointing, so the saved activations leave no allocator slack
     assert round(got["I22"], 2) == 41.47 and round(got["I23"], 2) == 75.54
