@@ -8,6 +8,8 @@ had to be assumed is listed in Estimate.assumptions.
 """
 from __future__ import annotations
 
+import math
+
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
@@ -1112,6 +1114,18 @@ def _block_part(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, opt_b
 
 
 QUANTIZATIONS = ("4bit", "nf4", "fp4", "int4", "8bit", "int8")
+SRC_DEQUANTIZE = ("https://github.com/bitsandbytes-foundation/bitsandbytes/blob/0.43.1/bitsandbytes/autograd/_functions.py "
+                  "(MatMul4Bit: forward F.linear(A, F.dequantize_4bit(B, quant_state).to(A.dtype).t()); backward the "
+                  "same dequantized weight for grad_A)")
+
+
+def _dequantized_weight(arch: ModelArch, w: int) -> Term:
+    """A quantized base computes each linear layer on a 16-bit copy of its weight, made for the matmul and freed after
+    it (forward, recomputation and backward alike): at most the largest linear weight of a decoder layer at a time."""
+    largest = max((math.prod(shape) for moe, ids in arch.layer_kinds() if len(ids)
+                   for _, shape, _count in arch.layer_tensors(moe) if len(shape) == 2), default=0)
+    return Term("gathered_params", w * largest, f"quantized base: one linear weight dequantized to {w} B for its matmul, "
+                                                f"the largest {_count(largest)} elements", SRC_DEQUANTIZE)
 
 
 def _modules_to_save(arch: ModelArch, inp: _Inputs) -> tuple[int, str]:
@@ -1390,6 +1404,8 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
     r.terms += _bounded(bound, _activation_terms(arch, b, tokens, ctx["checkpointing"], ctx["flash"] or bound, w,
                                                  False, lm_logits, how, ctx["fused_loss"],
                                                  ctx.get("logit_tokens"), ctx.get("trl_logps", False)))
+    if _int_of(inp.get("train.lora_rank"), 0) > 0 and _quantized(inp):
+        r.terms.append(_dequantized_weight(arch, w))
     # DeepSpeed buffers: sizes from the ds_config (zero_optimization), accelerate's fill for "auto", DeepSpeed's
     # defaults when unset; a bucket never holds more than the trained parameters (LoRA)
     reduce = min(T, _bucket(inp, arch, "reduce_bucket_size", ctx))
