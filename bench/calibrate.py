@@ -59,7 +59,8 @@ JOB_ARGUMENTS = {"zero": None, "offload_optimizer": None, "offload_param": None,
                  "grad_accum_dtype": None, "micro_batch": None, "seq_len": None, "checkpointing": None,
                  "flash": True, "job_type": "sft"}
 HARDWARE = {"gpu": "gpu", "host_memory": "host-memory", "gpu_memory": "gpu-memory"}
-OPTION_KEYS = {"model", "gpus", "framework", "lora_targets", "lora_modules_to_save", "grad_accum", "max_tokens_per_gpu", "ds_config"} \
+OPTION_KEYS = {"model", "gpus", "framework", "lora_targets", "lora_modules_to_save", "grad_accum", "max_tokens_per_gpu",
+               "ds_config"} \
     | set(SETTINGS) | set(JOB_ARGUMENTS) | set(HARDWARE)
 
 

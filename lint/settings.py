@@ -177,7 +177,8 @@ VOCABULARY = (
     # -- parameter-efficient training, optimizer, loss, MoE: written by the HF Trainer / TRL / LLaMA-Factory builders,
     # read by the memory estimate
     ("train.lora_targets", tuple, "module names LoRA adapters attach to (empty or absent: the builder's default)"),
-    ("train.lora_modules_to_save", tuple, "modules a LoRA job trains in full beside its adapters (PEFT modules_to_save)"),
+    ("train.lora_modules_to_save", tuple,
+     "modules a LoRA job trains in full beside its adapters (PEFT modules_to_save)"),
     ("train.quantization", str, "none | 4bit | 8bit: the frozen base weights' format (QLoRA: 4bit)"),
     ("train.optimizer", str, "adamw | adamw_8bit | paged_adamw_8bit | adafactor | sgd | lion | ...: whose states "
                              "count"),

@@ -298,7 +298,8 @@ def _check_parallel_sizes(gpus: int, ring: int | None, sequence: int | None, exp
 def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memory, container_memory, zero,
              offload_optimizer, offload_param, dtype, grad_accum_dtype, micro_batch, seq_len, gradient_checkpointing,
              flash_attn, job_type, strategy, master_dtype, adapter_dtype, optimizer, lora_rank, lora_targets,
-             lora_modules_to_save, quantization, fused_loss, packing, max_tokens_per_gpu, ring_attn_size, sequence_parallel_size,
+             lora_modules_to_save, quantization, fused_loss, packing, max_tokens_per_gpu, ring_attn_size,
+             sequence_parallel_size,
              expert_parallel_size, output_format, prompt_len=None, completion_len=None, beta=None, pin_memory=None,
              freeze_vision=None, ds_config=None, grad_accum=None):
     """Estimate GPU and host memory per role of a launch script, or of a job given by options

@@ -99,6 +99,9 @@ def _checkout_engines(root: str) -> tuple[str, ...]:
     return tuple(sorted(n[: -len(".yaml")] for n in names if n.endswith(".yaml")))
 
 
+# main_ppo.py's @hydra.main(config_path="config"): a relative --config-path is read from main_ppo.py's folder
+# (https://hydra.cc/docs/advanced/hydra-command-line-flags/), so `--config-path=config` names verl's own configs
+MAIN_PPO_CONFIG_PATH = "config"
 # model_engine choices whose config rlhf-lint reads: dp composes ppo_trainer, megatron ppo_megatron_trainer
 ENGINE_CONFIGS = {"dp": "ppo_trainer", "megatron": "ppo_megatron_trainer"}
 
@@ -740,6 +743,8 @@ def interpret(command, source, project) -> list[Job] | None:
     if not isinstance(entry, str) or entry != "verl.trainer.main_ppo":
         return []
     name, cpath = config_name_of(command)
+    if cpath and os.path.normpath(cpath) == MAIN_PPO_CONFIG_PATH:
+        cpath = None  # Hydra reads --config-path relative to main_ppo.py: verl's own config folder, the default
     overrides, unknown_word = _overrides(command, source)
     base = new_config(project, "ppo_trainer")
     engines = model_engine_choices(base.release) if base.fork_root is None else _checkout_engines(base.fork_root)

@@ -1114,8 +1114,8 @@ def _block_part(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, opt_b
 
 
 QUANTIZATIONS = ("4bit", "nf4", "fp4", "int4", "8bit", "int8")
-SRC_DEQUANTIZE = ("https://github.com/bitsandbytes-foundation/bitsandbytes/blob/0.43.1/bitsandbytes/autograd/_functions.py "
-                  "(MatMul4Bit: forward F.linear(A, F.dequantize_4bit(B, quant_state).to(A.dtype).t()); backward the "
+SRC_DEQUANTIZE = ("https://github.com/bitsandbytes-foundation/bitsandbytes/blob/0.43.1/bitsandbytes/autograd/"
+                  "_functions.py (MatMul4Bit: forward F.linear(A, F.dequantize_4bit(B, quant_state).to(A.dtype).t()); backward the "
                   "same dequantized weight for grad_A)")
 
 
@@ -1124,8 +1124,8 @@ def _dequantized_weight(arch: ModelArch, w: int) -> Term:
     it (forward, recomputation and backward alike): at most the largest linear weight of a decoder layer at a time."""
     largest = max((math.prod(shape) for moe, ids in arch.layer_kinds() if len(ids)
                    for _, shape, _count in arch.layer_tensors(moe) if len(shape) == 2), default=0)
-    return Term("gathered_params", w * largest, f"quantized base: one linear weight dequantized to {w} B for its matmul, "
-                                                f"the largest {_count(largest)} elements", SRC_DEQUANTIZE)
+    return Term("gathered_params", w * largest, f"quantized base: one linear weight dequantized to {w} B for its "
+                                                f"matmul, the largest {_count(largest)} elements", SRC_DEQUANTIZE)
 
 
 def _modules_to_save(arch: ModelArch, inp: _Inputs) -> tuple[int, str]:
@@ -2170,6 +2170,11 @@ def _estimate(job, hardware, read_config: Callable[[str], str | None] | None = N
     hardware_known = gpu_memory is not None
 
     strategy = _strategy(job, inp)
+    reason = _declined(inp, strategy)
+    if reason is not None:
+        # before any DeepSpeed default is assumed: those would describe a job that is not sized
+        assumptions.append(f"{reason}: no memory estimate, no verdict")
+        return Estimate([], [], [], _dedupe(assumptions), gpu, gpu_memory, hardware_known, {}, reason)
     fsdp = strategy in ("fsdp", "fsdp2")
     stage = inp.number("zero.stage", 0, None if fsdp else "no ZeRO stage given")
     stage = max(0, min(3, int(stage))) if strategy not in PLAIN_STRATEGIES else 0
@@ -2239,21 +2244,6 @@ def _estimate(job, hardware, read_config: Callable[[str], str | None] | None = N
     elif kind == "dpo" and getattr(job, "framework", "") == "trl" and _trl_dpo_logps_in_logits_dtype(versions,
                                                                                                   assumptions):
         ctx["trl_logps"] = True
-    unmodelled = inp.get("job.unmodelled")
-    if isinstance(unmodelled, str):
-        reason = f"{unmodelled} is not modelled"
-        assumptions.append(f"{reason}: no memory estimate, no verdict")
-        return Estimate([], [], [], _dedupe(assumptions), gpu, gpu_memory, hardware_known, {}, reason)
-    if strategy not in ("deepspeed", "fsdp", "fsdp2") + PLAIN_STRATEGIES:
-        # Megatron's tensor/pipeline/expert sharding (or KTransformers' CPU experts) is not modelled: no figures
-        # rather than wrong ones
-        how = {"megatron": "Megatron shards by tensor/pipeline parallelism and a distributed optimizer",
-               "ktransformers": "KTransformers runs the MoE experts on the CPU",
-               "inference": "a predict or eval run holds no optimizer states or gradients"}.get(strategy, "")
-        reason = (f"training strategy {strategy!r} is not modelled (only DeepSpeed ZeRO and FSDP are"
-                  f"{'; ' + how if how else ''})")
-        assumptions.append(f"{reason}: no memory estimate, no verdict")
-        return Estimate([], [], [], _dedupe(assumptions), gpu, gpu_memory, hardware_known, {}, reason)
 
     resolutions: dict[str, ModelResolution] = {}
     roles: list[RoleEstimate] = []
@@ -2330,6 +2320,22 @@ def _verl_old_vllm(roles: list[RoleEstimate], inp: _Inputs, ctx: dict, gpu_memor
     rebuilt = _vllm_role(vllm.arch, vllm.params, vllm.gpus, inp, ctx, gpu_memory, versions,
                          free_at_init=gpu_memory - K.cuda_context - others)
     roles[roles.index(vllm)] = rebuilt
+
+
+def _declined(inp: _Inputs, strategy: str) -> str | None:
+    """Why the job gets no figures (a layout or trainer the estimate does not model), or None."""
+    unmodelled = inp.get("job.unmodelled")
+    if isinstance(unmodelled, str):
+        return f"{unmodelled} is not modelled"
+    if strategy not in ("deepspeed", "fsdp", "fsdp2") + PLAIN_STRATEGIES:
+        # Megatron's tensor/pipeline/expert sharding (or KTransformers' CPU experts) is not modelled: no figures
+        # rather than wrong ones
+        how = {"megatron": "Megatron shards by tensor/pipeline parallelism and a distributed optimizer",
+               "ktransformers": "KTransformers runs the MoE experts on the CPU",
+               "inference": "a predict or eval run holds no optimizer states or gradients"}.get(strategy, "")
+        return (f"training strategy {strategy!r} is not modelled (only DeepSpeed ZeRO and FSDP are"
+                f"{'; ' + how if how else ''})")
+    return None
 
 
 def _strategy(job, inp: _Inputs) -> str:

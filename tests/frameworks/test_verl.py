@@ -352,3 +352,27 @@ def test_an_unreadable_rollout_engine_keeps_the_rollout_as_vllm(tmp_path):
     job = next(j for j in project.jobs if j.framework == "verl")
     assert job.value("vllm.num_engines") is not None
     assert any("rollout.name cannot be read" in a for a in job.assumptions)
+
+
+@pytest.mark.parametrize("flags, config_name, strategy", [
+    ("--config-path=config --config-name='ppo_megatron_trainer.yaml'", "ppo_megatron_trainer", "megatron"),
+    ("--config-path=./config --config-name=ppo_trainer", "ppo_trainer", "fsdp"),
+])
+def test_config_path_config_is_verls_own_folder(tmp_path, flags, config_name, strategy):
+    # Hydra reads a relative --config-path from main_ppo.py's folder: `config` is verl/trainer/config, whose files
+    # are the release's own, not a file of the repository that is missing
+    from rlhf_lint.engine.config import Hardware
+    from rlhf_lint.memory.estimate import estimate
+
+    job = _verl_job(tmp_path, flags, "0.7.0")
+    assert job.verl.config_name == config_name and not job.verl.partial
+    assert job.value("train.strategy") == strategy
+    if strategy == "megatron":  # declined before any DeepSpeed default is assumed
+        est = estimate(job, Hardware(gpu="A100-80GB", gpus_per_node=2))
+        said = " ".join(est.assumptions)
+        assert not est.groups and "no ZeRO stage given" not in said and "DeepSpeed default" not in said
+
+
+def test_another_config_path_is_the_repositorys_own(tmp_path):
+    job = _verl_job(tmp_path, "--config-path=my_configs --config-name=exp", "0.7.0")
+    assert job.verl.partial  # my_configs/exp.yaml is not among the checked files
