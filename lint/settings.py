@@ -52,6 +52,8 @@ VOCABULARY = (
                                    "(a memory verdict resting on it is at most a warning)"),
     ("checkpoint.save_freq", int, "verl trainer.save_freq: steps between checkpoints (-1, the default: none saved)"),
     ("topology.world_size", int, "total training processes of a plain deepspeed/torchrun/accelerate launch"),
+    ("topology.model_split", int, "GPUs one training process splits its model over (device_map: naive model "
+                                  "parallelism, layers kept whole)"),
     ("topology.nodes", int, "nodes, the launcher's view"),
     ("topology.gpus_per_node", int, "GPUs per node, the launcher's view"),
     ("topology.<role>.nodes", int, "nodes the role runs on"),

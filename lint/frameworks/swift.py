@@ -313,12 +313,20 @@ def _layout(settings: Settings, job: Job, table: dict, node_gpus: int | None) ->
     source = table["device_map"]["source"].split(" ")[0]
     if type(per) is not int or per <= 0:
         return
+    plain = settings.get("deepspeed.config_path") is None and settings.get("zero.stage") is None \
+        and settings.get("train.strategy") is None
     if type(visible) is int and visible // per >= 2:
-        settings.add(Setting("job.unmodelled", f"a model split over {visible // per} GPUs per process by device_map "
-                                               f"({source})", None, None))
+        if not plain:  # DeepSpeed and FSDP refuse a device_map: the run stops before it sizes anything
+            settings.add(Setting("job.unmodelled", f"a model split over {visible // per} GPUs per process by "
+                                                   f"device_map beside DeepSpeed or FSDP ({source})", None, None))
+            return
+        seen = "CUDA_VISIBLE_DEVICES" if settings.value("topology.visible_gpus") is not None else \
+            "the hardware profile's gpus-per-node"
+        settings.add(Setting("topology.model_split", visible // per, None, None,
+                             f"each process sees {visible // per} GPUs ({seen}: {visible} for {per} processes) and "
+                             f"splits its model over them by device_map ({source})"))
         return
-    if visible is None and per == 1 and settings.get("deepspeed.config_path") is None \
-            and settings.get("zero.stage") is None and settings.get("train.strategy") is None:
+    if visible is None and per == 1 and plain:
         # DeepSpeed and FSDP refuse device_map (sft_args.py _init_deepspeed / _init_fsdp): only a plain run splits
         job.settings.add(Setting("topology.layout_guess",
                                  "each process holds the whole model (without CUDA_VISIBLE_DEVICES, a process that "

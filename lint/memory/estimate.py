@@ -609,10 +609,13 @@ def activation_units(arch: ModelArch, moe: bool) -> float:
 
 def _activation_terms(arch: ModelArch, batch: int, seq: int, checkpointing: bool, flash: bool, w: int,
                       forward_only: bool, with_logits: bool, what: str, fused: bool = False,
-                      logit_seq: int | None = None, trl_logps: bool = False) -> list[Term]:
+                      logit_seq: int | None = None, trl_logps: bool = False, split: int = 1) -> list[Term]:
     """``logit_seq``: tokens per sequence the LM head runs on when fewer than ``seq`` (TRL's logits_to_keep: the
-    completion only). ``trl_logps``: the loss is GRPOTrainer's selective_log_softmax, not a cross entropy."""
+    completion only). ``trl_logps``: the loss is GRPOTrainer's selective_log_softmax, not a cross entropy.
+    ``split``: GPUs the layers are spread over by device_map; one GPU holds its share of the layers' saved tensors
+    (the one recomputed layer and the LM head's logits are whole on the GPU that runs them)."""
     h, L, a = arch.hidden_size, arch.num_layers, arch.num_heads
+    share = f"/{split}" if split > 1 else ""
     lseq = min(seq, logit_seq) if logit_seq else seq
     ck, f = K.checkpoint_bytes, K.attention_score_factor
     attn = 0 if flash else f * a * seq / h
@@ -622,6 +625,7 @@ def _activation_terms(arch: ModelArch, batch: int, seq: int, checkpointing: bool
     # without checkpointing every layer's activations live: dense layers (DeepSeek's first k) keep their own count
     all_layers = seq * batch * h * (arch.moe_layer_count * act + arch.dense_layer_count * dense_act + L * attn) \
         if arch.num_experts else L * per_layer
+    all_layers /= split
     attn_note = "flash attention: no s^2 scores" if flash else f"+{f}as/h attention scores (no flash attention)"
     if arch.num_experts:
         attn_note += f"; MoE: {act:.1f} B with {max(1, arch.experts_per_token)} active experts"
@@ -641,13 +645,13 @@ def _activation_terms(arch: ModelArch, batch: int, seq: int, checkpointing: bool
         recompute = max(0, int(per_layer) - loss)
         beside = f" (one layer recomputed, {gib(per_layer)}, beyond the loss's {gib(loss)}: never live together)" \
             if loss else f" + one layer recomputed {gib(per_layer)}"
-        terms.append(Term("activations", int(L * ck * seq * batch * h + recompute),
-                          f"checkpointing: L*{ck}*s*b*h = {L}*{ck}*{seq}*{batch}*{h}{beside} ({attn_note}; {what})",
-                          SRC_ACTIVATIONS))
+        terms.append(Term("activations", int(L * ck * seq * batch * h / split + recompute),
+                          f"checkpointing: L{share}*{ck}*s*b*h = {L}{share}*{ck}*{seq}*{batch}*{h}{beside} "
+                          f"({attn_note}; {what})", SRC_ACTIVATIONS))
     else:
         terms.append(Term("activations", int(all_layers),
-                          f"no checkpointing: L*s*b*h*{act:.1f} = {L}*{seq}*{batch}*{h}*{act:.1f} B ({attn_note}; {what})",
-                          SRC_ACTIVATIONS, reused_by_backward=True))
+                          f"no checkpointing: L{share}*s*b*h*{act:.1f} = {L}{share}*{seq}*{batch}*{h}*{act:.1f} B "
+                          f"({attn_note}; {what})", SRC_ACTIVATIONS, reused_by_backward=True))
     return terms + logits
 
 
@@ -1155,7 +1159,29 @@ def _modules_to_save(arch: ModelArch, inp: _Inputs) -> tuple[int, str]:
 
 def _quantized(inp: _Inputs) -> bool:
     """The trained model's base is loaded quantized (QLoRA)."""
-    return str(inp.get("train.quantization", "none") or "none").lower() in QUANTIZATIONS
+    return _quantization(inp) in QUANTIZATIONS
+
+
+def _quantization(inp: _Inputs) -> str:
+    """The trained model's quantization: the launch's, else what a pre-quantized checkpoint's id says (GPTQ, AWQ,
+    bnb-4bit: schemas/memory/quantized_checkpoints.json), else "none"."""
+    import re
+
+    from rlhf_lint.schemas import load
+
+    given = inp.get("train.quantization")
+    if given not in (None, "", "none"):
+        return str(given).lower()
+    path = inp.get("model.policy.path") or inp.get("model.actor.path")
+    if not isinstance(path, str) or _int_of(inp.get("train.lora_rank"), 0) <= 0:
+        return "none"
+    name = path.rstrip("/").rsplit("/", 1)[-1].lower()
+    for row in load("memory/quantized_checkpoints.json")["patterns"]:
+        if re.search(row["regex"], name):
+            inp.assumptions.append(f"{path}: a pre-quantized checkpoint by its name ({row['bits']} base: its "
+                                   f"config.json's quantization_config applies)")
+            return row["bits"]
+    return "none"
 
 
 def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, shards: int | None = None) -> None:
@@ -1195,7 +1221,7 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, sha
         inp.assumptions.append(f"{r.role}: expert parallel {ep}: each rank holds {arch.num_experts // ep or 1} of "
                                f"{arch.num_experts} experts per layer ({_count(P)} parameters per rank before ZeRO)")
     rank = _int_of(inp.get("train.lora_rank"), 0)
-    quant = str(inp.get("train.quantization", "none") or "none").lower()
+    quant = _quantization(inp)
     T = P  # trained parameters
     if rank > 0:
         T = lora_params(arch, rank, inp.get("train.lora_targets"))
@@ -1403,7 +1429,8 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
     lm_logits = role != "critic" and inp.get("model.lm_logits") is not False
     r.terms += _bounded(bound, _activation_terms(arch, b, tokens, ctx["checkpointing"], ctx["flash"] or bound, w,
                                                  False, lm_logits, how, ctx["fused_loss"],
-                                                 ctx.get("logit_tokens"), ctx.get("trl_logps", False)))
+                                                 ctx.get("logit_tokens"), ctx.get("trl_logps", False),
+                                                 ctx.get("model_split", 1)))
     if _int_of(inp.get("train.lora_rank"), 0) > 0 and _quantized(inp):
         r.terms.append(_dequantized_weight(arch, w))
     # DeepSpeed buffers: sizes from the ds_config (zero_optimization), accelerate's fill for "auto", DeepSpeed's
@@ -1465,6 +1492,7 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
         r.terms += _trl_generate_terms(arch, b, tokens, r.params, r.gpus, inp, ctx)
     if stage in (1, 2) or (stage == 0 and zero0 != "bf16_optimizer"):  # BF16_Optimizer's fp32 buffer stays
         _fresh_gradients(r, inp)
+    _split_over_devices(r, ctx)
     _runtime(r, ctx)
     r.resident = ["weights", "gradients", "optimizer_states", "deepspeed_buffers", "runtime"]
     return r
@@ -1572,6 +1600,7 @@ def _inference_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
         r.terms.append(Term("gathered_params", w * arch.largest_module_params() + prefetch * w,
                             f"{w} B x largest module {_count(arch.largest_module_params())} (gathered for its "
                             f"forward) + prefetch {_sci(prefetch)} x {w} B", SRC_DS_MEMORY))
+    _split_over_devices(r, ctx)
     _runtime(r, ctx)
     r.resident = ["weights", "runtime"]
     return r
@@ -1734,7 +1763,7 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
     off_param = str(_per_role(inp, role, "offload.param", "none")) == "cpu"
     off_opt = str(_per_role(inp, role, "offload.optimizer", "none")) == "cpu"
     lora = _int_of(inp.get("train.lora_rank"), 0) > 0 and role in ("actor", "policy")
-    quantized = str(inp.get("train.quantization", "none") or "none").lower() not in ("none", "")
+    quantized = _quantization(inp) != "none"
     # freeze tuning or a frozen vision tower: like LoRA, part of the model is frozen
     frozen = inp.get("train.freeze_layers") is not None or (inp.get("train.freeze_vision") is True
                                                              and bool(arch.extra_params))
@@ -1921,6 +1950,29 @@ def _slack(owner_terms: list[Term], label: str, expandable: bool = False) -> lis
                             f"allocator fragmentation {fragmentation:.0%} of the {gib(size - sure)} the step may "
                             f"also allocate", SRC_OVERHEAD, (STEP,), unsure=True))
     return out
+
+
+# what device_map spreads with the layers: each parameter, its gradient, its optimizer states and what the step
+# makes of them live on the GPU of their layer (torch's foreach AdamW steps one device's tensors at a time)
+SPLIT_WITH_LAYERS = ("weights", "gradients", "optimizer_states", "optimizer_step", "backward_gradients")
+SRC_DEVICE_MAP = ("https://github.com/huggingface/accelerate/blob/v1.2.1/src/accelerate/utils/modeling.py "
+                  "(get_balanced_memory, infer_auto_device_map: decoder layers kept whole, placed to balance the "
+                  "GPUs); https://github.com/pytorch/pytorch/blob/v2.5.0/torch/utils/_foreach_utils.py "
+                  "(_group_tensors_by_device_and_dtype)")
+
+
+def _split_over_devices(r: RoleEstimate, ctx: dict) -> None:
+    """A process that splits its model over ``model_split`` GPUs by device_map (naive model parallelism, no
+    DeepSpeed or FSDP): one GPU holds its share of the layers with their states; the activations term already
+    holds its share of the saved layer inputs (_activation_terms). The LM head's logits and the one recomputed layer
+    stay whole: the GPU that runs them holds them."""
+    split = ctx.get("model_split", 1)
+    if split <= 1:
+        return
+    r.terms = [replace(t, bytes=t.bytes // split,
+                       formula=f"{t.formula.replace(', replicated (DDP)', '')}, / {split} GPUs (device_map)",
+                       source=f"{t.source} ; {SRC_DEVICE_MAP}" if t.source else SRC_DEVICE_MAP)
+               if t.name in SPLIT_WITH_LAYERS else t for t in r.terms]
 
 
 def _runtime(r: RoleEstimate, ctx: dict) -> None:
@@ -2224,6 +2276,8 @@ def _estimate(job, hardware, read_config: Callable[[str], str | None] | None = N
         # RL: the response part of every sequence is generated, so its length is a bound, not a count
         "generated": kind in PPO_TYPES and gen is not None,
         "plain": strategy in PLAIN_STRATEGIES,
+        # device_map over several GPUs per process: only without DeepSpeed or FSDP (both refuse a device_map)
+        "model_split": max(1, _int_of(inp.get("topology.model_split"), 1)) if strategy in PLAIN_STRATEGIES else 1,
         "framework": getattr(job, "framework", ""), "versions": versions or {},
         # an HF Trainer / TRL job under accelerate's FSDP: no verl experience phase unless it is RL, a reference
         # sharded on the GPUs like the policy (TRL prepare_fsdp), not parked in host RAM
@@ -2669,11 +2723,12 @@ def _host(roles, role_nodes, groups, inp: _Inputs, ctx: dict, hardware, versions
             # shard, as zero.Init does, not a full copy in host RAM; so does a quantized load (transformers turns
             # low_cpu_mem_usage on with a quantization_config)
             quantized = r.trainable and _quantized(inp)
-            streamed = stage == 3 or ctx.get("framework") == "llamafactory" or quantized
+            # a device_map load (a model split over GPUs) also streams shard by shard onto its GPUs
+            streamed = stage == 3 or ctx.get("framework") == "llamafactory" or quantized or ctx["model_split"] > 1
             load = min(w * P // 1, K.checkpoint_shard_bytes) if streamed else w * P
             how = ("one checkpoint shard ({}, zero.Init)" if stage == 3 else
                    "one checkpoint shard ({}, quantized as it loads)" if quantized else
-                   "one checkpoint shard ({}, device_map onto the GPU)").format(gib(load))
+                   "one checkpoint shard ({}, device_map onto the GPUs)").format(gib(load))
             transient.append(Term(f"loading:{role}", count * load,
                                   f"{count} ranks x " + (how if streamed else f"a full {w} B copy ({gib(w * P)}) while "
                                                                               f"loading"),

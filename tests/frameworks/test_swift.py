@@ -127,8 +127,23 @@ def test_megatron_and_rl_trainers_get_no_figures(tmp_path):
     grpo = _job(tmp_path / "g", "NPROC_PER_NODE=8 swift rlhf --rlhf_type grpo --model Qwen/Qwen2.5-7B-Instruct "
                                 "--use_vllm true --vllm_mode colocate\n")
     assert grpo.value("job.type") == "grpo" and "GRPO" in estimate(grpo, A100).unmodelled
-    split = _job(tmp_path / "s", "CUDA_VISIBLE_DEVICES=0,1 swift sft --model Qwen/Qwen2.5-7B-Instruct\n")
+    # a device_map split beside DeepSpeed: ms-swift refuses it, so nothing is sized
+    split = _job(tmp_path / "s", "CUDA_VISIBLE_DEVICES=0,1 swift sft --model Qwen/Qwen2.5-7B-Instruct "
+                                 "--deepspeed zero2\n")
     assert "device_map" in estimate(split, A100).unmodelled
+
+
+def test_a_model_split_by_device_map_puts_a_share_of_the_layers_on_each_gpu(tmp_path):
+    # one process seeing 2 GPUs (ms-swift is_mp): each holds half the layers and their states; the LM head's logits
+    # and the recomputed layer are whole on the GPU that runs them
+    flags = "swift sft --model Qwen/Qwen2.5-7B-Instruct --tuner_type lora --max_length 2048 --torch_dtype bfloat16\n"
+    split = _job(tmp_path / "s", "CUDA_VISIBLE_DEVICES=0,1 " + flags)
+    whole = _job(tmp_path / "w", "CUDA_VISIBLE_DEVICES=0 " + flags)
+    assert split.value("topology.model_split") == 2 and whole.value("topology.model_split") is None
+    s, w = estimate(split, A100).role("policy"), estimate(whole, A100).role("policy")
+    assert s.term("weights") == w.term("weights") // 2 and s.term("optimizer_states") == w.term("optimizer_states") // 2
+    assert s.term("logits") == w.term("logits") and 0 < s.term("activations") < w.term("activations")
+    assert "device_map" in " ".join(t.formula for t in s.terms if t.name == "weights")
 
 
 def test_lisa_and_galore_get_no_figures_rather_than_a_full_fine_tunes(tmp_path):

@@ -22,3 +22,30 @@ def test_the_largest_linear_weight_is_dequantized_to_16_bits():
 
 def test_a_16_bit_base_makes_no_copy():
     assert not [t for t in policy(None).terms if "dequantized" in t.formula]
+
+
+def lora_job(model, **extra):
+    values = {"train.lora_rank": 8} | extra
+    return _job_from_options(model, 1, 1, None, None, None, "bf16", None, 1, 1024, True, True, "sft", values)
+
+
+def test_a_pre_quantized_checkpoint_is_a_quantized_base_by_its_name():
+    est = estimate(lora_job("Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4"), Hardware(gpu="A100-80GB"))
+    plain = estimate(lora_job("Qwen/Qwen2.5-7B-Instruct"), Hardware(gpu="A100-80GB"))
+    # 4-bit linear layers; the embedding and the LM head (1.09B of 7.6B) stay 16-bit
+    assert est.role("policy").term("weights") < plain.role("policy").term("weights") / 2.5
+    assert any("pre-quantized checkpoint by its name (4bit" in a for a in est.assumptions)
+    int8 = estimate(lora_job("Qwen/Qwen2.5-7B-Instruct-GPTQ-Int8"), Hardware(gpu="A100-80GB"))
+    assert any("(8bit base" in a for a in int8.assumptions)
+
+
+def test_the_name_is_read_only_when_the_launch_says_nothing():
+    # a launch's own quantization wins; a full fine-tune (no LoRA) of such a name is not read as quantized
+    said = estimate(lora_job("Qwen/Qwen2.5-7B-Instruct-AWQ", **{"train.quantization": "8bit"}),
+                    Hardware(gpu="A100-80GB"))
+    assert not any("pre-quantized" in a for a in said.assumptions)
+    full = estimate(lora_job("Qwen/Qwen2.5-7B-Instruct-AWQ", **{"train.lora_rank": 0}), Hardware(gpu="A100-80GB"))
+    assert not any("pre-quantized" in a for a in full.assumptions)
+    # "int4" inside another word is not a quantization tag
+    other = estimate(lora_job("someone/printer-int4x-7B"), Hardware(gpu="A100-80GB"))
+    assert not any("pre-quantized" in a for a in other.assumptions)
