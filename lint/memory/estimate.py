@@ -1119,8 +1119,8 @@ def _block_part(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, opt_b
 
 QUANTIZATIONS = ("4bit", "nf4", "fp4", "int4", "8bit", "int8")
 SRC_DEQUANTIZE = ("https://github.com/bitsandbytes-foundation/bitsandbytes/blob/0.43.1/bitsandbytes/autograd/"
-                  "_functions.py (MatMul4Bit: forward F.linear(A, F.dequantize_4bit(B, quant_state).to(A.dtype).t()); backward the "
-                  "same dequantized weight for grad_A)")
+                  "_functions.py (MatMul4Bit: forward F.linear(A, F.dequantize_4bit(B, quant_state).to(A.dtype).t()); "
+                  "backward the same dequantized weight for grad_A)")
 
 
 def _dequantized_weight(arch: ModelArch, w: int) -> Term:
