@@ -1132,6 +1132,23 @@ def _dequantized_weight(arch: ModelArch, w: int) -> Term:
                                                 f"matmul, the largest {_count(largest)} elements", SRC_DEQUANTIZE)
 
 
+def _kbit_other_bytes(inp: _Inputs, ctx: dict, w: int, four: bool) -> tuple[int, str]:
+    """(bytes, note) of a quantized base's parameters that are not quantized (embedding, LM head, norms): TRL's
+    k-bit preparation casts them to fp32 without DeepSpeed, which would cast the module back; from TRL 0.7.5 a bf16
+    run with a 4-bit base casts the embedding and the LM head back (schemas/hf/trl_kbit_upcast.json)."""
+    from rlhf_lint.schemas import load
+
+    if ctx.get("framework") != "trl" or not ctx["plain"]:
+        return w, ""
+    row = _release_row(load("hf/trl_kbit_upcast.json")["releases"], ctx.get("versions"), "trl")
+    if row is None or not row["upcast"]:
+        return w, ""
+    bf16 = str(inp.get("precision.param_dtype", "") or "").lower() in ("bf16", "bfloat16")
+    if row["bf16_4bit_back"] and bf16 and four:
+        return w, ""
+    return dtype_bytes("fp32", 4), f" (fp32: TRL {ctx['versions']['trl']}'s k-bit preparation)"
+
+
 def _modules_to_save(arch: ModelArch, inp: _Inputs) -> tuple[int, str]:
     """(parameters, what) of the modules a LoRA job trains in full (PEFT modules_to_save): the embedding and the
     LM head by name (schemas/hf/lora_modules_to_save.json); a name the table does not size is said, not counted."""
@@ -1251,17 +1268,13 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, sha
     # weights: the (frozen) base in its dtype or quantised, plus adapters
     linear = arch.num_layers * (arch.attention_params() + arch.ffn_params())
     linear = min(linear, P)
-    if rank > 0 and quant in ("4bit", "nf4", "fp4", "int4"):
-        qb = K.nf4_bytes_per_param
-        base = int(linear * qb + (P - linear) * w)
-        wf = (f"4-bit base: {qb} B x {_count(linear)} linear + {w} B x {_count(P - linear)} other + adapters "
-              f"{ad} B x {_count(T)}")
-        wsrc = SRC_QLORA
-    elif rank > 0 and quant in ("8bit", "int8"):
-        qb = K.int8_bytes_per_param
-        base = int(linear * qb + (P - linear) * w)
-        wf = (f"8-bit base: {qb} B x {_count(linear)} linear + {w} B x {_count(P - linear)} other + adapters "
-              f"{ad} B x {_count(T)}")
+    if rank > 0 and quant in ("4bit", "nf4", "fp4", "int4") + ("8bit", "int8"):
+        four = quant not in ("8bit", "int8")
+        qb = K.nf4_bytes_per_param if four else K.int8_bytes_per_param
+        ow, why = _kbit_other_bytes(inp, ctx, w, four)
+        base = int(linear * qb + (P - linear) * ow)
+        wf = (f"{'4' if four else '8'}-bit base: {qb} B x {_count(linear)} linear + {ow} B x {_count(P - linear)} "
+              f"other{why} + adapters {ad} B x {_count(T)}")
         wsrc = SRC_QLORA
     elif part is not None:
         base, wf, wsrc = part.weights, part.weights_formula, part.source

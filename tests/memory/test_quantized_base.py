@@ -49,3 +49,24 @@ def test_the_name_is_read_only_when_the_launch_says_nothing():
     # "int4" inside another word is not a quantization tag
     other = estimate(lora_job("someone/printer-int4x-7B"), Hardware(gpu="A100-80GB"))
     assert not any("pre-quantized" in a for a in other.assumptions)
+
+
+def trl_qlora_weights(trl, dtype, quantization="4bit"):
+    job = _job_from_options("Qwen/Qwen2.5-7B", 1, 1, None, None, None, dtype, None, 1, 1024, True, True, "sft",
+                            {"train.lora_rank": 16, "train.quantization": quantization, "train.strategy": "ddp"},
+                            "trl")
+    est = estimate(job, Hardware(gpu="T4"), versions={"trl": trl} if trl else None)
+    return est.role("policy").term("weights")
+
+
+def test_trls_kbit_preparation_keeps_the_unquantized_parameters_in_fp32():
+    """TRL 0.4.2-0.21 runs PEFT's k-bit preparation (the embedding, LM head and norms to fp32); from 0.7.5 a bf16
+    run with a 4-bit base casts the embedding and LM head back."""
+    # embedding and LM head (152064 x 3584 each: 1,089,994,752) with the norms and biases (204,288): 2 B more each
+    extra = 2 * 1_090_199_040
+    plain = trl_qlora_weights("0.23.0", "fp16")
+    assert trl_qlora_weights("0.8.6", "fp16") - plain == extra
+    assert trl_qlora_weights("0.8.6", "bf16") == plain  # cast back to bf16
+    assert trl_qlora_weights("0.6.0", "bf16") - plain == extra  # before 0.7.5 nothing casts back
+    assert trl_qlora_weights("0.8.6", "bf16", "8bit") - trl_qlora_weights("0.23.0", "bf16", "8bit") == extra
+    assert trl_qlora_weights(None, "fp16") == plain  # release unknown: the current one's (no preparation)
