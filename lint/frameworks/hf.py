@@ -522,6 +522,23 @@ def _add_recipe_fsdp(settings: Settings, assumptions: list, entries: dict | None
                           f"fsdp: {text} in {os.path.basename(path)}")
 
 
+SRC_FSDP_EFFICIENT_ENV = ("https://github.com/huggingface/transformers/blob/v4.40.0/src/transformers/modeling_utils.py "
+                          "(is_fsdp_enabled: ACCELERATE_USE_FSDP and FSDP_CPU_RAM_EFFICIENT_LOADING; from_pretrained "
+                          "then loads on the meta device on every rank but local rank 0)")
+
+
+def _efficient_loading_env(command: "Command", settings: Settings) -> None:
+    """FSDP_CPU_RAM_EFFICIENT_LOADING set by the launch for a Trainer that shards with FSDP: only rank 0 reads the
+    checkpoint into host RAM."""
+    word = command.env.get("FSDP_CPU_RAM_EFFICIENT_LOADING")
+    if word is None or settings.value("train.strategy") not in ("fsdp", "fsdp2") \
+            or settings.get("train.fsdp_cpu_ram_efficient_loading") is not None:
+        return
+    value = word.text.strip().lower() in ("1", "true", "yes", "y", "on") if word.known else UNKNOWN
+    settings.add(Setting("train.fsdp_cpu_ram_efficient_loading", value, word.path, word.span,
+                         f"FSDP_CPU_RAM_EFFICIENT_LOADING in the launch's environment ({SRC_FSDP_EFFICIENT_ENV})"))
+
+
 def _add_trainer_fsdp(settings: Settings, assumptions: list, text: str, path, span, where: str) -> None:
     """The FSDP settings a `--fsdp` value (or a recipe's `fsdp:`) implies: its sharding strategy (FULL_SHARD when it
     names none, accelerate's default) and offload (schemas/hf/training_args.json fsdp_options)."""
@@ -587,6 +604,8 @@ def trl_script_name(command) -> str | None:
 def enrich(command: "Command", settings: Settings, assumptions: list, project, framework: str | None):
     """Read an HF Trainer launch into ``settings``; the job's framework ("trl" | "llamafactory" | "hf"), or
     ``framework`` unchanged when the command is no HF Trainer launch."""
+    from rlhf_lint.readers.yaml import named_yaml_docs
+
     entry = command.entry.text if command.entry is not None and command.entry.known else ""
     certain = False
     kind = None
@@ -627,6 +646,7 @@ def enrich(command: "Command", settings: Settings, assumptions: list, project, f
         if target is None and config_word.text.endswith((".yaml", ".yml")):
             assumptions.append(not_checked(config_word.text, "the recipe"))
         if target is not None and target.kind in ("yaml", "json"):  # parse_json_file, TrlParser's yaml.safe_load
+            named_yaml_docs(target)  # a recipe whose keys are the script's own (model_id:) was not parsed up front
             entries = recipe_entries(target)
             recipe = recipe_kind(entries)
             if recipe is None and kind is None:
@@ -658,6 +678,7 @@ def enrich(command: "Command", settings: Settings, assumptions: list, project, f
         _add_trainer_fsdp(settings, assumptions, fsdp.text, fsdp.path, fsdp.span, f"--fsdp {fsdp.text}")
     elif entries is not None:
         _add_recipe_fsdp(settings, assumptions, entries, recipe_path)
+    _efficient_loading_env(command, settings)
     if kind == "hf" and entries is None and settings.get("trl.num_generations") is not None:
         kind = "trl"
     if job_type is None and settings.get("job.type") is None:

@@ -2797,15 +2797,27 @@ def _fsdp_host(r: RoleEstimate, inp: _Inputs, count: int, first_node: bool) -> t
     dtype_bytes = 4 if r.trainable else 2
     transient = []
     efficient = inp.get("train.fsdp_cpu_ram_efficient_loading")
+    if efficient is None and inp.get("framework") in HF_TRAINERS and r.trainable and _quantized(inp):
+        efficient = False  # the Trainer's FSDP: accelerate's default; each rank reads its quantized shards
     if efficient is not None:
         # accelerate FSDP: from_pretrained loads in torch_dtype (fp32 when unset or auto: an upper bound) on every
-        # rank, or on rank 0 only with cpu_ram_efficient_loading (the others start on the meta device)
+        # rank, or on rank 0 only with cpu_ram_efficient_loading (the others start on the meta device); a quantized
+        # base is read in its quantized size
         loaded = 2 if str(inp.get("hf.torch_dtype", "")) in ("bf16", "fp16") else 4
+        size, how = loaded * P, f"{loaded} B x {_count(P)}"
+        if r.trainable and _quantized(inp):
+            size = next((t.bytes for t in r.terms if t.name == "weights" and t.bytes), 0) * r.gpus \
+                or r.host_states * r.gpus or size
+            how = f"quantized, {gib(size)}"
+            if efficient is not True:
+                # without it the bitsandbytes quantizer loads each rank straight onto its GPU, shard by shard
+                size = min(size, K.checkpoint_shard_bytes)
+                how = f"one checkpoint shard at a time onto its GPU, quantized as it loads, {gib(size)}"
         ranks = (1 if first_node else 0) if efficient is True else count
         if ranks:
-            transient.append(Term(f"loading:{r.role}", ranks * loaded * P,
-                                  f"{'rank 0 loads' if efficient is True else f'{ranks} ranks each load'} the full "
-                                  f"model, {loaded} B x {_count(P)} (fsdp_cpu_ram_efficient_loading "
+            transient.append(Term(f"loading:{r.role}", ranks * size,
+                                  f"{'rank 0 loads' if efficient is True else f'{ranks} ranks each load'} the "
+                                  f"model, {how} (fsdp_cpu_ram_efficient_loading "
                                   f"{str(efficient is True).lower()})", SRC_ACC_FSDP_LOADING))
     elif first_node:
         transient.append(Term(f"loading:{r.role}", dtype_bytes * P,

@@ -313,7 +313,7 @@ _DECLARATIONS = {"export", "local", "declare", "readonly", "typeset"}
 # (and PyTorch's allocator options: schemas/memory/allocator.json)
 LAUNCH_ENV = ("CUDA_VISIBLE_DEVICES", "FORCE_TORCHRUN", "NNODES", "NODE_RANK", "RANK", "NPROC_PER_NODE", "MASTER_ADDR",
               "USE_RAY", "USE_KT", "USE_MCA", "USE_MEGATRON_BRIDGE", "OPTIM_TORCH", "PYTORCH_CUDA_ALLOC_CONF",
-              "PYTORCH_ALLOC_CONF")
+              "PYTORCH_ALLOC_CONF", "FSDP_CPU_RAM_EFFICIENT_LOADING")
 
 
 class _Evaluator:

@@ -27,9 +27,10 @@ def is_relevant_yaml(source: Source) -> bool:
     return bool(_CONDA_NAME.match(os.path.basename(source.path)) or _RELEVANT_KEYS.search(source.text))
 
 
-def parse_yaml_source(source: Source) -> list:
-    """All documents of the file as composed nodes (no tags constructed, so no code runs and no alias expands)."""
-    if not is_relevant_yaml(source):
+def parse_yaml_source(source: Source, named: bool = False) -> list:
+    """All documents of the file as composed nodes (no tags constructed, so no code runs and no alias expands).
+    ``named``: a launch names the file (a recipe given to --config), so it is read whatever its keys."""
+    if not named and not is_relevant_yaml(source):
         return None
     if len(source.raw) > MAX_BYTES:
         source.skipped.append((Span(0, 0), f"a YAML config of {len(source.raw) >> 10} KiB, over the {MAX_BYTES >> 10} "
@@ -90,6 +91,21 @@ def json_as_yaml(source: Source) -> list:
     if node is None or nesting_over(node, MAX_DEPTH) or expanded_size(node) > MAX_NODES:
         return []
     return [node]
+
+
+def named_yaml_docs(source: Source) -> list:
+    """The documents of a YAML file a launch names (read on demand when its keys did not mark it as a config when the
+    files were parsed); [] when it does not parse or is over a bound (said on the file itself, as for any YAML)."""
+    if source.kind != "yaml":
+        return config_docs(source)
+    if source.tree is None and source.parse_error is None and not source.skipped:
+        try:
+            source.tree = parse_yaml_source(source, named=True)
+        except ParseError as exc:
+            source.parse_error = exc
+        except RecursionError:
+            source.parse_error = ParseError("nesting too deep to parse", 0)
+    return config_docs(source)
 
 
 def config_docs(source: Source) -> list:
