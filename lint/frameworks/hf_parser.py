@@ -58,7 +58,8 @@ class Parser:
 
     @property
     def uses_trl(self) -> bool:
-        return bool(self.trl_classes)
+        """A TRL dataclass, or TRL's parser over any dataclasses: what unknown words do follows the TRL release."""
+        return bool(self.trl_classes) or self.parse.get("parser") == "TrlParser"
 
     @property
     def reads_config(self) -> bool:
@@ -414,7 +415,9 @@ def _recipe_keys(command, project, written: str, skip=lambda key: False) -> list
         return []
     from rlhf_lint.fixers.yaml import node_span
     from rlhf_lint.frameworks.hf import recipe_entries
+    from rlhf_lint.readers.yaml import named_yaml_docs
 
+    named_yaml_docs(target)  # the launch names it: read whatever its keys (rlhf_lint.frameworks.hf enrich does too)
     return [(key, target.path, node_span(key_node), "key")
             for key, (_value, key_node, _v) in (recipe_entries(target) or {}).items() if not skip(key)]
 

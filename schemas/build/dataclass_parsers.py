@@ -50,7 +50,7 @@ def script_parser(tree: ast.Module) -> dict | None:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
                 and isinstance(node.value, (ast.Tuple, ast.List)):
             tuples[node.targets[0].id] = node.value
-    names = parse = None
+    names = parse = parser_class = None
     unread = False
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
@@ -68,6 +68,7 @@ def script_parser(tree: ast.Module) -> dict | None:
             if elts is None or not all(isinstance(e, (ast.Name, ast.Attribute)) for e in elts):
                 return None
             names = [ast.unparse(e) for e in elts]  # "SFTConfig", or "transformers.TrainingArguments"
+            parser_class = callee
             if any(k.arg in ("ignore_extra_args", None) for k in node.keywords):
                 unread = True  # TrlParser(ignore_extra_args=...) (TRL 0.13) decides what unknown words do
         elif callee in PARSE_METHODS and isinstance(node.func, ast.Attribute):
@@ -84,6 +85,7 @@ def script_parser(tree: ast.Module) -> dict | None:
         return None
     if unread:
         parse["unread"] = True
+    parse["parser"] = parser_class  # TrlParser's handling of unknown words follows the TRL release
     if parse.get("return_remaining_strings"):
         for node in ast.walk(tree):  # `a, b, _ = parser.parse_args_and_config(return_remaining_strings=True)`
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \

@@ -31,7 +31,8 @@ def test_script_parser_reads_the_tuple_through_a_name_and_marks_what_it_cannot_r
         "from trl import TrlParser, SFTConfig\nimport transformers\ntypes = (SFTConfig, transformers.TrainingArguments)\n"
         "p = TrlParser(types)\na, b = p.parse_args_and_config(return_remaining_strings=True)\n"))
     assert spec["dataclasses"] == ["SFTConfig", "transformers.TrainingArguments"]
-    assert spec["parse"] == {"method": "parse_args_and_config", "return_remaining_strings": True}
+    assert spec["parse"] == {"method": "parse_args_and_config", "return_remaining_strings": True,
+                             "parser": "TrlParser"}
     computed = script_parser(ast.parse(
         "from transformers import HfArgumentParser, TrainingArguments\np = HfArgumentParser(TrainingArguments)\n"
         "a, = p.parse_args_into_dataclasses(args=argv[1:])\n"))
@@ -96,3 +97,24 @@ def test_a_launch_is_checked_at_the_pinned_releases(tmp_path):
     newer = _unknown(tmp_path, "trl==9.0.0\ntransformers==4.56.2\n")
     assert [(u.name, u.certain) for u in newer] == [("--max_seq_length", False)]
     assert "newer than the newest release rlhf-lint knows" in newer[0].message
+
+
+def test_trl_parser_over_transformers_dataclasses_follows_the_trl_release(tmp_path):
+    # TrlParser((ScriptArguments, TrainingArguments)) holds no TRL dataclass, yet what it does with a recipe key no
+    # dataclass has is TRL's: TRL 0.8-0.10 drop it silently (a warning), TRL 0.19+ raise (an error)
+    script = ("from dataclasses import dataclass\nfrom transformers import TrainingArguments\n"
+              "from trl import TrlParser\n\n@dataclass\nclass ScriptArguments:\n    model_id: str = 'm'\n\n"
+              "script_args, args = TrlParser((ScriptArguments, TrainingArguments)).parse_args_and_config()\n")
+
+    def findings(trl):
+        project = build_written(tmp_path / trl, {
+            "run.sh": "torchrun --nproc_per_node=2 train.py --config recipe.yaml\n", "train.py": script,
+            "recipe.yaml": "model_id: m\nmax_seq_len: 3072\nper_device_train_batch_size: 1\n",
+            "requirements.txt": f"trl=={trl}\ntransformers==4.46.0\n"})
+        (command,) = [c for s in project.sources.values() if s.path.endswith("run.sh")
+                      for c in __import__("rlhf_lint.frameworks.launchers", fromlist=["x"]).commands_of(s, project)]
+        return [(u.name, u.certain) for u in hp.unknown_arguments(command, project)]
+
+    assert findings("0.9.6") == [("max_seq_len", False)]  # model_id is the script's own field
+    assert findings("0.19.1") == [("max_seq_len", True)]
+

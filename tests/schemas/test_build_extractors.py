@@ -340,7 +340,8 @@ def test_hf_parser_reads_dataclass_fields_and_the_scripts_parsers():
     spec = script_parser(ast.parse(release.read("trl/scripts/sft.py")))
     assert spec["dataclasses"] == ["SFTScriptArguments", "SFTConfig", "ModelConfig"]
     assert spec["local"] == {"SFTScriptArguments": {"fields": ["dataset_name", "packing_hint"], "bases": []}}
-    assert spec["parse"] == {"method": "parse_args_and_config", "fail_with_unknown_args": False}
+    assert spec["parse"] == {"method": "parse_args_and_config", "fail_with_unknown_args": False,
+                             "parser": "TrlParser"}
     assert script_parser(ast.parse(release.read("trl/scripts/utils.py"))) is None  # no parse call: no parser
     assert hf_parser._ranges([0, 1, 2, 5, 7, 8]) == [[0, 2], [5, 5], [7, 8]]
 
