@@ -62,14 +62,14 @@ def coerce(value, kind: str):
 
 
 # -- recipe YAML ----------------------------------------------------------------------------------------------------
-def recipe_entries(source: "Source") -> dict | None:
+def recipe_entries(source: "Source", docs: list | None = None) -> dict | None:
     """{field: (value, key node, value node)} of a YAML's (or a small JSON's) top-level mapping, or None when it is
-    no mapping."""
+    no mapping; ``docs``: its documents when the caller read them (a recipe a launch names)."""
     import yaml
 
     from rlhf_lint.readers.yaml import config_docs
 
-    docs = config_docs(source)
+    docs = config_docs(source) if docs is None else docs
     if not docs or not isinstance(docs[0], yaml.MappingNode):
         return None
     loader = yaml.SafeLoader("")  # one constructor for every scalar of the file (one per scalar costs ~0.2 ms)
@@ -646,8 +646,8 @@ def enrich(command: "Command", settings: Settings, assumptions: list, project, f
         if target is None and config_word.text.endswith((".yaml", ".yml")):
             assumptions.append(not_checked(config_word.text, "the recipe"))
         if target is not None and target.kind in ("yaml", "json"):  # parse_json_file, TrlParser's yaml.safe_load
-            named_yaml_docs(target)  # a recipe whose keys are the script's own (model_id:) was not parsed up front
-            entries = recipe_entries(target)
+            # a recipe whose keys are the script's own (model_id:) was not parsed up front
+            entries = recipe_entries(target, named_yaml_docs(target))
             recipe = recipe_kind(entries)
             if recipe is None and kind is None:
                 entries = None

@@ -94,18 +94,16 @@ def json_as_yaml(source: Source) -> list:
 
 
 def named_yaml_docs(source: Source) -> list:
-    """The documents of a YAML file a launch names (read on demand when its keys did not mark it as a config when the
-    files were parsed); [] when it does not parse or is over a bound (said on the file itself, as for any YAML)."""
-    if source.kind != "yaml":
+    """The documents of a YAML file a launch names: its tree, or, when its keys did not mark it as a config when the
+    files were parsed, the documents read now (within the same bounds; [] when they do not parse or are over one)."""
+    if source.kind != "yaml" or source.tree is not None or source.parse_error is not None or source.skipped:
         return config_docs(source)
-    if source.tree is None and source.parse_error is None and not source.skipped:
+    if source.named_docs is None:
         try:
-            source.tree = parse_yaml_source(source, named=True)
-        except ParseError as exc:
-            source.parse_error = exc
-        except RecursionError:
-            source.parse_error = ParseError("nesting too deep to parse", 0)
-    return config_docs(source)
+            source.named_docs = parse_yaml_source(source, named=True) or []
+        except (ParseError, RecursionError):
+            source.named_docs = []
+    return source.named_docs
 
 
 def config_docs(source: Source) -> list:
