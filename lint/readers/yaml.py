@@ -99,10 +99,12 @@ def named_yaml_docs(source: Source) -> list:
     if source.kind != "yaml" or source.tree is not None or source.parse_error is not None or source.skipped:
         return config_docs(source)
     if source.named_docs is None:
+        skipped = list(source.skipped)
         try:
             source.named_docs = parse_yaml_source(source, named=True) or []
         except (ParseError, RecursionError):
             source.named_docs = []
+        source.skipped[:] = skipped  # a bound it hits is not the file's own finding: that one is left unread
     return source.named_docs
 
 

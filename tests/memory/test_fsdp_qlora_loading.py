@@ -55,3 +55,16 @@ def test_without_it_each_rank_streams_its_shards_onto_its_gpu(tmp_path):
     assert j.value("train.fsdp_cpu_ram_efficient_loading") is None
     terms, node = host(j)
     assert terms["loading:policy"].bytes == 4 * 5_000_000_000 and node.fits is True
+
+
+def test_a_named_recipe_over_the_bounds_is_left_unread_and_the_file_stays_as_it_was(tmp_path):
+    # an alias bomb given with --config: read within the YAML bounds, so it expands nothing; the job keeps the
+    # Trainer's defaults, and the file's own tree and notes are those it had before the launch named it
+    bomb = "a0: &a0 [x, x, x, x, x, x, x, x]\n" + "".join(
+        f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 8)}]\n" for i in range(1, 25))
+    project = build_written(tmp_path, {"run.sh": "torchrun --nproc_per_node=4 train.py --config recipe.yaml\n",
+                                       "train.py": SCRIPT, "recipe.yaml": bomb})
+    (j,) = project.jobs
+    assert j.value("hf.config_path") is None and j.value("train.strategy") == "ddp"
+    recipe = next(s for s in project.sources.values() if s.path.endswith("recipe.yaml"))
+    assert recipe.tree is None and recipe.skipped == [] and recipe.named_docs == []
