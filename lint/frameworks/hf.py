@@ -62,14 +62,14 @@ def coerce(value, kind: str):
 
 
 # -- recipe YAML ----------------------------------------------------------------------------------------------------
-def recipe_entries(source: "Source", docs: list | None = None) -> dict | None:
+def recipe_entries(source: "Source") -> dict | None:
     """{field: (value, key node, value node)} of a YAML's (or a small JSON's) top-level mapping, or None when it is
-    no mapping; ``docs``: its documents when the caller read them (a recipe a launch names)."""
+    no mapping. A recipe is a file a launch names, so it is read whatever its keys (named_yaml_docs)."""
     import yaml
 
-    from rlhf_lint.readers.yaml import config_docs
+    from rlhf_lint.readers.yaml import named_yaml_docs
 
-    docs = config_docs(source) if docs is None else docs
+    docs = named_yaml_docs(source)
     if not docs or not isinstance(docs[0], yaml.MappingNode):
         return None
     loader = yaml.SafeLoader("")  # one constructor for every scalar of the file (one per scalar costs ~0.2 ms)
@@ -604,8 +604,6 @@ def trl_script_name(command) -> str | None:
 def enrich(command: "Command", settings: Settings, assumptions: list, project, framework: str | None):
     """Read an HF Trainer launch into ``settings``; the job's framework ("trl" | "llamafactory" | "hf"), or
     ``framework`` unchanged when the command is no HF Trainer launch."""
-    from rlhf_lint.readers.yaml import named_yaml_docs
-
     entry = command.entry.text if command.entry is not None and command.entry.known else ""
     certain = False
     kind = None
@@ -646,8 +644,7 @@ def enrich(command: "Command", settings: Settings, assumptions: list, project, f
         if target is None and config_word.text.endswith((".yaml", ".yml")):
             assumptions.append(not_checked(config_word.text, "the recipe"))
         if target is not None and target.kind in ("yaml", "json"):  # parse_json_file, TrlParser's yaml.safe_load
-            # a recipe whose keys are the script's own (model_id:) was not parsed up front
-            entries = recipe_entries(target, named_yaml_docs(target))
+            entries = recipe_entries(target)
             recipe = recipe_kind(entries)
             if recipe is None and kind is None:
                 entries = None

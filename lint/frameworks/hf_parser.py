@@ -415,11 +415,9 @@ def _recipe_keys(command, project, written: str, skip=lambda key: False) -> list
         return []
     from rlhf_lint.fixers.yaml import node_span
     from rlhf_lint.frameworks.hf import recipe_entries
-    from rlhf_lint.readers.yaml import named_yaml_docs
 
-    docs = named_yaml_docs(target)  # the launch names it: read whatever its keys
     return [(key, target.path, node_span(key_node), "key")
-            for key, (_value, key_node, _v) in (recipe_entries(target, docs) or {}).items() if not skip(key)]
+            for key, (_value, key_node, _v) in (recipe_entries(target) or {}).items() if not skip(key)]
 
 
 def _arguments(command, project, parser: Parser) -> list[tuple]:

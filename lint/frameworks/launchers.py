@@ -912,10 +912,10 @@ def _trl_recipe_options(command: Command, project, options: set) -> list[Arg]:
     arg = command.last("--config")
     if arg is None or arg.value is None or not arg.value.known or project is None:
         return []
-    from rlhf_lint.readers.yaml import config_docs
+    from rlhf_lint.readers.yaml import named_yaml_docs
 
     target = project.resolve(command.path, arg.value.text)
-    docs = config_docs(target) if target is not None else []  # TrlParser's yaml.safe_load reads JSON as well
+    docs = named_yaml_docs(target) if target is not None else []  # TrlParser's yaml.safe_load reads JSON as well
     import yaml
 
     if not docs or not isinstance(docs[0], yaml.MappingNode):

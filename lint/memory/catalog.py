@@ -253,9 +253,13 @@ class ModelArch:
     def largest_module_params(self) -> int:
         """DeepSpeed's ``largest_layer_params``: the biggest single nn.Module's own parameters (the embedding or
         LM head for every model here, else one expert/MLP projection)."""
+        return max(self.embedding_params(), self.largest_linear_params())
+
+    def largest_linear_params(self) -> int:
+        """The biggest linear projection of a decoder layer: an MLP (or expert) projection or an attention one."""
         h = self.hidden_size
         inter = max(self.intermediate_size, self.moe_intermediate_size, self.shared_expert_intermediate_size)
-        return max(self.embedding_params(), h * inter, *(i * o for i, o in self.attention_shapes().values()))
+        return max(h * inter, *(i * o for i, o in self.attention_shapes().values()))
 
     def kv_bytes_per_token(self, dtype_bytes: int = 2, tp: int = 1, latent: bool = True) -> int:
         """K and V of every layer for one token on one tensor-parallel rank (KV heads are split over TP ranks and

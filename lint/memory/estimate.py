@@ -8,8 +8,6 @@ had to be assumed is listed in Estimate.assumptions.
 """
 from __future__ import annotations
 
-import math
-
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every start
@@ -166,6 +164,7 @@ class RoleEstimate:
     arch: ModelArch | None = None  # the shapes (host RAM: pinned blocks per parameter tensor)
     trained_params: int = 0  # parameters with gradients and optimizer states (LoRA: the adapters)
     state_bytes: int = 0  # optimizer-side bytes of every trained parameter, before ZeRO divides them (host RAM)
+    weight_bytes: int = 0  # the weights as loaded (a quantized base, adapters), before ZeRO or FSDP divides them
     saved_params: int = 0  # LoRA modules_to_save: parameters of the trainable copies (within trained_params)
     saved_state_bytes: float = 0  # their optimizer state bytes per parameter
     host_states: int = 0  # bytes per rank of states kept in host RAM instead of the GPU (FSDP CPUOffload)
@@ -1126,8 +1125,7 @@ SRC_DEQUANTIZE = ("https://github.com/bitsandbytes-foundation/bitsandbytes/blob/
 def _dequantized_weight(arch: ModelArch, w: int) -> Term:
     """A quantized base computes each linear layer on a 16-bit copy of its weight, made for the matmul and freed after
     it (forward, recomputation and backward alike): at most the largest linear weight of a decoder layer at a time."""
-    largest = max((math.prod(shape) for moe, ids in arch.layer_kinds() if len(ids)
-                   for _, shape, _count in arch.layer_tensors(moe) if len(shape) == 2), default=0)
+    largest = arch.largest_linear_params()
     return Term("gathered_params", w * largest, f"quantized base: one linear weight dequantized to {w} B for its "
                                                 f"matmul, the largest {_count(largest)} elements", SRC_DEQUANTIZE)
 
@@ -1174,9 +1172,9 @@ def _modules_to_save(arch: ModelArch, inp: _Inputs) -> tuple[int, str]:
     return total, " and ".join(sized)
 
 
-def _quantized(inp: _Inputs) -> bool:
+def _quantized(ctx: dict) -> bool:
     """The trained model's base is loaded quantized (QLoRA)."""
-    return _quantization(inp) in QUANTIZATIONS
+    return ctx["quantization"] in QUANTIZATIONS
 
 
 def _quantization(inp: _Inputs) -> str:
@@ -1238,13 +1236,13 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, sha
         inp.assumptions.append(f"{r.role}: expert parallel {ep}: each rank holds {arch.num_experts // ep or 1} of "
                                f"{arch.num_experts} experts per layer ({_count(P)} parameters per rank before ZeRO)")
     rank = _int_of(inp.get("train.lora_rank"), 0)
-    quant = _quantization(inp)
+    quant = ctx["quantization"]
     T = P  # trained parameters
     if rank > 0:
         T = lora_params(arch, rank, inp.get("train.lora_targets"))
         if not inp.get("train.lora_targets"):
             inp.assumptions.append("LoRA adapters on every linear projection assumed (no target modules given)")
-    quantized = _quantized(inp)
+    quantized = quant in QUANTIZATIONS
     ad = w  # bytes of an adapter parameter
     saved, saved_note = _modules_to_save(arch, inp) if rank > 0 else (0, "")
     saved_w, saved_k = w, k  # bytes per parameter of the trainable copies: weight, optimizer state
@@ -1268,7 +1266,7 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, sha
     # weights: the (frozen) base in its dtype or quantised, plus adapters
     linear = arch.num_layers * (arch.attention_params() + arch.ffn_params())
     linear = min(linear, P)
-    if rank > 0 and quant in ("4bit", "nf4", "fp4", "int4") + ("8bit", "int8"):
+    if rank > 0 and quantized:
         four = quant not in ("8bit", "int8")
         qb = K.nf4_bytes_per_param if four else K.int8_bytes_per_param
         ow, why = _kbit_other_bytes(inp, ctx, w, four)
@@ -1306,7 +1304,10 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, sha
             out = [Term("weights", 0 if off_param else total_w // n, "offloaded to CPU (offload_param)" if off_param
                         else f"{sharding}: ({wf}) / {n} GPUs", wsrc)]
         else:
-            out = [Term("weights", total_w, f"{wf}, replicated ({'DDP' if ctx['plain'] else f'ZeRO-{stage}'})", wsrc)]
+            # a device_map split is not replicated: _split_over_devices gives the share of one GPU
+            layout = "" if ctx.get("model_split", 1) > 1 else \
+                f", replicated ({'DDP' if ctx['plain'] else f'ZeRO-{stage}'})"
+            out = [Term("weights", total_w, f"{wf}{layout}", wsrc)]
         if off_opt and stage >= 1:
             out.append(Term("gradients", 0, f"partitioned {adt} gradients live in host RAM (offload_optimizer)",
                             SRC_DS_STAGE3 if stage == 3 else SRC_DS_STAGE12))
@@ -1345,7 +1346,7 @@ def _model_states(r: RoleEstimate, arch: ModelArch, inp: _Inputs, ctx: dict, sha
 
     terms = emit(total_w, G, S)
     r.terms += terms
-    r.state_bytes = S
+    r.state_bytes, r.weight_bytes = S, total_w
     r.state_bytes_per_param = k
     if part is not None:
         more = part.unsure
@@ -1444,7 +1445,7 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
                                                  False, lm_logits, how, ctx["fused_loss"],
                                                  ctx.get("logit_tokens"), ctx.get("trl_logps", False),
                                                  ctx.get("model_split", 1)))
-    if _int_of(inp.get("train.lora_rank"), 0) > 0 and _quantized(inp):
+    if _int_of(inp.get("train.lora_rank"), 0) > 0 and _quantized(ctx):
         r.terms.append(_dequantized_weight(arch, w))
     # DeepSpeed buffers: sizes from the ds_config (zero_optimization), accelerate's fill for "auto", DeepSpeed's
     # defaults when unset; a bucket never holds more than the trained parameters (LoRA)
@@ -1776,7 +1777,7 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
     off_param = str(_per_role(inp, role, "offload.param", "none")) == "cpu"
     off_opt = str(_per_role(inp, role, "offload.optimizer", "none")) == "cpu"
     lora = _int_of(inp.get("train.lora_rank"), 0) > 0 and role in ("actor", "policy")
-    quantized = _quantization(inp) != "none"
+    quantized = ctx["quantization"] != "none"
     # freeze tuning or a frozen vision tower: like LoRA, part of the model is frozen
     frozen = inp.get("train.freeze_layers") is not None or (inp.get("train.freeze_vision") is True
                                                              and bool(arch.extra_params))
@@ -1983,7 +1984,7 @@ def _split_over_devices(r: RoleEstimate, ctx: dict) -> None:
     if split <= 1:
         return
     r.terms = [replace(t, bytes=t.bytes // split,
-                       formula=f"{t.formula.replace(', replicated (DDP)', '')}, / {split} GPUs (device_map)",
+                       formula=f"{t.formula}, / {split} GPUs (device_map)",
                        source=f"{t.source} ; {SRC_DEVICE_MAP}" if t.source else SRC_DEVICE_MAP)
                if t.name in SPLIT_WITH_LAYERS else t for t in r.terms]
 
@@ -2289,6 +2290,7 @@ def _estimate(job, hardware, read_config: Callable[[str], str | None] | None = N
         # RL: the response part of every sequence is generated, so its length is a bound, not a count
         "generated": kind in PPO_TYPES and gen is not None,
         "plain": strategy in PLAIN_STRATEGIES,
+        "quantization": _quantization(inp),
         # device_map over several GPUs per process: only without DeepSpeed or FSDP (both refuse a device_map)
         "model_split": max(1, _int_of(inp.get("topology.model_split"), 1)) if strategy in PLAIN_STRATEGIES else 1,
         "framework": getattr(job, "framework", ""), "versions": versions or {},
@@ -2696,7 +2698,8 @@ def _host(roles, role_nodes, groups, inp: _Inputs, ctx: dict, hardware, versions
                                            f"two: {count} x {gib(per)}", f"{SRC_VLLM_SLEEP}; {SRC_PINNED}"))
                 continue
             if ctx.get("strategy") in ("fsdp", "fsdp2"):
-                persistent_fsdp, load = _fsdp_host(r, inp, count, index == _first_node(placement, role))
+                persistent_fsdp, load = _fsdp_host(r, inp, count, index == _first_node(placement, role),
+                                                   _quantized(ctx))
                 persistent += persistent_fsdp
                 transient += load
                 continue
@@ -2735,7 +2738,7 @@ def _host(roles, role_nodes, groups, inp: _Inputs, ctx: dict, hardware, versions
             # LLaMA-Factory without ZeRO-3 loads with device_map onto each rank's GPU (low_cpu_mem_usage): shard by
             # shard, as zero.Init does, not a full copy in host RAM; so does a quantized load (transformers turns
             # low_cpu_mem_usage on with a quantization_config)
-            quantized = r.trainable and _quantized(inp)
+            quantized = r.trainable and _quantized(ctx)
             # a device_map load (a model split over GPUs) also streams shard by shard onto its GPUs
             streamed = stage == 3 or ctx.get("framework") == "llamafactory" or quantized or ctx["model_split"] > 1
             load = min(w * P // 1, K.checkpoint_shard_bytes) if streamed else w * P
@@ -2767,7 +2770,8 @@ def _saves_checkpoints(inp: _Inputs) -> bool:
     return inp.get("framework") != "verl" or _int_of(inp.get("checkpoint.save_freq"), -1) > 0
 
 
-def _fsdp_host(r: RoleEstimate, inp: _Inputs, count: int, first_node: bool) -> tuple[list[Term], list[Term]]:
+def _fsdp_host(r: RoleEstimate, inp: _Inputs, count: int, first_node: bool,
+               quantized: bool) -> tuple[list[Term], list[Term]]:
     """Host RAM of one verl FSDP role on a node: what param_offload / optimizer_offload park there between phases,
     the reference's CPU-offloaded bf16 shards, the loading copy and the sharded checkpoint."""
     P, n = r.params, r.gpus
@@ -2797,7 +2801,7 @@ def _fsdp_host(r: RoleEstimate, inp: _Inputs, count: int, first_node: bool) -> t
     dtype_bytes = 4 if r.trainable else 2
     transient = []
     efficient = inp.get("train.fsdp_cpu_ram_efficient_loading")
-    if efficient is None and inp.get("framework") in HF_TRAINERS and r.trainable and _quantized(inp):
+    if efficient is None and inp.get("framework") in HF_TRAINERS and r.trainable and quantized:
         efficient = False  # the Trainer's FSDP: accelerate's default; each rank reads its quantized shards
     if efficient is not None:
         # accelerate FSDP: from_pretrained loads in torch_dtype (fp32 when unset or auto: an upper bound) on every
@@ -2805,10 +2809,8 @@ def _fsdp_host(r: RoleEstimate, inp: _Inputs, count: int, first_node: bool) -> t
         # base is read in its quantized size
         loaded = 2 if str(inp.get("hf.torch_dtype", "")) in ("bf16", "fp16") else 4
         size, how = loaded * P, f"{loaded} B x {_count(P)}"
-        if r.trainable and _quantized(inp):
-            size = next((t.bytes for t in r.terms if t.name == "weights" and t.bytes), 0) * r.gpus \
-                or r.host_states * r.gpus or size
-            how = f"quantized, {gib(size)}"
+        if r.trainable and quantized and r.weight_bytes:
+            size, how = r.weight_bytes, f"quantized, {gib(r.weight_bytes)}"
             if efficient is not True:
                 # without it the bitsandbytes quantizer loads each rank straight onto its GPU, shard by shard
                 size = min(size, K.checkpoint_shard_bytes)

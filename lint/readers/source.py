@@ -122,7 +122,7 @@ class Source:
     # (value, Span of its text or None), and the hardware the holding file asks for, under the script's own comment
     shell_env: dict = field(default_factory=dict, repr=False)
     shell_hardware: dict = field(default_factory=dict, repr=False)
-    # a YAML a launch names but whose keys did not mark it as a config: its documents, read on demand and kept apart
+    # a YAML or JSON another file names, composed on demand (rlhf_lint.readers.yaml named_yaml_docs) and kept apart
     # from ``tree`` so that the file's own rules see the same file whatever order the jobs and rules run in
     named_docs: Any = field(default=None, repr=False)
     _line_starts: list[int] | None = field(default=None, repr=False)

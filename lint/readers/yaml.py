@@ -94,22 +94,28 @@ def json_as_yaml(source: Source) -> list:
 
 
 def named_yaml_docs(source: Source) -> list:
-    """The documents of a YAML file a launch names: its tree, or, when its keys did not mark it as a config when the
-    files were parsed, the documents read now (within the same bounds; [] when they do not parse or are over one)."""
-    if source.kind != "yaml" or source.tree is not None or source.parse_error is not None or source.skipped:
+    """The documents of a YAML or small JSON file another file names (a recipe, an argument file): its tree, or the
+    documents composed on demand, once (a YAML whose keys did not mark it as a config when the files were parsed, a
+    JSON: json_as_yaml), within the same bounds; [] when they do not parse or are over one."""
+    if source.kind == "yaml" and (source.tree is not None or source.parse_error is not None or source.skipped):
         return config_docs(source)
+    if source.kind not in ("yaml", "json"):
+        return []
     if source.named_docs is None:
-        skipped = list(source.skipped)
-        try:
-            source.named_docs = parse_yaml_source(source, named=True) or []
-        except (ParseError, RecursionError):
-            source.named_docs = []
-        source.skipped[:] = skipped  # a bound it hits is not the file's own finding: that one is left unread
+        if source.kind == "json":
+            source.named_docs = json_as_yaml(source)
+        else:
+            try:
+                source.named_docs = parse_yaml_source(source, named=True) or []
+            except (ParseError, RecursionError):
+                source.named_docs = []
+            source.skipped.clear()  # a bound it hits is no finding of the file's own: the file is left unread
     return source.named_docs
 
 
 def config_docs(source: Source) -> list:
-    """The composed documents of a YAML source, or of a small JSON one (json_as_yaml); [] for anything else."""
+    """The composed documents of a YAML source as the files were parsed, or of a small JSON one (json_as_yaml); []
+    for anything else."""
     if source.kind == "yaml":
         return source.tree if isinstance(source.tree, list) else []
     return json_as_yaml(source) if source.kind == "json" else []
