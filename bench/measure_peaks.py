@@ -73,17 +73,42 @@ CASES: dict[str, dict] = {
     "Db4o": _BASE | {"model": "Qwen/Qwen2.5-3B", "strategy": "ddp", "master_dtype": "bf16",
                      "optimizer": "adamw_torch_fused", "micro_batch": 2, "seq_len": 2048, "checkpointing": False,
                      "transformers_version": "4.44.2"},
-    # not measured yet (no device since): ZeRO-3 with two micro batches per step (the gist's P9 and P10 differ
-    # only there, by 25 GiB), CPU offload of the optimizer and of the parameters, fp16 with its loss scaler
+    # third batch: ZeRO-3 with two micro batches per step (the gist's P9 and P10 differ only there, by 25 GiB), CPU
+    # offload of the optimizer and of the parameters (host memory read too), fp16 with its loss scaler, Liger's fused
+    # linear cross entropy against the same run with full logits, and a ZeRO-3 run near the card's edge
     "Z3ag": _BASE | {"model": "Qwen/Qwen2.5-1.5B", "zero": 3, "optimizer": "adamw_torch", "micro_batch": 4,
                      "seq_len": 2048, "checkpointing": True, "grad_accum": 2},
-    "Z2o": _BASE | {"model": "Qwen/Qwen2.5-3B", "zero": 2, "optimizer": "adamw_torch", "micro_batch": 4,
-                    "seq_len": 2048, "checkpointing": True, "offload_optimizer": "cpu"},
-    "Z3o": _BASE | {"model": "Qwen/Qwen2.5-3B", "zero": 3, "optimizer": "adamw_torch", "micro_batch": 4,
-                    "seq_len": 2048, "checkpointing": True, "offload_optimizer": "cpu", "offload_param": "cpu"},
+    "Lg1": _BASE | {"model": "Qwen/Qwen2.5-1.5B", "strategy": "ddp", "master_dtype": "bf16",
+                    "optimizer": "adamw_torch_fused", "micro_batch": 4, "seq_len": 4096, "checkpointing": True,
+                    "fused_loss": True},
+    "Lg0": _BASE | {"model": "Qwen/Qwen2.5-1.5B", "strategy": "ddp", "master_dtype": "bf16",
+                    "optimizer": "adamw_torch_fused", "micro_batch": 4, "seq_len": 4096, "checkpointing": True},
+    "Z2o": _BASE | {"model": "Qwen/Qwen2.5-1.5B", "zero": 2, "optimizer": "adamw_torch", "micro_batch": 4,
+                    "seq_len": 2048, "checkpointing": True, "offload_optimizer": "cpu",
+                    "offload_optimizer_pin_memory": True},
+    "Z3o": _BASE | {"model": "Qwen/Qwen2.5-1.5B", "zero": 3, "optimizer": "adamw_torch", "micro_batch": 4,
+                    "seq_len": 2048, "checkpointing": True, "offload_optimizer": "cpu", "offload_param": "cpu",
+                    "offload_optimizer_pin_memory": True, "offload_param_pin_memory": True},
     "Z2h": _BASE | {"model": "Qwen/Qwen2.5-1.5B", "zero": 2, "dtype": "fp16", "optimizer": "adamw_torch",
                     "micro_batch": 4, "seq_len": 2048, "checkpointing": True},
+    "Z3c": _BASE | {"model": "Qwen/Qwen2.5-7B", "zero": 3, "optimizer": "adamw_torch_fused", "micro_batch": 2,
+                    "seq_len": 4096, "checkpointing": True},
+    # fourth batch, held out from the host model fitted on Z2o and Z3o: pin_memory off, other sizes (other
+    # power-of-two roundings), ZeRO-3 offload of another model; one optimizer step is enough for the host reading
+    "Z2on": _BASE | {"model": "Qwen/Qwen2.5-1.5B", "zero": 2, "optimizer": "adamw_torch", "micro_batch": 4,
+                     "seq_len": 2048, "checkpointing": True, "offload_optimizer": "cpu",
+                     "offload_optimizer_pin_memory": False},
+    "L2o": _BASE | {"model": "meta-llama/Llama-3.2-1B", "zero": 2, "optimizer": "adamw_torch", "micro_batch": 4,
+                    "seq_len": 2048, "checkpointing": True, "offload_optimizer": "cpu",
+                    "offload_optimizer_pin_memory": True},
+    "L3o": _BASE | {"model": "meta-llama/Llama-3.2-1B", "zero": 3, "optimizer": "adamw_torch", "micro_batch": 4,
+                    "seq_len": 2048, "checkpointing": True, "offload_optimizer": "cpu", "offload_param": "cpu",
+                    "offload_optimizer_pin_memory": True, "offload_param_pin_memory": True},
+    "Z2o3": _BASE | {"model": "Qwen/Qwen2.5-3B", "zero": 2, "optimizer": "adamw_torch", "micro_batch": 4,
+                     "seq_len": 2048, "checkpointing": True, "offload_optimizer": "cpu",
+                    "offload_optimizer_pin_memory": True},
 }
+ONE_STEP = {"Z2on", "L2o", "L3o", "Z2o3"}
 # a case that names a transformers release runs with it first on the path: SITES/transformers-RELEASE
 SITES = os.environ.get("MEASURE_SITES", "/tmp/sites")
 
@@ -135,7 +160,29 @@ def _init_single_rank(port: int) -> None:
                       LOCAL_WORLD_SIZE="1")
 
 
-def run_case(case: dict, smoke: bool = False) -> dict:
+def host_memory() -> dict:
+    """This process's resident host memory now and at its highest (GiB), as Linux's /proc/self/status gives them."""
+    out = {}
+    with contextlib.suppress(OSError):
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                key, _, value = line.partition(":")
+                if key in ("VmRSS", "VmHWM"):
+                    out[key] = int(value.split()[0]) * 1024 / GIB
+    return out
+
+
+def fused_loss(model, ids):
+    """Liger's fused linear cross entropy on the last hidden states: the loss without full logits."""
+    from liger_kernel.transformers.fused_linear_cross_entropy import LigerFusedLinearCrossEntropyLoss
+
+    hidden = model.model(input_ids=ids, use_cache=False).last_hidden_state[:, :-1]
+    labels = ids[:, 1:]
+    return LigerFusedLinearCrossEntropyLoss()(model.lm_head.weight, hidden.reshape(-1, hidden.shape[-1]),
+                                              labels.reshape(-1))
+
+
+def run_case(case: dict, smoke: bool = False, steps: int = STEPS) -> dict:
     import torch
     import transformers
     from transformers import AutoModelForCausalLM
@@ -169,6 +216,7 @@ def run_case(case: dict, smoke: bool = False) -> dict:
         model = AutoModelForCausalLM.from_config(config)
     stats["params"] = sum(p.numel() for p in model.parameters())
     stats["load_dtype"] = str(next(model.parameters()).dtype)
+    stats["host_after_build"] = host_memory()
     if case.get("checkpointing"):
         model.gradient_checkpointing_enable()
     if case.get("lora_rank"):
@@ -194,7 +242,8 @@ def run_case(case: dict, smoke: bool = False) -> dict:
         zero_config = {"stage": zero}
         for part in ("optimizer", "param"):
             if case.get(f"offload_{part}"):
-                zero_config[f"offload_{part}"] = {"device": case[f"offload_{part}"], "pin_memory": True}
+                zero_config[f"offload_{part}"] = {"device": case[f"offload_{part}"],
+                                                  "pin_memory": case.get(f"offload_{part}_pin_memory", True)}
         ds_config = {"train_micro_batch_size_per_gpu": case["micro_batch"],
                      "gradient_accumulation_steps": case.get("grad_accum", 1),
                      case["dtype"]: {"enabled": True}, "zero_optimization": zero_config,
@@ -205,6 +254,7 @@ def run_case(case: dict, smoke: bool = False) -> dict:
         engine, optimizer, _, _ = deepspeed.initialize(model=model, optimizer=optimizer, config=ds_config)
         stats["deepspeed"] = deepspeed.__version__
         stats["ds_optimizer"] = type(optimizer).__name__
+        stats["host_after_engine"] = host_memory()
     else:
         if strategy == "fsdp2":
             import torch.distributed as dist
@@ -222,11 +272,14 @@ def run_case(case: dict, smoke: bool = False) -> dict:
     mark("build")
     vocab = config.vocab_size
     accumulate = case.get("grad_accum", 1)
-    for step in range(STEPS):
+    for step in range(steps):
         for micro in range(accumulate):
             ids = torch.randint(0, vocab, (case["micro_batch"], case["seq_len"]), device=device)
             with autocast:
-                loss = (engine or model)(input_ids=ids, labels=ids, use_cache=False).loss
+                if case.get("fused_loss"):
+                    loss = fused_loss(model, ids)
+                else:
+                    loss = (engine or model)(input_ids=ids, labels=ids, use_cache=False).loss
             if engine is not None:
                 engine.backward(loss)
             else:
@@ -240,6 +293,7 @@ def run_case(case: dict, smoke: bool = False) -> dict:
             optimizer.zero_grad(set_to_none=True)
         mark(f"step{step}")
     stats["peak_allocated_gib"] = peak["allocated"] / GIB
+    stats["host_end"] = host_memory()
     stats["peak_reserved_gib"] = peak["reserved"] / GIB
     if cuda:
         free, total = torch.cuda.mem_get_info()
@@ -288,7 +342,8 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true", help="tiny shapes on the CPU")
     args = parser.parse_args()
     if args.case:
-        print(json.dumps(run_case(CASES[args.case], smoke=args.smoke)), flush=True)
+        steps = 1 if args.case in ONE_STEP else STEPS
+        print(json.dumps(run_case(CASES[args.case], smoke=args.smoke, steps=steps)), flush=True)
         return
     names = args.only.split(",") if args.only else list(CASES)
     run_all(names, args.out, args.budget, args.case_timeout, args.smoke)
