@@ -52,6 +52,7 @@ SETTINGS = {"strategy": "train.strategy", "master_dtype": "precision.master_dtyp
             "sequence_parallel_size": "train.sequence_parallel_size", "prompt_len": "seq.prompt_max_len",
             "completion_len": "seq.generate_max_len", "beta": "trl.beta",
             "offload_param_pin_memory": "deepspeed.offload_param_pin_memory",
+            "offload_optimizer_pin_memory": "deepspeed.offload_optimizer_pin_memory",
             "vllm_utilization": "vllm.gpu_memory_utilization", "vllm_tp": "vllm.tensor_parallel_size",
             "vllm_max_num_seqs": "vllm.max_num_seqs", "vllm_max_num_batched_tokens": "vllm.max_num_batched_tokens"}
 # the arguments of _job_from_options after model and GPUs, in order, with their defaults

@@ -234,6 +234,8 @@ VOCABULARY = (
     ("trl.beta", float, "GRPO KL coefficient as written (0: GRPOTrainer loads no reference model)"),
     ("deepspeed.offload_param_pin_memory", bool, "zero_optimization.offload_param.pin_memory (absent: DeepSpeed's "
                                                  "default, False)"),
+    ("deepspeed.offload_optimizer_pin_memory", bool, "zero_optimization.offload_optimizer.pin_memory (absent: "
+                                                     "DeepSpeed's default, False)"),
     # -- TRL / HF Trainer recipes (issue 15, trl15): the dtype the model is loaded in
     ("hf.torch_dtype", str, "bf16 | fp16 | fp32 | auto: from_pretrained's dtype (TRL ModelConfig torch_dtype / dtype); "
                             "without DeepSpeed the trained weights, gradients and AdamW moments stay in it"),

@@ -262,7 +262,8 @@ def _check_parallel_sizes(gpus: int, ring: int | None, sequence: int | None, exp
 @click.option("--completion-len", type=click.IntRange(min=1), default=None, help="grpo: max_completion_length.")
 @click.option("--beta", type=float, default=None, help="grpo: KL coefficient (0: no reference model).")
 @click.option("--pin-memory/--no-pin-memory", default=None,
-              help="offload_param.pin_memory: offloaded parameters in pinned host memory (power-of-two blocks).")
+              help="offload_param.pin_memory and offload_optimizer.pin_memory: offloaded parameters and optimizer "
+                   "partitions in pinned host memory (power-of-two blocks).")
 @click.option("--strategy", type=click.Choice(["deepspeed", "ddp", "fsdp", "fsdp2"]), default=None,
               help="ddp: torch data parallelism without DeepSpeed (HF Trainer): no ZeRO, torch's dtypes. fsdp, "
                    "fsdp2: FSDP full shard under the HF Trainer (accelerate); --offload-param cpu is its CPU "
@@ -378,7 +379,8 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
                  "train.sequence_parallel_size": sequence_parallel_size,
                  "train.expert_parallel_size": expert_parallel_size, "seq.prompt_max_len": prompt_len,
                  "seq.generate_max_len": completion_len, "trl.beta": beta,
-                 "deepspeed.offload_param_pin_memory": pin_memory, "train.freeze_vision": freeze_vision,
+                 "deepspeed.offload_param_pin_memory": pin_memory,
+                 "deepspeed.offload_optimizer_pin_memory": pin_memory, "train.freeze_vision": freeze_vision,
                  "train.lora_targets": tuple(t.strip() for t in lora_targets.split(",") if t.strip())
                  if lora_targets else None,
                  "train.lora_modules_to_save": tuple(t.strip() for t in lora_modules_to_save.split(",") if t.strip())

@@ -273,10 +273,12 @@ def settings_from_ds_config(doc: JSONDocument, path: str) -> Settings:
         else:
             add(f"offload.{what}", "none", None, "DeepSpeed default")
 
-    # offloaded parameters in page-locked host memory (the memory estimate rounds their pinned blocks)
-    node = doc.lookup("zero_optimization.offload_param.pin_memory")
-    if node is not None and isinstance(node.to_python(), bool):
-        add("deepspeed.offload_param_pin_memory", node.to_python(), node)
+    # offloaded parameters and optimizer partitions in page-locked host memory (the memory estimate rounds their
+    # pinned blocks)
+    for what in ("param", "optimizer"):
+        node = doc.lookup(f"zero_optimization.offload_{what}.pin_memory")
+        if node is not None and isinstance(node.to_python(), bool):
+            add(f"deepspeed.offload_{what}_pin_memory", node.to_python(), node)
 
     # ZeRO buffer sizes the memory estimate reads
     nodes = {name: doc.lookup(f"zero_optimization.{name}") for _, name in ZERO_SIZES}

@@ -2709,16 +2709,8 @@ def _host(roles, role_nodes, groups, inp: _Inputs, ctx: dict, hardware, versions
             what = f"{_count(T)}" + (f" trained of {_count(P)}" if T < P else "")
             if r.trainable and ctx["offload_optimizer"] == "cpu" and stage >= 1:
                 cpu_adam[role] = (states * count // n, states)
-                persistent.append(Term(f"optimizer_states:{role}", states * count // n,
-                                       f"CPU Adam: {states / T:g} B (fp32 master + states) x {what} x {share}",
-                                       SRC_CPU_ADAM))
-                # the host gradient partition takes the fp32 partition's dtype whatever the accumulation dtype
-                # (stage3.py initialize_optimizer_states: gradient_dtype = fp32_partitioned_groups_flat[0].dtype;
-                # stage_1_and_2.py: single_partition_of_fp32_groups[i].dtype)
-                g32 = dtype_bytes("fp32", 4)
-                persistent.append(Term(f"gradients:{role}", g32 * T * count // n,
-                                       f"fp32 gradient partition {g32} B x {what} x {share} (pinned)",
-                                       SRC_DS_STAGE3 if stage == 3 else SRC_DS_STAGE12))
+                persistent += _offload_optimizer_host(r, inp, ctx, versions, states, count, what, share,
+                                                      assumptions)
             if r.trainable and inp.flag("deepspeed.enable_sleep") and not (ctx["offload_optimizer"] == "cpu"
                                                                            and stage >= 1):
                 # offload_states parks the optimizer states and fp32 partitions in pinned host RAM between uses
@@ -2726,7 +2718,7 @@ def _host(roles, role_nodes, groups, inp: _Inputs, ctx: dict, hardware, versions
                                        f"asleep: {states / T:g} B (fp32 master + states) x {what} x {share} parked "
                                        f"by offload_states", SRC_DS_OFFLOAD_STATES))
             if r.trainable and ctx["offload_param"] == "cpu" and stage == 3:
-                if inp.flag("deepspeed.offload_param_pin_memory") and r.arch is not None:
+                if _pin_memory(inp, ctx, versions, "param", assumptions)[0] and r.arch is not None:
                     persistent += _pinned_params(r, w, count, share)
                 else:
                     persistent.append(Term(f"params:{role}", w * P * count // n,
@@ -2892,6 +2884,120 @@ def _vllm_sleep_backup(arch: ModelArch, tp: int, w: int) -> int:
             total += _pow2(-(-size // round_large) * round_large) * count
     total += -(-small // seg["small_segment"]) * _pow2(seg["small_segment"])
     return total + -(-mid // seg["mid_segment"]) * _pow2(seg["mid_segment"])
+
+
+def _offload_optimizer_host(r: RoleEstimate, inp: _Inputs, ctx: dict, versions: dict, states: int, count: int,
+                            what: str, share: str, assumptions: list[str]) -> list[Term]:
+    """Host RAM of ZeRO-Offload's optimizer side for ``count`` ranks of a role: the fp32 partition and its fp32
+    gradient, the release's 16-bit, staging and (ZeRO-3) flat gradient buffers, each page-locked block rounded up
+    to a power of two when pin_memory pins it (schemas/deepspeed/offload_host_buffers.json), and the Adam moments,
+    never pinned. Measured: bench/calibration/measured.json HZ2o-host and HZ3o-host."""
+    from rlhf_lint.frameworks.deepspeed import row_at
+    from rlhf_lint.schemas import load
+
+    table = load("deepspeed/offload_host_buffers.json")
+    n, w, stage = r.gpus, ctx["w"], ctx["stage"]
+    f32 = dtype_bytes("fp32", 4)
+    T = r.trained_params or r.params
+    part = -(-T // n)
+    rows = table["zero3" if stage == 3 else "zero12"]
+    release = _patch_release(versions, "deepspeed")
+    row = row_at(rows, release) if release is not None else None
+    if row is None:
+        row = rows[-1]
+        assumptions.append("DeepSpeed release not given: the host buffers of the current release's ZeRO-Offload "
+                           "assumed (from 0.17.0 ZeRO-1/2 also keeps a 16-bit copy of the partition there)")
+    pin, pin_how = _pin_memory(inp, ctx, versions, "optimizer", assumptions)
+    torch_release = _release(versions, "torch")
+    from_torch = tuple(int(x) for x in table["pinned_rounding"]["from_torch"].split("."))
+    rounds = torch_release is None or torch_release >= from_torch
+    src = f"{SRC_DS_STAGE3 if stage == 3 else SRC_DS_STAGE12}; {row['source']}"
+
+    def held(name: str, blocks: list[int]) -> tuple[int, str]:
+        """Bytes of a buffer made of ``blocks`` and how it is held, or (0, "") when the release has none."""
+        if name not in row["buffers"]:
+            return 0, ""
+        pinned = name in row["always_pinned"] or (pin and name in row["pinned_with_pin_memory"])
+        if not pinned:
+            return sum(blocks), ""
+        return sum(_pow2(b) if rounds else b for b in blocks), " pinned" + (", rounded up to a power of two"
+                                                                              if rounds else "")
+
+    if stage == 3:
+        sub = _int_of(inp.get("deepspeed.sub_group_size"), 0) or K.sub_group_elements
+        groups = _sub_groups(r, part, sub)
+        master, master_how = held("fp32_master", [f32 * g for g in groups])
+        grads, grads_how = held("fp32_grads", [f32 * g for g in groups])
+        flat, flat_how = held("grad_partitions", [ctx["a"] * part])
+        grad_terms = [Term(f"gradients:{r.role}", count * (grads + flat),
+                           f"fp32 gradients of {len(groups)} sub-group(s){grads_how} ({gib(grads)}) + the flat "
+                           f"{ctx['a_name']} gradient partition{flat_how} ({gib(flat)}), {pin_how}: x {share}", src)]
+        extra = []
+    else:
+        master, master_how = held("fp32_master", [f32 * part])
+        grads, grads_how = held("fp32_grads", [f32 * part])
+        grad_terms = [Term(f"gradients:{r.role}", count * grads,
+                           f"fp32 gradient partition {f32} B x {what} / {n}{grads_how} ({gib(grads)}), {pin_how}: "
+                           f"x {share}", src)]
+        numels = r.arch.tensor_numels() if r.arch is not None and T == r.params else []  # not adapters
+        largest = max(numels) if numels and abs(sum(numels) - T) <= T // 100 else 0
+        bit16, bit16_how = held("bit16_params", [w * part])
+        staging, staging_how = held("grad_staging", [w * largest] if largest else [])
+        extra = [Term(f"offload_buffers:{r.role}", count * (bit16 + staging),
+                      f"16-bit partition copy{bit16_how} ({gib(bit16)}) + gradient staging buffer of the largest "
+                      f"parameter{staging_how} ({gib(staging)}): x {share}", src)] if bit16 + staging else []
+    moments = states - (f32 * T if w == 2 else 0)
+    per_rank = -(-moments // n)
+    return [Term(f"optimizer_states:{r.role}", count * (master + per_rank),
+                 f"CPU Adam: fp32 partition{master_how} {gib(master)} + moments {moments / T:g} B x {what} / {n} "
+                 f"({gib(per_rank)}): x {share}", f"{SRC_CPU_ADAM}; {src}")] + grad_terms + extra
+
+
+def _pin_memory(inp: _Inputs, ctx: dict, versions: dict, what: str, assumptions: list[str]) -> tuple[bool, str]:
+    """Whether zero_optimization.offload_<what> is page-locked, and why: the launch's pin_memory; the value the
+    framework's generated ds_config writes; DeepSpeed's default of the release (false up to 0.19.4, true from
+    0.19.5: schemas/ds_config_checks.json). An unknown release reads it as false, the smaller host figure, and says
+    so: an error must not rest on a default the launch may not get."""
+    from rlhf_lint.frameworks.deepspeed import row_at
+    from rlhf_lint.schemas import load
+
+    pin = inp.get(f"deepspeed.offload_{what}_pin_memory")
+    if isinstance(pin, bool):
+        return pin, f"offload_{what}.pin_memory"
+    written = load("deepspeed/offload_host_buffers.json")["pin_memory_by_framework"].get(ctx.get("framework"), {})
+    if what in written:
+        return written[what]["value"], f"{ctx.get('framework')} sets pin_memory"
+    key = f"zero_optimization.offload_{what}.pin_memory"
+    change = next(row for row in load("ds_config_checks.json")["changed_defaults"] if row["key"] == key)
+    release = _patch_release(versions, "deepspeed")
+    if release is None:
+        assumptions.append(f"DeepSpeed release not given: offload_{what}.pin_memory unset read as false, the "
+                           f"default up to {change['since']} (from it DeepSpeed pins, and torch rounds each pinned "
+                           f"block up to a power of two)")
+        return False, "pin_memory unset (DeepSpeed release unknown: false assumed)"
+    rows = [{"since": "0", "until": change["since"], "value": change["old"]},
+            {"since": change["since"], "until": None, "value": change["new"]}]
+    value = row_at(rows, release)["value"]
+    return value, f"pin_memory unset (DeepSpeed {versions['deepspeed']}'s default: {str(value).lower()})"
+
+
+def _sub_groups(r: RoleEstimate, part: int, sub: int) -> list[int]:
+    """Elements of each ZeRO-3 optimizer sub-group of one rank's ``part``: stage3.py _create_fp16_sub_groups closes
+    a sub-group once its parameters' partitions reach sub_group_size. The parameter tensors come from the model's
+    shapes when they add up to the role's parameters (a full fine-tune), else the partition is cut evenly."""
+    n = r.gpus
+    numels = [-(-t // n) for t in r.arch.tensor_numels()] if r.arch is not None else []
+    if not numels or abs(sum(numels) - part) > part // 100:
+        numels = [sub] * (part // sub) + ([part % sub] if part % sub else [])
+    groups, size = [], 0
+    for numel in numels:
+        size += numel
+        if size >= sub:
+            groups.append(size)
+            size = 0
+    groups += [size] if size else []
+    groups[-1] += part - sum(groups)  # the tensors' ceilings, back to the partition's size
+    return groups
 
 
 def _pinned_params(r: RoleEstimate, w: int, count: int, share: str) -> list[Term]:
