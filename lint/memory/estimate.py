@@ -142,6 +142,9 @@ class Term:
     # backward's own tensors: it leaves almost no allocator slack (runs without checkpointing reserve 0.7-1.5 GiB
     # beyond their allocated peak: bench/calibration/device)
     reused_by_backward: bool = False
+    # the part of this term that is one checkpointed layer recomputed: it is live again at the backward's first
+    # layers, when the other layers' gradients are written, so it gives the gradients no room
+    recomputed: int = 0
 
     @property
     def label(self) -> str:
@@ -646,7 +649,7 @@ def _activation_terms(arch: ModelArch, batch: int, seq: int, checkpointing: bool
             if loss else f" + one layer recomputed {gib(per_layer)}"
         terms.append(Term("activations", int(L * ck * seq * batch * h / split + recompute),
                           f"checkpointing: L{share}*{ck}*s*b*h = {L}{share}*{ck}*{seq}*{batch}*{h}{beside} "
-                          f"({attn_note}; {what})", SRC_ACTIVATIONS))
+                          f"({attn_note}; {what})", SRC_ACTIVATIONS, recomputed=recompute))
     else:
         terms.append(Term("activations", int(all_layers),
                           f"no checkpointing: L{share}*s*b*h*{act:.1f} = {L}{share}*{seq}*{batch}*{h}*{act:.1f} B "
@@ -1487,8 +1490,10 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
         # by default): at the forward/backward turn the last layers stay gathered, up to stage3_max_live_parameters
         # (partitioned_param_coordinator.py __params_to_release, fetch_sub_module)
         kept = max(largest, min(live or K.max_live_parameters_elements, K.max_reuse_distance_elements, r.params))
-        if r.gpus == 1:
-            # one rank's partition is the whole parameter: nothing is gathered (row HZ3a peaks as HDb2 does)
+        if r.gpus == 1 and ctx["offload_param"] != "cpu":
+            # one rank's partition is the whole parameter: nothing is gathered (row HZ3a peaks as HDb2 does). With
+            # the parameters offloaded, each is fetched to the GPU and kept as on several GPUs (row HZ3o: its first
+            # step, before the coordinator's trace, peaks 1.9 GiB lower than the next)
             r.terms.append(Term("gathered_params", 0, "one GPU: each partition is the whole parameter, nothing is "
                                                       "gathered (measured, bench/calibration/measured.json HZ3a)",
                                 SRC_DS_COORDINATOR))
@@ -1526,8 +1531,8 @@ def _fresh_gradients(r: RoleEstimate, inp: _Inputs) -> None:
         return
     sure = sum(t.bytes for t in grads if not t.unsure)
     total = sum(t.bytes for t in grads)
-    loss = sum(t.bytes for t in r.terms if t.name in ("activations", "logits", "gathered_params") and not t.phases
-               and not t.at_length_bound)
+    loss = sum(t.bytes - t.recomputed for t in r.terms
+               if t.name in ("activations", "logits", "gathered_params") and not t.phases and not t.at_length_bound)
     live, live_all = max(0, sure - loss), max(0, total - loss)
     source = grads[0].source
     r.terms = [t for t in r.terms if not any(t is g for g in grads)]
