@@ -13,9 +13,11 @@ def host_out_of_memory(ctx):
     ## What it does
     Sums per node, over the roles placed there: CPU-offloaded optimizer states (CPU Adam keeps fp32 master
     weights, momentum and variance: 3 x 4 bytes per parameter of each trained model, partitioned over that
-    model's ranks), offloaded gradients in their accumulation dtype, offloaded parameters and reference/reward
-    weights, vLLM sleep copies, one process baseline per GPU, plus the larger of the model-loading copies and the
-    checkpoint-saving copy. Compares it with `host-memory` and `container-memory` of the hardware profile; for
+    model's ranks), offloaded gradients (fp32; under ZeRO-3 also the flat partition in the accumulation dtype),
+    the 16-bit and staging buffers of the DeepSpeed release, offloaded parameters and reference/reward weights,
+    vLLM sleep copies, one process baseline per GPU, plus the larger of the model-loading copies and the
+    checkpoint-saving copy. Page-locked buffers (`pin_memory`) count as torch's pinned allocator holds them:
+    each block rounded up to a power of two. Compares it with `host-memory` and `container-memory` of the hardware profile; for
     jobs whose workers are Ray actors (verl, OpenRLHF's `*_ray` entry points, Open-Reasoner-Zero) with 95% of it,
     where Ray's memory monitor kills an actor (`memory_usage_threshold`).
     Names the CPU Adam figure of each trained model (in GB and GiB) and, when two trained models with offloaded
@@ -32,12 +34,14 @@ def host_out_of_memory(ctx):
 
     ## Fix
     Spread each model over more nodes (ZeRO partitions the states), place actor and critic on different nodes,
-    accumulate gradients in bf16, drop optimizer offload where the GPUs have room, or raise the container limit.
+    accumulate gradients in bf16, drop optimizer offload where the GPUs have room, set `pin_memory` false (slower
+    transfers, no rounding), or raise the container limit.
 
     ## References
     https://github.com/OpenRLHF/OpenRLHF/issues/277
     https://github.com/OpenRLHF/OpenRLHF/issues/360
     https://github.com/OpenRLHF/OpenRLHF/issues/171
+    https://github.com/pytorch/pytorch/issues/95823
     https://github.com/OpenRLHF/OpenRLHF/issues/1013
     """
     est = _estimate(ctx)
