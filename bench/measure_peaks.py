@@ -107,6 +107,14 @@ CASES: dict[str, dict] = {
     "Z2o3": _BASE | {"model": "Qwen/Qwen2.5-3B", "zero": 2, "optimizer": "adamw_torch", "micro_batch": 4,
                      "seq_len": 2048, "checkpointing": True, "offload_optimizer": "cpu",
                     "offload_optimizer_pin_memory": True},
+    # fifth batch: L3o over three steps (its steady state, past the parameter coordinator's first trace), and ZeRO-2
+    # offload with two micro batches per step (DeepSpeed's host accumulation buffers, not in the host model)
+    "L3os": _BASE | {"model": "meta-llama/Llama-3.2-1B", "zero": 3, "optimizer": "adamw_torch", "micro_batch": 4,
+                     "seq_len": 2048, "checkpointing": True, "offload_optimizer": "cpu", "offload_param": "cpu",
+                     "offload_optimizer_pin_memory": True, "offload_param_pin_memory": True},
+    "Z2og": _BASE | {"model": "Qwen/Qwen2.5-1.5B", "zero": 2, "optimizer": "adamw_torch", "micro_batch": 4,
+                     "seq_len": 2048, "checkpointing": True, "offload_optimizer": "cpu",
+                     "offload_optimizer_pin_memory": True, "grad_accum": 2},
 }
 ONE_STEP = {"Z2on", "L2o", "L3o", "Z2o3"}
 # a case that names a transformers release runs with it first on the path: SITES/transformers-RELEASE
