@@ -2945,17 +2945,31 @@ def _offload_optimizer_host(r: RoleEstimate, inp: _Inputs, ctx: dict, versions: 
                            f"fp32 gradient partition {f32} B x {what} / {n}{grads_how} ({gib(grads)}), {pin_how}: "
                            f"x {share}", src)]
         numels = r.arch.tensor_numels() if r.arch is not None and T == r.params else []  # not adapters
-        largest = max(numels) if numels and abs(sum(numels) - T) <= T // 100 else 0
+        numels = numels if numels and abs(sum(numels) - T) <= T // 100 else []
         bit16, bit16_how = held("bit16_params", [w * part])
-        staging, staging_how = held("grad_staging", [w * largest] if largest else [])
-        extra = [Term(f"offload_buffers:{r.role}", count * (bit16 + staging),
-                      f"16-bit partition copy{bit16_how} ({gib(bit16)}) + gradient staging buffer of the largest "
-                      f"parameter{staging_how} ({gib(staging)}): x {share}", src)] if bit16 + staging else []
+        staging, staging_how = held("grad_staging", [w * max(numels)] if numels else [])
+        note = (f"16-bit partition copy{bit16_how} ({gib(bit16)}) + gradient staging buffer of the largest "
+                f"parameter{staging_how} ({gib(staging)})")
+        accumulate = _int_of(inp.get("batch.grad_accum"), 0)
+        if accumulate > 1:
+            # accumulated_grads_in_cpu: a whole-parameter 16-bit buffer per parameter of the rank's partition,
+            # about 1/n of the parameters, each its own block
+            blocks, acc_how = held("grad_accumulation", [w * t for t in numels] or [w * T])
+            blocks //= n
+            bit16 += blocks
+            note += (f" + 16-bit gradient accumulation buffer of each parameter{acc_how} ({gib(blocks)}, "
+                     f"gradient_accumulation_steps {accumulate})")
+        extra = [Term(f"offload_buffers:{r.role}", count * (bit16 + staging), f"{note}: x {share}", src)] \
+            if bit16 + staging else []
     moments = states - (f32 * T if w == 2 else 0)
     per_rank = -(-moments // n)
     return [Term(f"optimizer_states:{r.role}", count * (master + per_rank),
                  f"CPU Adam: fp32 partition{master_how} {gib(master)} + moments {moments / T:g} B x {what} / {n} "
                  f"({gib(per_rank)}): x {share}", f"{SRC_CPU_ADAM}; {src}")] + grad_terms + extra
+
+
+PIN_MEMORY_SETTINGS = {"param": "deepspeed.offload_param_pin_memory",
+                       "optimizer": "deepspeed.offload_optimizer_pin_memory"}
 
 
 def _pin_memory(inp: _Inputs, ctx: dict, versions: dict, what: str, assumptions: list[str]) -> tuple[bool, str]:
@@ -2966,7 +2980,7 @@ def _pin_memory(inp: _Inputs, ctx: dict, versions: dict, what: str, assumptions:
     from rlhf_lint.frameworks.deepspeed import row_at
     from rlhf_lint.schemas import load
 
-    pin = inp.get(f"deepspeed.offload_{what}_pin_memory")
+    pin = inp.get(PIN_MEMORY_SETTINGS[what])
     if isinstance(pin, bool):
         return pin, f"offload_{what}.pin_memory"
     written = load("deepspeed/offload_host_buffers.json")["pin_memory_by_framework"].get(ctx.get("framework"), {})

@@ -108,3 +108,17 @@ def test_ds_config_offload_optimizer_pin_memory_reaches_the_estimate(tmp_path):
         "train.sh": "deepspeed train.py --deepspeed ds.json --model_name_or_path Qwen/Qwen2.5-1.5B --bf16\n",
     }).jobs
     assert job.settings.get("deepspeed.offload_optimizer_pin_memory").value is True
+
+
+def test_zero2_accumulation_buffers_only_with_several_micro_batches():
+    one, _ = host()
+    two, _ = host(extra={"batch.grad_accum": 2})
+    # one whole-parameter bf16 buffer per parameter, each rounded on its own: 3.62 GiB for Qwen2.5-1.5B's 338
+    # tensors (2.88 GiB unrounded); measured 3.66 GiB more host RAM than with one micro batch (row HZ2og-host)
+    grown = two["offload_buffers"].bytes - one["offload_buffers"].bytes
+    assert grown / GIB == pytest.approx(3.62, abs=0.01)
+    assert "gradient_accumulation_steps 2" in two["offload_buffers"].formula
+    unknown, _ = host(extra={"batch.grad_accum": None})  # not given: not counted (no error rests on it)
+    assert unknown["offload_buffers"].bytes == one["offload_buffers"].bytes
+    three, _ = host(zero=3, extra={"batch.grad_accum": 2})  # ZeRO-3 accumulates into its flat partition
+    assert three["gradients"].bytes == host(zero=3)[0]["gradients"].bytes
