@@ -251,6 +251,9 @@ def _deepspeed(settings: Settings, job: Job, given: dict, row: dict, label: str)
     settings.add(Setting("offload.param", preset["offload_param"], path, span, why))
     if isinstance(preset.get("overlap_comm"), bool):
         settings.add(Setting("deepspeed.overlap_comm", preset["overlap_comm"], path, span, why))
+    for key in ("deepspeed.offload_optimizer_pin_memory", "deepspeed.offload_param_pin_memory"):
+        if isinstance(preset.get(key.partition(".")[2]), bool):
+            settings.add(Setting(key, preset[key.partition(".")[2]], path, span, why))
     from rlhf_lint.frameworks.deepspeed import zero_sizes
 
     sizes, auto = zero_sizes(preset.get)

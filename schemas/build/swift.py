@@ -131,7 +131,8 @@ def extract(gitdir: str, version: str) -> dict:
 
 
 def presets(gitdir: str, version: str) -> tuple[dict, dict]:
-    """The ZeRO stage and offload devices of each shipped ds_config, and the FSDP options of each FSDP preset."""
+    """The ZeRO stage, offload devices and their pin_memory of each shipped ds_config, and the FSDP options of each
+    FSDP preset."""
     tag = f"v{version}"
     names = git(gitdir, "ls-tree", "-r", "--name-only", tag, "swift").splitlines()
     ds, fsdp = {}, {}
@@ -149,6 +150,9 @@ def presets(gitdir: str, version: str) -> tuple[dict, dict]:
                           "offload_param": (zero.get("offload_param") or {}).get("device", "none"),
                           "overlap_comm": zero.get("overlap_comm"),
                           **{k: zero[k] for k in PRESET_SIZES if isinstance(zero.get(k), (int, float, str))},
+                          **{f"offload_{part}_pin_memory": zero[f"offload_{part}"]["pin_memory"]
+                             for part in ("optimizer", "param") if isinstance(zero.get(f"offload_{part}"), dict)
+                             and isinstance(zero[f"offload_{part}"].get("pin_memory"), bool)},
                           "source": source}
         elif "fsdp" in data:
             cfg = data.get("fsdp_config") or {}

@@ -92,9 +92,13 @@ def test_deepspeed_presets_and_a_config_path(tmp_path):
     assert job.value("zero.stage") == 3 and job.value("offload.optimizer") == "cpu" \
         and job.value("offload.param") == "cpu"
     assert "zero3_offload.json" in job.settings.get("zero.stage").origin
+    # the presets pin the offloaded buffers (the host estimate rounds their blocks up to powers of two)
+    assert job.value("deepspeed.offload_optimizer_pin_memory") is True
+    assert job.value("deepspeed.offload_param_pin_memory") is True
     two = _job(tmp_path / "b", "NPROC_PER_NODE=8 swift sft --model m --deepspeed zero2_offload\n")
     assert two.value("zero.stage") == 2 and two.value("offload.optimizer") == "cpu" \
         and two.value("offload.param") == "none"
+    assert two.value("deepspeed.offload_optimizer_pin_memory") is True
     path = _job(tmp_path / "c", "NPROC_PER_NODE=8 swift sft --model m --deepspeed ds.json\n",
                 {"ds.json": '{"zero_optimization": {"stage": 1}}\n'})
     assert path.value("zero.stage") == 1

@@ -297,7 +297,8 @@ def test_swift_builder_reads_defaults_through_bases_and_the_presets(tmp_path):
         "    gradient_checkpointing: bool = True\n    per_device_train_batch_size: int = 1\n"
         "    torch_dtype: str = compute_default()\n")
     (repo / "swift" / "llm" / "ds_config" / "zero3_offload.json").write_text(
-        '{"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}, "overlap_comm": true}}')
+        '{"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu", "pin_memory": true}, '
+        '"overlap_comm": true}}')
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo)]
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     subprocess.run(git + ["add", "."], check=True)
@@ -318,6 +319,9 @@ def test_swift_builder_reads_defaults_through_bases_and_the_presets(tmp_path):
     assert row["deepspeed_presets"]["zero3_offload"]["stage"] == 3
     assert row["deepspeed_presets"]["zero3_offload"]["offload_optimizer"] == "cpu"
     assert row["deepspeed_presets"]["zero3_offload"]["offload_param"] == "none"
+    # pin_memory only where the preset writes it
+    assert row["deepspeed_presets"]["zero3_offload"]["offload_optimizer_pin_memory"] is True
+    assert "offload_param_pin_memory" not in row["deepspeed_presets"]["zero3_offload"]
 
 
 def test_hf_parser_reads_dataclass_fields_and_the_scripts_parsers():
