@@ -233,9 +233,9 @@ VOCABULARY = (
     # -- TRL GRPO memory inputs (issue 15): the trainer's reference model and HF generate
     ("trl.beta", float, "GRPO KL coefficient as written (0: GRPOTrainer loads no reference model)"),
     ("deepspeed.offload_param_pin_memory", bool, "zero_optimization.offload_param.pin_memory (absent: DeepSpeed's "
-                                                 "default, False)"),
+                                                 "default, false up to 0.19.4, true from 0.19.5)"),
     ("deepspeed.offload_optimizer_pin_memory", bool, "zero_optimization.offload_optimizer.pin_memory (absent: "
-                                                     "DeepSpeed's default, False)"),
+                                                     "DeepSpeed's default, false up to 0.19.4, true from 0.19.5)"),
     # -- TRL / HF Trainer recipes (issue 15, trl15): the dtype the model is loaded in
     ("hf.torch_dtype", str, "bf16 | fp16 | fp32 | auto: from_pretrained's dtype (TRL ModelConfig torch_dtype / dtype); "
                             "without DeepSpeed the trained weights, gradients and AdamW moments stay in it"),

@@ -2897,7 +2897,7 @@ def _offload_optimizer_host(r: RoleEstimate, inp: _Inputs, ctx: dict, versions: 
     gradient, the release's 16-bit, staging and (ZeRO-3) flat gradient buffers, each page-locked block rounded up
     to a power of two when pin_memory pins it (schemas/deepspeed/offload_host_buffers.json), and the Adam moments,
     never pinned. Measured: bench/calibration/measured.json HZ2o-host and HZ3o-host."""
-    from rlhf_lint.frameworks.deepspeed import row_at
+    from rlhf_lint.frameworks.deepspeed import row_at, version_tuple
     from rlhf_lint.schemas import load
 
     table = load("deepspeed/offload_host_buffers.json")
@@ -2905,13 +2905,15 @@ def _offload_optimizer_host(r: RoleEstimate, inp: _Inputs, ctx: dict, versions: 
     f32 = dtype_bytes("fp32", 4)
     T = r.trained_params or r.params
     part = -(-T // n)
-    rows = table["zero3" if stage == 3 else "zero12"]
+    layout = "zero3" if stage == 3 else "zero12"
+    rows = table[layout]
     release = _patch_release(versions, "deepspeed")
     row = row_at(rows, release) if release is not None else None
     if row is None:
-        row = rows[-1]
-        assumptions.append("DeepSpeed release not given: the host buffers of the current release's ZeRO-Offload "
-                           "assumed (from 0.17.0 ZeRO-1/2 also keeps a 16-bit copy of the partition there)")
+        row = row_at(rows, version_tuple(table["unknown_release"][layout]))
+        if stage < 3:
+            assumptions.append("DeepSpeed release not given: ZeRO-Offload's host buffers sized without the 16-bit "
+                               "copy of the partition that ZeRO-1/2 keeps there from 0.17.0")
     pin, pin_how = _pin_memory(inp, ctx, versions, "optimizer", assumptions)
     torch_release = _release(versions, "torch")
     from_torch = tuple(int(x) for x in table["pinned_rounding"]["from_torch"].split("."))
