@@ -44,10 +44,29 @@ def notes(root: str) -> list[tuple[str, float, str]]:
     return sorted(out)
 
 
-def estimate(path: str, gpu: str) -> dict:
-    """The highest GPU group of the script's estimate, or why there is none."""
-    run = subprocess.run([sys.executable, "-m", "rlhf_lint", "estimate", "--format", "json", "--gpu", gpu, path],
-                         capture_output=True, text=True, timeout=300)
+CONFIG_NAME = re.compile(r"[\w./-]+\.(?:json|ya?ml)\b")
+
+
+def named_configs(path: str, root: str) -> list[str]:
+    """The config files the script names that exist (its launcher and ds configs), as a run over the repository
+    would check them beside it: the examples name them from the repository root or from the script's folder."""
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        names = CONFIG_NAME.findall(fh.read())
+    found = []
+    for name in dict.fromkeys(names):
+        for base in (root, os.path.dirname(path)):
+            candidate = os.path.normpath(os.path.join(base, name))
+            if os.path.isfile(candidate) and candidate.startswith(os.path.abspath(root)) and candidate not in found:
+                found.append(candidate)
+                break
+    return found
+
+
+def estimate(path: str, gpu: str, root: str | None = None) -> dict:
+    """The highest GPU group of the script's estimate (with the configs it names), or why there is none."""
+    configs = named_configs(path, root) if root else []
+    run = subprocess.run([sys.executable, "-m", "rlhf_lint", "estimate", "--format", "json", "--gpu", gpu, path,
+                          *configs], capture_output=True, text=True, timeout=300)
     try:
         data = json.loads(run.stdout)
     except ValueError:
@@ -73,7 +92,7 @@ def main(argv=None) -> int:
     rows = []
     for path, measured, note in notes(args.root):
         rows.append({"script": os.path.relpath(path, args.root), "note": note, "measured": measured,
-                     **estimate(path, args.gpu)})
+                     **estimate(path, args.gpu, args.root)})
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
