@@ -76,7 +76,7 @@ STEP = "step"  # the optimizer step, after the backward freed its transient tens
 # data parallelism without DeepSpeed or FSDP (HF Trainer / accelerate DDP, one GPU): ZeRO-0 terms, torch's dtypes
 PLAIN_STRATEGIES = ("ddp", "none", "single")
 # packages whose release changes a term of the estimate (read from the configuration, else the repository's pins)
-VERSIONED_PACKAGES = ("trl", "vllm", "peft", "transformers", "torch", "verl", "deepspeed")
+VERSIONED_PACKAGES = ("trl", "vllm", "peft", "transformers", "torch", "verl", "deepspeed", "openrlhf")
 
 
 # -- the model's numbers (schemas/memory/constants.json: value, unit, meaning and source of each) ----------------
@@ -2719,9 +2719,15 @@ def _host(roles, role_nodes, groups, inp: _Inputs, ctx: dict, hardware, versions
             if r.trainable and inp.flag("deepspeed.enable_sleep") and not (ctx["offload_optimizer"] == "cpu"
                                                                            and stage >= 1):
                 # offload_states parks the optimizer states and fp32 partitions in pinned host RAM between uses
-                persistent.append(Term(f"sleep_states:{role}", states * count // n,
-                                       f"asleep: {states / T:g} B (fp32 master + states) x {what} x {share} parked "
-                                       f"by offload_states", SRC_DS_OFFLOAD_STATES))
+                blocks = _sleep_blocks(r, inp, ctx, versions, states, assumptions) if stage == 3 else None
+                if blocks is None:
+                    persistent.append(Term(f"sleep_states:{role}", states * count // n,
+                                           f"asleep: {states / T:g} B (fp32 master + states) x {what} x {share} "
+                                           f"parked by offload_states", SRC_DS_OFFLOAD_STATES))
+                else:
+                    per_rank, how, source = blocks
+                    persistent.append(Term(f"sleep_states:{role}", count * per_rank,
+                                           f"asleep: {how} per rank ({gib(per_rank)}) x {share}", source))
             if r.trainable and ctx["offload_param"] == "cpu" and stage == 3:
                 if _pin_memory(inp, ctx, versions, "param", assumptions)[0] and r.arch is not None:
                     persistent += _pinned_params(r, w, count, share)
@@ -2968,6 +2974,47 @@ def _offload_optimizer_host(r: RoleEstimate, inp: _Inputs, ctx: dict, versions: 
     return [Term(f"optimizer_states:{r.role}", count * (master + per_rank),
                  f"CPU Adam: fp32 partition{master_how} {gib(master)} + moments {moments / T:g} B x {what} / {n} "
                  f"({gib(per_rank)}): x {share}", f"{SRC_CPU_ADAM}; {src}")] + grad_terms + extra
+
+
+def _sleep_blocks(r: RoleEstimate, inp: _Inputs, ctx: dict, versions: dict, states: int,
+                  assumptions: list[str]) -> tuple[int, str, str] | None:
+    """(bytes per rank, how, source) of what OpenRLHF's --deepspeed_enable_sleep parks in host RAM under ZeRO-3:
+    the states its release asks offload_states for, each tensor in its own pinned block rounded up to a power of two
+    (schemas/deepspeed/offload_host_buffers.json, offload_states). None where the framework's call is not known
+    (the states are then counted at their own size)."""
+    from rlhf_lint.frameworks.deepspeed import row_at, version_tuple
+    from rlhf_lint.schemas import load
+
+    if ctx.get("framework") != "openrlhf":
+        return None
+    table = load("deepspeed/offload_host_buffers.json")
+    rows = table["offload_states"]["openrlhf"]
+    release = _patch_release(versions, "openrlhf")
+    row = row_at(rows, release) if release is not None else None
+    if row is None:
+        row = rows[0]  # the fewest states: no error rests on a state the launch's release may not park
+        assumptions.append("OpenRLHF release not given: --deepspeed_enable_sleep sized with the states every "
+                           "release parks (fp32 partitions and Adam moments; from 0.7.0 also the bf16 gradients)")
+    names = list(row["states"])
+    if "lp_grads" in names:
+        deepspeed = _patch_release(versions, "deepspeed")
+        if deepspeed is None or deepspeed < version_tuple(row["deepspeed_for_lp_grads"]):
+            names.remove("lp_grads")
+    f32 = dtype_bytes("fp32", 4)
+    T = r.trained_params or r.params
+    part = -(-T // r.gpus)
+    groups = _sub_groups(r, part, _int_of(inp.get("deepspeed.sub_group_size"), 0) or K.sub_group_elements)
+    moments = max(0, round((states - f32 * T) / T / f32))  # Adam: two fp32 moments per parameter
+    torch_release = _release(versions, "torch")
+    rounds = torch_release is None or torch_release >= tuple(
+        int(x) for x in table["pinned_rounding"]["from_torch"].split("."))
+    size = _pow2 if rounds and row["pin_memory"] else int
+    blocks = {"hp_params": [f32 * g for g in groups], "optim_states": [f32 * g for g in groups] * moments,
+              "lp_grads": [ctx["a"] * part]}
+    total = sum(size(b) for name in names for b in blocks[name])
+    how = (" + ".join(names) + f" of {len(groups)} sub-group(s), "
+           + ("each block pinned and rounded up to a power of two" if size is _pow2 else "pinned"))
+    return total, how, f"{SRC_DS_OFFLOAD_STATES}; {row['source']}"
 
 
 PIN_MEMORY_SETTINGS = {"param": "deepspeed.offload_param_pin_memory",

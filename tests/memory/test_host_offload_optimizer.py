@@ -124,3 +124,25 @@ def test_zero2_accumulation_buffers_only_with_several_micro_batches():
     assert unknown["offload_buffers"].bytes == one["offload_buffers"].bytes
     three, _ = host(zero=3, extra={"batch.grad_accum": 2})  # ZeRO-3 accumulates into its flat partition
     assert three["gradients"].bytes == host(zero=3)[0]["gradients"].bytes
+
+
+def sleep_host(versions, framework="openrlhf"):
+    job = _job_from_options("Qwen/Qwen2.5-1.5B", 1, None, 3, None, None, "bf16", None, 4, 2048, True, True, "sft",
+                            {"deepspeed.enable_sleep": True}, framework)
+    est = estimate(job, Hardware(gpu="H200", gpus_per_node=1), versions=versions)
+    return {t.name.split(":")[0]: t for t in est.nodes[0].persistent}["sleep_states"], est
+
+
+def test_openrlhf_sleep_parks_each_state_in_its_own_pinned_block():
+    # ZeRO-3 sub-groups of 1.00B and 0.54B elements: the fp32 partition and two Adam moments of each, 4 GiB blocks
+    # once pinned; from OpenRLHF 0.7.0 with DeepSpeed 0.16.5 also the flat bf16 gradients (2.88 GiB -> 4 GiB)
+    term, _ = sleep_host({"openrlhf": "0.9.0", "deepspeed": "0.18.0", "torch": "2.7.1"})
+    assert term.bytes == 6 * 4 * GIB + 4 * GIB and "lp_grads" in term.formula
+    older_deepspeed, _ = sleep_host({"openrlhf": "0.9.0", "deepspeed": "0.16.4", "torch": "2.7.1"})
+    assert older_deepspeed.bytes == 6 * 4 * GIB
+    # the release unknown: the states every release parks, said
+    unknown, est = sleep_host({"deepspeed": "0.18.0"})
+    assert unknown.bytes == 6 * 4 * GIB and any("OpenRLHF release not given" in a for a in est.assumptions)
+    # another framework's call is not known: the states at their own size
+    other, _ = sleep_host({"deepspeed": "0.18.0"}, framework="deepspeed")
+    assert other.bytes == 12 * QWEN_1_5B
