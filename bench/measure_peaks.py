@@ -107,6 +107,12 @@ CASES: dict[str, dict] = {
     "Z2o3": _BASE | {"model": "Qwen/Qwen2.5-3B", "zero": 2, "optimizer": "adamw_torch", "micro_batch": 4,
                      "seq_len": 2048, "checkpointing": True, "offload_optimizer": "cpu",
                     "offload_optimizer_pin_memory": True},
+    # prepared for the next lent GPU: FSDP2 rebuilt (Fs1's optimizer took the parameters fully_shard replaced),
+    # and FSDP2 with CPUOffloadPolicy (pinned host shards, host RAM read)
+    "Fs1b": _BASE | {"model": "Qwen/Qwen2.5-1.5B", "strategy": "fsdp2", "optimizer": "adamw_torch",
+                     "micro_batch": 4, "seq_len": 2048, "checkpointing": True},
+    "Fs2o": _BASE | {"model": "Qwen/Qwen2.5-1.5B", "strategy": "fsdp2", "optimizer": "adamw_torch",
+                     "micro_batch": 4, "seq_len": 2048, "checkpointing": True, "offload_param": "cpu"},
     # fifth batch: L3o over three steps (its steady state, past the parameter coordinator's first trace), and ZeRO-2
     # offload with two micro batches per step (DeepSpeed's host accumulation buffers, not in the host model)
     "L3os": _BASE | {"model": "meta-llama/Llama-3.2-1B", "zero": 3, "optimizer": "adamw_torch", "micro_batch": 4,
@@ -266,14 +272,19 @@ def run_case(case: dict, smoke: bool = False, steps: int = STEPS) -> dict:
     else:
         if strategy == "fsdp2":
             import torch.distributed as dist
-            from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+            from torch.distributed.fsdp import CPUOffloadPolicy, MixedPrecisionPolicy, OffloadPolicy, fully_shard
 
             _init_single_rank(29501)
             dist.init_process_group("nccl" if cuda else "gloo")
             policy = MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=torch.float32)
+            offload = CPUOffloadPolicy(pin_memory=True) if case.get("offload_param") == "cpu" else OffloadPolicy()
             for layer in model.model.layers:
-                fully_shard(layer, mp_policy=policy)
-            fully_shard(model, mp_policy=policy)
+                fully_shard(layer, mp_policy=policy, offload_policy=offload)
+            fully_shard(model, mp_policy=policy, offload_policy=offload)
+            # fully_shard registers new (sharded) parameters: the optimizer must take those, and the unsharded
+            # originals must go (the 2026-11-28 Fs1 reading built it on the originals: no step, no Adam states)
+            params = [p for p in model.parameters() if p.requires_grad]
+            stats["host_after_engine"] = host_memory()
         else:
             autocast = torch.autocast(device, dtype=bf16)
         optimizer = torch.optim.AdamW(params, lr=1e-5, fused=fused or None)

@@ -107,7 +107,7 @@ def _measured(quantity):
 def test_measured_rows_are_reproduced_within_ten_percent():
     table = _measured("peak_allocated")
     fitting = [r for r in table if not r["held_out"]]
-    assert len(fitting) >= 16
+    assert len(fitting) >= 15
     assert all(abs(r["error"]) <= 0.10 for r in fitting), [(r["id"], r["error"]) for r in fitting]
     # every measured peak, held out or not, inside its band: none is a run a "does not fit" error could have stopped
     assert len(table) >= 30
@@ -121,7 +121,7 @@ def test_reserved_readings_never_lie_below_the_band():
     # band's low end, where a "does not fit" error would begin
     table = _measured("peak_reserved")
     fitting = [r for r in table if not r["held_out"]]
-    assert len(fitting) >= 16 and len(table) >= 30
+    assert len(fitting) >= 15 and len(table) >= 30
     assert all(abs(r["error"]) <= 0.25 for r in fitting), [(r["id"], r["error"]) for r in fitting]
     assert all(r["band"][0] <= r["published"] for r in table)
 
