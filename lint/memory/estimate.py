@@ -1776,7 +1776,7 @@ def _fsdp_full_states(r: RoleEstimate, inp: _Inputs, ctx: dict, role: str, shard
 def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Inputs, ctx: dict) -> RoleEstimate:
     """An FSDP (FULL_SHARD) actor or critic of verl: its fp32 master parameters, fp32 gradients and Adam moments are
     sharded over the role's GPUs; the bf16 copy of one wrap unit is gathered at a time."""
-    r = RoleEstimate(role, arch.name, params, n, True)
+    r = RoleEstimate(role, arch.name, params, n, True, arch=arch)
     P, shards, c = params, _fsdp_shards(inp, n), K.fsdp_compute_bytes
     f32 = dtype_bytes("fp32", 4)
     off_param = str(_per_role(inp, role, "offload.param", "none")) == "cpu"
@@ -2704,7 +2704,7 @@ def _host(roles, role_nodes, groups, inp: _Inputs, ctx: dict, hardware, versions
                 continue
             if ctx.get("strategy") in ("fsdp", "fsdp2"):
                 persistent_fsdp, load = _fsdp_host(r, inp, count, index == _first_node(placement, role),
-                                                   _quantized(ctx))
+                                                   _quantized(ctx), versions, assumptions)
                 persistent += persistent_fsdp
                 transient += load
                 continue
@@ -2773,8 +2773,50 @@ def _saves_checkpoints(inp: _Inputs) -> bool:
     return inp.get("framework") != "verl" or _int_of(inp.get("checkpoint.save_freq"), -1) > 0
 
 
+def _verl_pinning(r: RoleEstimate, inp: _Inputs, versions: dict | None, assumptions: list[str]) -> dict | None:
+    """How verl's release parks this role's shards (schemas/verl/offload_pinning.json), with the per-rank tensor
+    sizes in elements: None outside verl, before 0.3.0, or where the shards are not the whole model's (LoRA, a
+    frozen tower: their layout is not read)."""
+    from rlhf_lint.frameworks.deepspeed import row_at, version_tuple
+    from rlhf_lint.schemas import load
+
+    if inp.get("framework") != "verl" or r.arch is None or (r.trained_params or r.params) < r.params:
+        return None
+    table = load("verl/offload_pinning.json")
+    release = _patch_release(versions, "verl")
+    row = row_at(table["rows"], release) if release is not None else None
+    if release is not None and row is None:
+        return None  # before 0.3.0
+    if row is None:
+        row = row_at(table["rows"], version_tuple(table["unknown_release"]))
+        assumptions.append(f"verl release not given: {table['unknown_release_note']}")
+    root, layer = _fsdp_units(r.arch)
+    units = [root] + [layer] * r.arch.num_layers
+    tensors = r.arch.tensor_numels()
+    if abs(sum(units) - r.params) > r.params // 100 or abs(sum(tensors) - r.params) > r.params // 100:
+        return None
+    return {"row": row, "units": units, "tensors": tensors, "strategy": inp.get("train.strategy")}
+
+
+def _verl_parked(r: RoleEstimate, pinning: dict | None, what: str, total: int, copies: int) -> tuple[int, str, str]:
+    """(bytes, how, source suffix) of ``total`` parked shard bytes per rank: one pinned block per FSDP unit or per
+    parameter (x ``copies`` for the Adam moments), each rounded up to a power of two, where the release pins them."""
+    if pinning is None or copies < 1:
+        return total, "", ""
+    row, fsdp2 = pinning["row"], pinning["strategy"] == "fsdp2"
+    layout = row["optimizer"] if what == "optimizer" else row["fsdp2_params" if fsdp2 else "fsdp_params"]
+    if layout == "unpinned":
+        return total, " (model.cpu(): not pinned)", ""
+    pieces = pinning["tensors"] if fsdp2 or layout == "per_parameter" else pinning["units"]
+    per_piece = total / copies / sum(pieces)  # bytes per element of one copy on this rank
+    blocks = copies * sum(_pow2(int(-(-piece * per_piece // 1))) for piece in pieces)
+    kind = "parameter" if pieces is pinning["tensors"] else "FSDP unit"
+    return blocks, f" (one pinned block per {kind}{' and moment' if copies > 1 else ''}, rounded up to a power " \
+                   f"of two)", f" ; {row['source']}; {SRC_PINNED}"
+
+
 def _fsdp_host(r: RoleEstimate, inp: _Inputs, count: int, first_node: bool,
-               quantized: bool) -> tuple[list[Term], list[Term]]:
+               quantized: bool, versions: dict | None, assumptions: list[str]) -> tuple[list[Term], list[Term]]:
     """Host RAM of one verl FSDP role on a node: what param_offload / optimizer_offload park there between phases,
     the reference's CPU-offloaded bf16 shards, the loading copy and the sharded checkpoint."""
     P, n = r.params, r.gpus
@@ -2788,14 +2830,18 @@ def _fsdp_host(r: RoleEstimate, inp: _Inputs, count: int, first_node: bool,
         weights = next((t for t in r.terms if t.name == "weights"), None)
         states = next((t for t in r.terms if t.name == "optimizer_states"), None)
         m_shard = weights.bytes if weights is not None else 0
+        pinning = _verl_pinning(r, inp, versions, assumptions)
         if str(_per_role(inp, r.role, "offload.param", "none")) == "cpu":
-            persistent.append(Term(f"params:{r.role}", count * m_shard,
-                                   f"param_offload parks the parameter shards here: {share} x {gib(m_shard)}",
-                                   SRC_VERL_OFFLOAD))
+            parked, how, source = _verl_parked(r, pinning, "params", m_shard, 1)
+            persistent.append(Term(f"params:{r.role}", count * parked,
+                                   f"param_offload parks the parameter shards here{how}: {share} x {gib(parked)}",
+                                   f"{SRC_VERL_OFFLOAD}{source}"))
         if states is not None and str(_per_role(inp, r.role, "offload.optimizer", "none")) == "cpu":
-            persistent.append(Term(f"optimizer_states:{r.role}", count * states.bytes,
-                                   f"optimizer_offload parks the Adam moments here: {share} x {gib(states.bytes)}",
-                                   SRC_VERL_OFFLOAD))
+            moments = round(states.bytes / m_shard) if m_shard else 0  # Adam: two moments in the shards' dtype
+            parked, how, source = _verl_parked(r, pinning, "optimizer", states.bytes, moments)
+            persistent.append(Term(f"optimizer_states:{r.role}", count * parked,
+                                   f"optimizer_offload parks the Adam moments here{how}: {share} x {gib(parked)}",
+                                   f"{SRC_VERL_OFFLOAD}{source}"))
     elif inp.get("verl.inference_cpu_offload") is not False:  # verl 0.1 keeps them on the GPU
         persistent.append(Term(f"params:{r.role}", 2 * P * count // n,
                                f"bf16 shards of the {r.role} in host RAM (FSDP CPUOffload): 2 B x {_count(P)} x {share}",

@@ -236,3 +236,33 @@ def test_verl_with_vllm_before_0_7_takes_the_utilisation_of_the_free_memory():
     assert old.term("vllm_reservation") == weights + old.kv["kv_bytes"]
     assert "fraction of the free memory" in next(t.formula for t in old.terms if t.name == "vllm_reservation")
     assert new.term("vllm_reservation") == int(util * card) - K.cuda_context
+
+
+def test_parked_shards_take_pinned_blocks_rounded_up_to_powers_of_two(tmp_path):
+    # verl parks each FSDP unit's flat shard and each Adam state with .to("cpu", non_blocking=True): pinned blocks
+    # (schemas/verl/offload_pinning.json), each rounded up to a power of two
+    path = variant(tmp_path, "M001_fsdp_grpo_good.sh",
+                   ("fsdp_config.param_offload=False", "fsdp_config.param_offload=True"),
+                   ("fsdp_config.optimizer_offload=False", "fsdp_config.optimizer_offload=True"))
+    job = job_of(path)
+    (node,) = estimate(job, A100, versions={"verl": "0.7.0"}).nodes
+    parked = {t.name: t for t in node.persistent}
+    params, states = parked["params:actor"], parked["optimizer_states:actor"]
+    assert "one pinned block per FSDP unit" in params.formula and "and moment" in states.formula
+    # against the same shards at their own size (a release before 0.3.0 parked them otherwise)
+    (old,) = estimate(job, A100, versions={"verl": "0.2.0"}).nodes
+    unrounded = {t.name: t.bytes for t in old.persistent}
+    assert unrounded["params:actor"] < params.bytes < 2 * unrounded["params:actor"]
+    assert unrounded["optimizer_states:actor"] < states.bytes < 2 * unrounded["optimizer_states:actor"]
+
+
+def test_fsdp2_parks_parameters_unpinned_from_verl_0_6(tmp_path):
+    path = variant(tmp_path, "M001_fsdp_grpo_good.sh",
+                   ("fsdp_config.param_offload=False", "fsdp_config.param_offload=True"),
+                   ("actor_rollout_ref.actor.strategy=fsdp ", "actor_rollout_ref.actor.strategy=fsdp2 "))
+    job = job_of(path)
+    new = {t.name: t for t in estimate(job, A100, versions={"verl": "0.7.0"}).nodes[0].persistent}
+    old = {t.name: t for t in estimate(job, A100, versions={"verl": "0.5.0"}).nodes[0].persistent}
+    assert "not pinned" in new["params:actor"].formula
+    assert "one pinned block per parameter" in old["params:actor"].formula
+    assert old["params:actor"].bytes > new["params:actor"].bytes
