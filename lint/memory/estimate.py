@@ -2795,7 +2795,8 @@ def _verl_pinning(r: RoleEstimate, inp: _Inputs, versions: dict | None, assumpti
     tensors = r.arch.tensor_numels()
     if abs(sum(units) - r.params) > r.params // 100 or abs(sum(tensors) - r.params) > r.params // 100:
         return None
-    return {"row": row, "units": units, "tensors": tensors, "strategy": inp.get("train.strategy")}
+    return {"row": row, "units": units, "tensors": tensors, "strategy": inp.get("train.strategy"),
+            "rounds": _pinned_blocks_round(versions)}
 
 
 def _verl_parked(r: RoleEstimate, pinning: dict | None, what: str, total: int, copies: int) -> tuple[int, str, str]:
@@ -2807,6 +2808,8 @@ def _verl_parked(r: RoleEstimate, pinning: dict | None, what: str, total: int, c
     layout = row["optimizer"] if what == "optimizer" else row["fsdp2_params" if fsdp2 else "fsdp_params"]
     if layout == "unpinned":
         return total, " (model.cpu(): not pinned)", ""
+    if not pinning["rounds"]:
+        return total, " (pinned)", ""
     pieces = pinning["tensors"] if fsdp2 or layout == "per_parameter" else pinning["units"]
     per_piece = total / copies / sum(pieces)  # bytes per element of one copy on this rank
     blocks = copies * sum(_pow2(int(-(-piece * per_piece // 1))) for piece in pieces)
@@ -2967,9 +2970,7 @@ def _offload_optimizer_host(r: RoleEstimate, inp: _Inputs, ctx: dict, versions: 
             assumptions.append("DeepSpeed release not given: ZeRO-Offload's host buffers sized without the 16-bit "
                                "copy of the partition that ZeRO-1/2 keeps there from 0.17.0")
     pin, pin_how = _pin_memory(inp, ctx, versions, "optimizer", assumptions)
-    torch_release = _release(versions, "torch")
-    from_torch = tuple(int(x) for x in table["pinned_rounding"]["from_torch"].split("."))
-    rounds = torch_release is None or torch_release >= from_torch
+    rounds = _pinned_blocks_round(versions)
     src = f"{SRC_DS_STAGE3 if stage == 3 else SRC_DS_STAGE12}; {row['source']}"
 
     def held(name: str, blocks: list[int]) -> tuple[int, str]:
@@ -3022,6 +3023,16 @@ def _offload_optimizer_host(r: RoleEstimate, inp: _Inputs, ctx: dict, versions: 
                  f"({gib(per_rank)}): x {share}", f"{SRC_CPU_ADAM}; {src}")] + grad_terms + extra
 
 
+def _pinned_blocks_round(versions: dict | None) -> bool:
+    """Whether torch's pinned host allocator rounds each block up to a power of two: from torch 1.11, and when the
+    release is not known (schemas/deepspeed/offload_host_buffers.json, pinned_rounding)."""
+    from rlhf_lint.schemas import load
+
+    since = load("deepspeed/offload_host_buffers.json")["pinned_rounding"]["from_torch"]
+    release = _release(versions, "torch")
+    return release is None or release >= tuple(int(x) for x in since.split("."))
+
+
 def _sleep_blocks(r: RoleEstimate, inp: _Inputs, ctx: dict, versions: dict, states: int,
                   assumptions: list[str]) -> tuple[int, str, str] | None:
     """(bytes per rank, how, source) of what OpenRLHF's --deepspeed_enable_sleep parks in host RAM under ZeRO-3:
@@ -3051,10 +3062,7 @@ def _sleep_blocks(r: RoleEstimate, inp: _Inputs, ctx: dict, versions: dict, stat
     part = -(-T // r.gpus)
     groups = _sub_groups(r, part, _int_of(inp.get("deepspeed.sub_group_size"), 0) or K.sub_group_elements)
     moments = max(0, round((states - f32 * T) / T / f32))  # Adam: two fp32 moments per parameter
-    torch_release = _release(versions, "torch")
-    rounds = torch_release is None or torch_release >= tuple(
-        int(x) for x in table["pinned_rounding"]["from_torch"].split("."))
-    size = _pow2 if rounds and row["pin_memory"] else int
+    size = _pow2 if _pinned_blocks_round(versions) and row["pin_memory"] else int
     blocks = {"hp_params": [f32 * g for g in groups], "optim_states": [f32 * g for g in groups] * moments,
               "lp_grads": [ctx["a"] * part]}
     total = sum(size(b) for name in names for b in blocks[name])
