@@ -1729,6 +1729,23 @@ def _fsdp_units(arch: ModelArch) -> tuple[int, int]:
     return root, arch.layer_params()
 
 
+def _offloaded_blocks(t: Term, arch: ModelArch, params: int, inp: _Inputs, ctx: dict) -> int:
+    """Host bytes of one model-state term under CPUOffload(offload_params=True): FSDP1 pins each unit's parameter
+    shard and allocates a pinned gradient shard of the same size (FlatParamHandle.init_flat_param_attributes);
+    FSDP2's CPUOffloadPolicy pins each parameter's shard and copies its gradient shard to the host without blocking
+    (a pinned copy). Each block is rounded up to a power of two (torch's pinned allocator); the optimizer's moments
+    are plain CPU tensors. A full fine-tune only: the shapes of LoRA or frozen layers are not read."""
+    if t.name not in ("weights", "gradients") or not t.bytes or not _pinned_blocks_round(ctx.get("versions")):
+        return t.bytes
+    fsdp2 = ctx.get("strategy") == "fsdp2" or inp.get("train.strategy") == "fsdp2"
+    root, layer = _fsdp_units(arch)
+    pieces = arch.tensor_numels() if fsdp2 else [root] + [layer] * arch.num_layers
+    if abs(sum(pieces) - params) > params // 100:
+        return t.bytes
+    per_element = t.bytes / sum(pieces)
+    return sum(_pow2(int(-(-piece * per_element // 1))) for piece in pieces)
+
+
 def _fsdp_shards(inp: _Inputs, n: int) -> int:
     size = _int_of(inp.get("train.fsdp_size"), -1)
     return size if 0 < size < n else n
@@ -1834,7 +1851,9 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
             # CPUOffload(offload_params=True): parameter and gradient shards stay on the CPU and the optimizer steps
             # there; the GPU holds the gathered units only (not verl's park-and-reload)
             moved = ("weights", "gradients", "optimizer_states")
-            r.host_states = sum(t.bytes for t in r.terms if t.name in moved)
+            full = not (lora or quantized or frozen)  # the unit shapes of a full fine-tune
+            r.host_states = sum(_offloaded_blocks(t, arch, params, inp, ctx) if full else t.bytes
+                                for t in r.terms if t.name in moved)
             r.terms = [Term(t.name, 0, f"in host RAM (fsdp_offload_params): {gib(t.bytes)} per rank", SRC_FSDP_OFFLOAD)
                        if t.name in moved else t for t in r.terms]
         _fresh_gradients(r, inp)

@@ -96,8 +96,15 @@ def test_offload_params_moves_the_shards_to_host_ram(tmp_path):
     P = resolve_model(MODEL).param_count
     est = estimate(job, H100)
     parked = sum(t.bytes for t in est.nodes[0].persistent if t.name != "process:policy")
-    # the 8 ranks' fp32 parameter and gradient shards and Adam moments (the optimizer steps on the CPU)
-    assert parked == 8 * (4 * P // 8 + 4 * P // 8 + 8 * P // 8)
+    # the 8 ranks' fp32 parameter and gradient shards, each FSDP unit's in a pinned block rounded up to a power of
+    # two (the root's 1.09B / 8 x 4 B = 0.51 GiB takes 1 GiB, each layer's 0.11 GiB 0.125 GiB), and the Adam
+    # moments at their own size (the optimizer steps on the CPU)
+    arch = resolve_model(MODEL).arch
+    root = arch.embedding_params() + arch.vocab_size * arch.hidden_size + arch.hidden_size
+    blocks = 2**30 + arch.num_layers * 2**27
+    assert 4 * root // 8 < 2**30 and 4 * arch.layer_params() // 8 < 2**27
+    assert parked == 8 * (2 * blocks + 8 * P // 8)
+    assert parked > 8 * (4 * P // 8 + 4 * P // 8 + 8 * P // 8)
     # and none of them on the GPU in any phase: only the gathered units, activations and runtime
     group = est.groups[0]
     assert all(t.bytes == 0 for _, items in group.phases.items() for _, t in items
@@ -191,3 +198,17 @@ def test_lora_and_qlora_shard_the_frozen_base_in_its_dtype_and_train_only_the_ad
         step = _training(est, phase="step")
         assert step["gradients"] <= 4 * adapters // 8 and terms["optimizer_states"] <= 12 * adapters // 8
         assert not any(t.name == "optimizer_step" and t.bytes > 4 * adapters for t in est.role("policy").terms)
+
+
+def test_fsdp2_offload_pins_each_parameter_shard(tmp_path):
+    # CPUOffloadPolicy pins each parameter's shard and its gradient's copy: one rounded block per parameter
+    job = _job(tmp_path, "  fsdp_version: 2\n  fsdp_offload_params: true\n")
+    assert job.value("train.strategy") == "fsdp2"
+    P = resolve_model(MODEL).param_count
+    arch = resolve_model(MODEL).arch
+    parked = sum(t.bytes for t in estimate(job, H100).nodes[0].persistent if t.name != "process:policy")
+
+    def blocks(numel):
+        return 1 << max(0, -(-4 * numel // 8) - 1).bit_length()
+
+    assert parked == 8 * (2 * sum(blocks(t) for t in arch.tensor_numels()) + 8 * P // 8)
