@@ -3054,23 +3054,25 @@ def _pinned_blocks_round(versions: dict | None) -> bool:
 
 def _sleep_blocks(r: RoleEstimate, inp: _Inputs, ctx: dict, versions: dict, states: int,
                   assumptions: list[str]) -> tuple[int, str, str] | None:
-    """(bytes per rank, how, source) of what OpenRLHF's --deepspeed_enable_sleep parks in host RAM under ZeRO-3:
-    the states its release asks offload_states for, each tensor in its own pinned block rounded up to a power of two
-    (schemas/deepspeed/offload_host_buffers.json, offload_states). None where the framework's call is not known
-    (the states are then counted at their own size)."""
+    """(bytes per rank, how, source) of what OpenRLHF's --deepspeed_enable_sleep (or ORZ's offload between phases)
+    parks in host RAM under ZeRO-3: the states its release asks offload_states for, each tensor in its own pinned
+    block rounded up to a power of two (schemas/deepspeed/offload_host_buffers.json, offload_states). None where the
+    framework's call is not known (the states are then counted at their own size)."""
     from rlhf_lint.frameworks.deepspeed import row_at, version_tuple
     from rlhf_lint.schemas import load
 
-    if ctx.get("framework") != "openrlhf":
-        return None
+    framework = ctx.get("framework")
     table = load("deepspeed/offload_host_buffers.json")
-    rows = table["offload_states"]["openrlhf"]
-    release = _patch_release(versions, "openrlhf")
+    rows = table["offload_states"].get(framework)
+    if rows is None:
+        return None
+    release = _patch_release(versions, framework)
     row = row_at(rows, release) if release is not None else None
     if row is None:
         row = rows[0]  # the fewest states: no error rests on a state the launch's release may not park
-        assumptions.append("OpenRLHF release not given: --deepspeed_enable_sleep sized with the states every "
-                           "release parks (fp32 partitions and Adam moments; from 0.7.0 also the bf16 gradients)")
+        if len(rows) > 1:
+            assumptions.append(f"{framework} release not given: its DeepSpeed sleep sized with the states every "
+                               f"release parks (fp32 partitions and Adam moments; later releases more)")
     names = list(row["states"])
     if "lp_grads" in names:
         deepspeed = _patch_release(versions, "deepspeed")

@@ -142,7 +142,13 @@ def test_openrlhf_sleep_parks_each_state_in_its_own_pinned_block():
     assert older_deepspeed.bytes == 6 * 4 * GIB
     # the release unknown: the states every release parks, said
     unknown, est = sleep_host({"deepspeed": "0.18.0"})
-    assert unknown.bytes == 6 * 4 * GIB and any("OpenRLHF release not given" in a for a in est.assumptions)
+    assert unknown.bytes == 6 * 4 * GIB and any("openrlhf release not given" in a for a in est.assumptions)
     # another framework's call is not known: the states at their own size
     other, _ = sleep_host({"deepspeed": "0.18.0"}, framework="deepspeed")
     assert other.bytes == 12 * QWEN_1_5B
+
+
+def test_orz_parks_the_fp32_partitions_and_moments_in_pinned_blocks():
+    term, est = sleep_host({"deepspeed": "0.18.0"}, framework="orz")
+    assert term.bytes == 6 * 4 * GIB and "lp_grads" not in term.formula
+    assert not any("release not given" in a for a in est.assumptions)  # one layout for every ORZ commit
