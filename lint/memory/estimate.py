@@ -1852,8 +1852,15 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
             # there; the GPU holds the gathered units only (not verl's park-and-reload)
             moved = ("weights", "gradients", "optimizer_states")
             full = not (lora or quantized or frozen)  # the unit shapes of a full fine-tune
-            r.host_states = sum(_offloaded_blocks(t, arch, params, inp, ctx) if full else t.bytes
-                                for t in r.terms if t.name in moved)
+            held = {t.name: 0 for t in r.terms if t.name in moved}
+            for t in r.terms:
+                if t.name in moved:
+                    held[t.name] += _offloaded_blocks(t, arch, params, inp, ctx) if full else t.bytes
+            if ctx.get("strategy") != "fsdp2" and "weights" in held:
+                # FSDP1 pins a gradient shard the size of each unit's whole parameter shard, frozen parts included
+                # (FlatParamHandle.init_flat_param_attributes: _cpu_grad = zeros_like(_local_shard).pin_memory())
+                held["gradients"] = held["weights"]
+            r.host_states = sum(held.values())
             r.terms = [Term(t.name, 0, f"in host RAM (fsdp_offload_params): {gib(t.bytes)} per rank", SRC_FSDP_OFFLOAD)
                        if t.name in moved else t for t in r.terms]
         _fresh_gradients(r, inp)
