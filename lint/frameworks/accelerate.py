@@ -81,13 +81,14 @@ def _entries(node) -> dict[str, Entry]:
 
 
 # accelerate also loads a config written as JSON (commands/config/config_args.py: from_json_file); such a file is
-# composed as YAML (readers.yaml.json_as_yaml) when it is small and names accelerate's keys
+# composed as YAML when it is small and names accelerate's keys, once for whatever reads it (readers.yaml
+# named_yaml_docs)
 
 
 def _json_docs(source: Source) -> list:
-    from rlhf_lint.readers.yaml import json_as_yaml
+    from rlhf_lint.readers.yaml import named_yaml_docs
 
-    return json_as_yaml(source) if any(f'"{k}"' in source.text for k in SIGNATURE_KEYS) else []
+    return named_yaml_docs(source) if any(f'"{k}"' in source.text for k in SIGNATURE_KEYS) else []
 
 
 def read(source: Source) -> AccelerateConfig | None:

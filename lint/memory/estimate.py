@@ -1729,6 +1729,25 @@ def _fsdp_units(arch: ModelArch) -> tuple[int, int]:
     return root, arch.layer_params()
 
 
+def _fsdp_unit_numels(arch: ModelArch) -> list[int]:
+    """Elements of each FSDP unit when every decoder layer is one (the root unit first)."""
+    root, layer = _fsdp_units(arch)
+    return [root] + [layer] * arch.num_layers
+
+
+def _whole_model(pieces: list[int], params: int) -> list[int]:
+    """``pieces`` (tensors or FSDP units) when they add up to ``params`` within 1%: the shapes of a full model;
+    else [] (adapters, a frozen tower, a model read by size: their shapes are not read)."""
+    return pieces if pieces and abs(sum(pieces) - params) <= params // 100 else []
+
+
+def _rounded_blocks(pieces: list[int], total: float) -> int:
+    """``total`` bytes spread over ``pieces`` by their sizes, each piece its own pinned block rounded up to a power
+    of two (torch's pinned host allocator)."""
+    per_element = total / sum(pieces)
+    return sum(_pow2(int(-(-piece * per_element // 1))) for piece in pieces)
+
+
 def _offloaded_blocks(t: Term, arch: ModelArch, params: int, inp: _Inputs, ctx: dict) -> int:
     """Host bytes of one model-state term under CPUOffload(offload_params=True): FSDP1 pins each unit's parameter
     shard and allocates a pinned gradient shard of the same size (FlatParamHandle.init_flat_param_attributes);
@@ -1738,12 +1757,8 @@ def _offloaded_blocks(t: Term, arch: ModelArch, params: int, inp: _Inputs, ctx: 
     if t.name not in ("weights", "gradients") or not t.bytes or not _pinned_blocks_round(ctx.get("versions")):
         return t.bytes
     fsdp2 = ctx.get("strategy") == "fsdp2" or inp.get("train.strategy") == "fsdp2"
-    root, layer = _fsdp_units(arch)
-    pieces = arch.tensor_numels() if fsdp2 else [root] + [layer] * arch.num_layers
-    if abs(sum(pieces) - params) > params // 100:
-        return t.bytes
-    per_element = t.bytes / sum(pieces)
-    return sum(_pow2(int(-(-piece * per_element // 1))) for piece in pieces)
+    pieces = _whole_model(arch.tensor_numels() if fsdp2 else _fsdp_unit_numels(arch), params)
+    return _rounded_blocks(pieces, t.bytes) if pieces else t.bytes
 
 
 def _fsdp_shards(inp: _Inputs, n: int) -> int:
@@ -2816,10 +2831,9 @@ def _verl_pinning(r: RoleEstimate, inp: _Inputs, versions: dict | None, assumpti
     if row is None:
         row = row_at(table["rows"], version_tuple(table["unknown_release"]))
         assumptions.append(f"verl release not given: {table['unknown_release_note']}")
-    root, layer = _fsdp_units(r.arch)
-    units = [root] + [layer] * r.arch.num_layers
-    tensors = r.arch.tensor_numels()
-    if abs(sum(units) - r.params) > r.params // 100 or abs(sum(tensors) - r.params) > r.params // 100:
+    units = _whole_model(_fsdp_unit_numels(r.arch), r.params)
+    tensors = _whole_model(r.arch.tensor_numels(), r.params)
+    if not units or not tensors:
         return None
     return {"row": row, "units": units, "tensors": tensors, "strategy": inp.get("train.strategy"),
             "rounds": _pinned_blocks_round(versions)}
@@ -2837,8 +2851,7 @@ def _verl_parked(r: RoleEstimate, pinning: dict | None, what: str, total: int, c
     if not pinning["rounds"]:
         return total, " (pinned)", ""
     pieces = pinning["tensors"] if fsdp2 or layout == "per_parameter" else pinning["units"]
-    per_piece = total / copies / sum(pieces)  # bytes per element of one copy on this rank
-    blocks = copies * sum(_pow2(int(-(-piece * per_piece // 1))) for piece in pieces)
+    blocks = copies * _rounded_blocks(pieces, total / copies)
     kind = "parameter" if pieces is pinning["tensors"] else "FSDP unit"
     return blocks, f" (one pinned block per {kind}{' and moment' if copies > 1 else ''}, rounded up to a power " \
                    f"of two)", f" ; {row['source']}; {SRC_PINNED}"
@@ -3025,8 +3038,7 @@ def _offload_optimizer_host(r: RoleEstimate, inp: _Inputs, ctx: dict, versions: 
         grad_terms = [Term(f"gradients:{r.role}", count * grads,
                            f"fp32 gradient partition {f32} B x {what} / {n}{grads_how} ({gib(grads)}), {pin_how}: "
                            f"x {share}", src)]
-        numels = r.arch.tensor_numels() if r.arch is not None and T == r.params else []  # not adapters
-        numels = numels if numels and abs(sum(numels) - T) <= T // 100 else []
+        numels = _whole_model(r.arch.tensor_numels(), T) if r.arch is not None and T == r.params else []
         bit16, bit16_how = held("bit16_params", [w * part])
         staging, staging_how = held("grad_staging", [w * max(numels)] if numels else [])
         note = (f"16-bit partition copy{bit16_how} ({gib(bit16)}) + gradient staging buffer of the largest "
@@ -3108,7 +3120,7 @@ def _pin_memory(inp: _Inputs, ctx: dict, versions: dict, what: str, assumptions:
     framework's generated ds_config writes; DeepSpeed's default of the release (false up to 0.19.4, true from
     0.19.5: schemas/ds_config_checks.json). An unknown release reads it as false, the smaller host figure, and says
     so: an error must not rest on a default the launch may not get."""
-    from rlhf_lint.frameworks.deepspeed import row_at
+    from rlhf_lint.frameworks.deepspeed import version_tuple
     from rlhf_lint.schemas import load
 
     pin = inp.get(PIN_MEMORY_SETTINGS[what])
@@ -3125,9 +3137,7 @@ def _pin_memory(inp: _Inputs, ctx: dict, versions: dict, what: str, assumptions:
                            f"default up to {change['since']} (from it DeepSpeed pins, and torch rounds each pinned "
                            f"block up to a power of two)")
         return False, "pin_memory unset (DeepSpeed release unknown: false assumed)"
-    rows = [{"since": "0", "until": change["since"], "value": change["old"]},
-            {"since": change["since"], "until": None, "value": change["new"]}]
-    value = row_at(rows, release)["value"]
+    value = change["new"] if release >= version_tuple(change["since"]) else change["old"]
     return value, f"pin_memory unset (DeepSpeed {versions['deepspeed']}'s default: {str(value).lower()})"
 
 
@@ -3136,9 +3146,8 @@ def _sub_groups(r: RoleEstimate, part: int, sub: int) -> list[int]:
     a sub-group once its parameters' partitions reach sub_group_size. The parameter tensors come from the model's
     shapes when they add up to the role's parameters (a full fine-tune), else the partition is cut evenly."""
     n = r.gpus
-    numels = [-(-t // n) for t in r.arch.tensor_numels()] if r.arch is not None else []
-    if not numels or abs(sum(numels) - part) > part // 100:
-        numels = [sub] * (part // sub) + ([part % sub] if part % sub else [])
+    tensors = _whole_model(r.arch.tensor_numels(), r.trained_params or r.params) if r.arch is not None else []
+    numels = [-(-t // n) for t in tensors] or [sub] * (part // sub) + ([part % sub] if part % sub else [])
     groups, size = [], 0
     for numel in numels:
         size += numel

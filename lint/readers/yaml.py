@@ -98,7 +98,7 @@ def named_yaml_docs(source: Source) -> list:
     documents composed on demand, once (a YAML whose keys did not mark it as a config when the files were parsed, a
     JSON: json_as_yaml), within the same bounds; [] when they do not parse or are over one."""
     if source.kind == "yaml" and (source.tree is not None or source.parse_error is not None or source.skipped):
-        return config_docs(source)
+        return source.tree if isinstance(source.tree, list) else []
     if source.kind not in ("yaml", "json"):
         return []
     if source.named_docs is None:
@@ -111,14 +111,6 @@ def named_yaml_docs(source: Source) -> list:
                 source.named_docs = []
             source.skipped.clear()  # a bound it hits is no finding of the file's own: the file is left unread
     return source.named_docs
-
-
-def config_docs(source: Source) -> list:
-    """The composed documents of a YAML source as the files were parsed, or of a small JSON one (json_as_yaml); []
-    for anything else."""
-    if source.kind == "yaml":
-        return source.tree if isinstance(source.tree, list) else []
-    return json_as_yaml(source) if source.kind == "json" else []
 
 
 def overlong_int(docs: list, text: str):
