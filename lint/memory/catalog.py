@@ -397,6 +397,25 @@ def _find_known_name(reference: str) -> ModelArch | None:
     return None
 
 
+_MOE_SIZES_RE = lazy_compile(r"(?<![0-9a-z.])(\d+(?:\.\d+)?)b[-_]a(\d+(?:\.\d+)?)b(?![a-z0-9])", re.IGNORECASE)
+
+
+def _same_moe_sizes(name: str) -> ModelArch | None:
+    """The catalog MoE whose name carries the same `<total>B-A<active>B` pair as ``name`` (InternVL3_5-30B-A3B and
+    Qwen3-30B-A3B): the first in catalog order."""
+    m = _MOE_SIZES_RE.search(name)
+    if m is None:
+        return None
+    for i, entry in enumerate(_entries()):
+        other = _MOE_SIZES_RE.search(str(entry.get("id", "")).split("/")[-1])
+        if other is not None and (float(other.group(1)), float(other.group(2))) == (float(m.group(1)),
+                                                                                     float(m.group(2))):
+            arch = _arch_at(i)
+            if arch.num_experts:
+                return arch
+    return None
+
+
 def _dated_release_follows(part: str, name: str) -> bool:
     """True when ``name`` (normalised) is followed in ``part`` by a separator and a four-digit release date
     (DeepSeek-V3-0324, Mistral-Nemo-2407): the same model, not a size ('gpt2-1.5b' is not gpt2). Only asked when a
@@ -538,6 +557,19 @@ def resolve_model(reference: str, read_config=None) -> ModelResolution:
         return ModelResolution(ref, arch, "name", guessed=True,
                                note=f"architecture of {arch.name} assumed from the name {ref!r}")
     last = ref.split("/")[-1] or ref
+    sibling = _same_moe_sizes(last)
+    if sibling is not None:
+        return ModelResolution(ref, replace(sibling, name=ref), "name", guessed=True,
+                               note=f"architecture of {sibling.name} assumed: {ref!r} names the same total and "
+                                    f"active sizes (an MoE sibling: a vision-language or fine-tuned variant)")
+    pair = _MOE_SIZES_RE.search(last)
+    if pair is not None:
+        # a dense stand-in of the total size would hold every expert in every token's path: activations many times
+        # too large, and nothing for expert parallelism to split
+        return ModelResolution(ref, None, "unknown",
+                               note=f"model {ref!r} is not in the catalog: an MoE of {pair.group(1)}B parameters, "
+                                    f"{pair.group(2)}B active, whose expert layout no catalog model shares (give its "
+                                    f"config.json folder)")
     active = _ACTIVE_SIZE_RE.search(ref)  # any part: a checkpoint folder may sit under the model's name
     if active is not None:
         return ModelResolution(ref, None, "unknown",

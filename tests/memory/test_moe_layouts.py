@@ -128,3 +128,11 @@ def test_names_near_a_catalog_name_are_not_taken_for_it(reference):
 def test_sizes_read_from_names(reference, params):
     # stablelm-2-1_6b writes 1.6B with an underscore: it is not a 6B model
     assert resolve_model(reference).param_count == params
+
+
+def test_a_name_with_total_and_active_sizes_takes_its_moe_siblings_shape_or_none():
+    sibling = resolve_model("OpenGVLab/InternVL3_5-30B-A3B")
+    assert sibling.arch is not None and sibling.arch.num_experts and sibling.guessed
+    assert "Qwen3-30B-A3B" in sibling.note
+    # no catalog MoE with those sizes: no dense stand-in of the total size
+    assert resolve_model("example-org/Unknown-57B-A9B").arch is None
