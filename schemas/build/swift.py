@@ -3,6 +3,8 @@
 dataclasses' bases in Python's method resolution order, and the facts of the DeepSpeed / FSDP presets `--deepspeed
 zero3` and `--fsdp fsdp2` name (swift/llm/ds_config/*.json in 3.x, swift/config/*.json from 4.0). Read with ``ast``
 and ``json`` from a git mirror of modelscope/ms-swift (``git show TAG:path``: nothing is imported or run).
+`megatron sft` / `megatron rlhf` (MegatronTrainArguments or MegatronSftArguments, MegatronRLHFArguments) get
+their own rows: tensor / pipeline / expert parallel sizes, recompute, distributed optimizer, batch sizes.
 Output: schemas/swift/releases.json.
 
     python -m rlhf_lint.schemas.build --only swift --swift-source /path/to/ms-swift.git [--releases 3.2.2,4.5.2]
@@ -31,6 +33,15 @@ FIELDS = ("train_type", "tuner_type", "lora_rank", "target_modules", "per_device
           "use_vllm", "vllm_mode", "vllm_gpu_memory_utilization", "freeze_vit")
 # the argument class of each command (3.x name first)
 COMMANDS = {"sft": ("TrainArguments", "SftArguments"), "rlhf": ("RLHFArguments",)}
+# `megatron sft|pt|rlhf`: the Megatron-Core path's fields that size memory (layout, recompute, optimizer, batch)
+MEGATRON_FIELDS = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size",
+                   "expert_model_parallel_size", "expert_tensor_parallel_size", "sequence_parallel",
+                   "virtual_pipeline_model_parallel_size", "use_distributed_optimizer", "recompute_granularity",
+                   "recompute_method", "recompute_num_layers", "micro_batch_size", "global_batch_size",
+                   "optimizer_cpu_offload", "optimizer_offload_fraction", "main_grads_dtype", "padding_free",
+                   "packing", "max_length", "train_type", "tuner_type", "lora_rank", "target_modules", "torch_dtype",
+                   "bf16", "fp16", "rlhf_type", "optimizer", "mtp_num_layers", "freeze_vit", "task_type")
+MEGATRON_COMMANDS = {"sft": ("MegatronTrainArguments", "MegatronSftArguments"), "rlhf": ("MegatronRLHFArguments",)}
 PRESET_DIRS = ("swift/llm/ds_config", "swift/config")
 # the ZeRO sizes of a preset the memory estimate reads (a number, or "auto" for accelerate to fill)
 PRESET_SIZES = ("reduce_bucket_size", "stage3_prefetch_bucket_size", "sub_group_size", "stage3_max_live_parameters")
@@ -101,20 +112,25 @@ def mro(classes: dict, name: str) -> list[str]:
     return out
 
 
-def _argument_files(gitdir: str, tag: str) -> list[str]:
+def _argument_files(gitdir: str, tag: str, megatron: bool = False) -> list[str]:
+    """The argument files of the HF Trainer path, or with ``megatron`` those of swift/megatron/argument(s)/ first
+    (their classes derive from the HF path's BaseArguments, read after them)."""
     names = git(gitdir, "ls-tree", "-r", "--name-only", tag, "swift").splitlines()
-    return [n for n in names if n.endswith(".py") and "megatron" not in n and (
+    plain = [n for n in names if n.endswith(".py") and "megatron" not in n and (
         "/argument/" in n or n.startswith("swift/arguments/") or re.search(r"/(rlhf_)?arguments\.py$|args_mixin\.py$", n))]
+    if not megatron:
+        return plain
+    return [n for n in names if n.endswith(".py") and re.match(r"swift/megatron/arguments?/", n)] + plain
 
 
-def extract(gitdir: str, version: str) -> dict:
+def _command_rows(gitdir: str, version: str, commands: dict, wanted: tuple, megatron: bool = False) -> dict:
     tag = f"v{version}"
     classes: dict[str, dict] = {}
-    for path in _argument_files(gitdir, tag):
+    for path in _argument_files(gitdir, tag, megatron):
         for name, cls in classes_of(git(gitdir, "show", f"{tag}:{path}"), path).items():
             classes.setdefault(name, cls)  # the first definition (argument folders sort before trainers)
-    row: dict = {"tag": tag, "commands": {}}
-    for command, names in COMMANDS.items():
+    out = {}
+    for command, names in commands.items():
         name = next((n for n in names if n in classes), None)
         if name is None:
             continue
@@ -122,10 +138,18 @@ def extract(gitdir: str, version: str) -> dict:
         for cls_name in mro(classes, name):
             cls = classes.get(cls_name)
             for field_name, (default, line) in (cls["fields"].items() if cls else ()):
-                if field_name in FIELDS and field_name not in fields and default is not ...:
+                if field_name in wanted and field_name not in fields and default is not ...:
                     fields[field_name] = {"default": default, "class": cls_name,
                                           "source": BLOB.format(version=version, path=cls["path"]) + f"#L{line}"}
-        row["commands"][command] = {"class": name, "fields": dict(sorted(fields.items()))}
+        out[command] = {"class": name, "fields": dict(sorted(fields.items()))}
+    return out
+
+
+def extract(gitdir: str, version: str) -> dict:
+    row: dict = {"tag": f"v{version}", "commands": _command_rows(gitdir, version, COMMANDS, FIELDS)}
+    megatron = _command_rows(gitdir, version, MEGATRON_COMMANDS, MEGATRON_FIELDS, megatron=True)
+    if megatron:
+        row["megatron_commands"] = megatron
     row["deepspeed_presets"], row["fsdp_presets"] = presets(gitdir, version)
     return row
 
@@ -180,8 +204,8 @@ def refresh(gitdir: str, releases: list[str] | None, log) -> dict:
     table = {
         "note": "ms-swift argument defaults per release (schemas/build/swift.py: the dataclass fields of the `swift "
                 "sft`/`pt` argument class (TrainArguments in 3.x, SftArguments from 4.0) and of RLHFArguments, "
-                "through their bases in MRO order), and the DeepSpeed / FSDP presets the releases ship. Read by "
-                "rlhf_lint.frameworks.swift for what a launch leaves unset. A field with a non-literal default is "
+                "through their bases in MRO order; for `megatron sft`/`rlhf` those of the Megatron argument "
+                "classes), and the DeepSpeed / FSDP presets the releases ship. Read by rlhf_lint.frameworks.swift for what a launch leaves unset. A field with a non-literal default is "
                 "left out.",
         "repository": "https://github.com/modelscope/ms-swift",
         "releases": {v: rows[v] for v in order},

@@ -299,6 +299,15 @@ def test_swift_builder_reads_defaults_through_bases_and_the_presets(tmp_path):
     (repo / "swift" / "llm" / "ds_config" / "zero3_offload.json").write_text(
         '{"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu", "pin_memory": true}, '
         '"overlap_comm": true}}')
+    # the Megatron path: its own classes, deriving from the HF path's BaseArguments
+    (repo / "swift" / "megatron" / "argument").mkdir(parents=True)
+    (repo / "swift" / "megatron" / "argument" / "megatron_args.py").write_text(
+        "from dataclasses import dataclass\n@dataclass\nclass MegatronArguments:\n"
+        "    tensor_model_parallel_size: int = 1\n    use_distributed_optimizer: bool = True\n"
+        "    recompute_granularity: str = 'selective'\n    max_length: int = 2048\n")
+    (repo / "swift" / "megatron" / "argument" / "train_args.py").write_text(
+        "from swift.llm.argument.base_args import BaseArguments\nfrom .megatron_args import MegatronArguments\n"
+        "class MegatronTrainArguments(MegatronArguments, BaseArguments):\n    padding_free: bool = True\n")
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo)]
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     subprocess.run(git + ["add", "."], check=True)
@@ -316,6 +325,14 @@ def test_swift_builder_reads_defaults_through_bases_and_the_presets(tmp_path):
         "train_type": "lora", "target_modules": ["all-linear"]}
     assert fields["lora_rank"]["class"] == "BaseArguments"
     assert fields["lora_rank"]["source"].endswith("/v3.2.2/swift/llm/argument/base_args.py#L10")
+    assert "padding_free" not in fields  # the Megatron classes stay out of the HF path's rows
+    megatron = row["megatron_commands"]["sft"]
+    assert megatron["class"] == "MegatronTrainArguments" and "rlhf" not in row["megatron_commands"]
+    assert {k: v["default"] for k, v in megatron["fields"].items()} == {
+        "padding_free": True, "tensor_model_parallel_size": 1, "use_distributed_optimizer": True,
+        "recompute_granularity": "selective", "max_length": 2048, "lora_rank": 16, "train_type": "lora",
+        "target_modules": ["all-linear"]}
+    assert megatron["fields"]["max_length"]["source"].endswith("/swift/megatron/argument/megatron_args.py#L7")
     assert row["deepspeed_presets"]["zero3_offload"]["stage"] == 3
     assert row["deepspeed_presets"]["zero3_offload"]["offload_optimizer"] == "cpu"
     assert row["deepspeed_presets"]["zero3_offload"]["offload_param"] == "none"
