@@ -176,6 +176,22 @@ VOCABULARY = (
     ("train.async", bool, "asynchronous training (OpenRLHF --async_train)"),
     ("train.ring_attn_size", int, "ring attention group size"),
     ("train.tensor_parallel_size", int, "DeepSpeed AutoTP size of the trained model"),
+    # -- Megatron-Core layout (ms-swift `megatron sft|rlhf`): read by the Megatron memory terms
+    ("megatron.tensor_parallel", int, "tensor_model_parallel_size: ranks each layer's weights are split over"),
+    ("megatron.pipeline_parallel", int, "pipeline_model_parallel_size: stages the layers are split into"),
+    ("megatron.virtual_pipeline", int, "virtual_pipeline_model_parallel_size: model chunks per stage (interleaved)"),
+    ("megatron.context_parallel", int, "context_parallel_size: ranks each sequence is split over"),
+    ("megatron.expert_parallel", int, "expert_model_parallel_size: ranks the routed experts are split over"),
+    ("megatron.expert_tensor_parallel", int, "expert_tensor_parallel_size: ranks each expert is split over"),
+    ("megatron.sequence_parallel", bool, "sequence parallelism: activations outside attention and MLP split over TP"),
+    ("megatron.distributed_optimizer", bool, "use_distributed_optimizer: fp32 master and Adam states split over DP"),
+    ("megatron.recompute", str, "recompute_granularity: selective | full | none"),
+    ("megatron.recompute_method", str, "recompute_method: uniform | block"),
+    ("megatron.recompute_num_layers", int, "recompute_num_layers: layers per recomputed chunk (uniform) or "
+                                           "recomputed layers per stage (block)"),
+    ("megatron.optimizer_offload_fraction", float, "optimizer_offload_fraction: share of the optimizer on the CPU "
+                                                   "when offload.optimizer is cpu"),
+    ("megatron.main_grads_dtype", str, "main_grads_dtype: fp32 | bf16, the gradient buffer's dtype"),
     # -- parameter-efficient training, optimizer, loss, MoE: written by the HF Trainer / TRL / LLaMA-Factory builders,
     # read by the memory estimate
     ("train.lora_targets", tuple, "module names LoRA adapters attach to (empty or absent: the builder's default)"),

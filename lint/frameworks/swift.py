@@ -1,5 +1,6 @@
 """ms-swift launches: `swift sft|pt|rlhf --flag value ...` (HF Trainer and TRL trainers underneath) and ms-swift's
-`megatron sft|pt|rlhf` (a Megatron-Core job the estimate does not model).
+`megatron sft|pt|rlhf` (Megatron-Core: its layout, recompute and optimizer fields, sized by
+rlhf_lint.memory.megatron).
 
 The flags map to the common settings through schemas/swift/arguments.json; what a launch leaves unset takes the
 defaults of the ms-swift release the repository pins (schemas/swift/releases.json, the newest release when nothing
@@ -119,20 +120,13 @@ def interpret(command: "Command", source: "Source", project) -> list[Job]:
     if megatron:
         settings.add(Setting("train.strategy", "megatron", entry.path, entry.span,
                              f"`{program}`: ms-swift's Megatron-Core path ({table['megatron_commands']['source']})"))
+        _megatron(settings, job, given, row, label, note, sub, table)
         return [job]
     if note:
         assumptions.append(note)
     command_row = row["commands"]["rlhf" if sub == "rlhf" else "sft"]
     defaults = command_row["fields"]
-
-    def value_of(name: str):
-        """(value, path, span, origin) as given, else the release default (path None), else None."""
-        if name in given:
-            return given[name]
-        if name in defaults:
-            d = defaults[name]
-            return (d["default"], None, None, f"ms-swift {label} default {name} {d['default']} ({d['source']})")
-        return None
+    value_of = _values(given, defaults, label)
 
     rl_only = set(table["rl_only_fields"]["names"])
     for name, field in table["fields"].items():
@@ -156,10 +150,7 @@ def interpret(command: "Command", source: "Source", project) -> list[Job]:
     hw = project.config.hardware_for(command.hardware) if project is not None and \
         getattr(project, "config", None) is not None else None
     _layout(settings, job, table, getattr(hw, "gpus_per_node", None))
-    task = given.get("task_type")
-    if task is not None and task[0] in table["task_types"]["without_lm_logits"]:
-        settings.add(Setting("model.lm_logits", False, task[1], task[2],
-                             f"task_type {task[0]}: a classification / embedding head, no vocabulary logits"))
+    _task_type(settings, given, table)
     hf._derive(settings, "hf", command.path)
     if script:
         hf._accelerate_plugin(job, project)  # an accelerate config's DeepSpeed or FSDP plugin
@@ -169,6 +160,76 @@ def interpret(command: "Command", source: "Source", project) -> list[Job]:
         assumptions.append(note)
     settings.add(Setting("hf.certain", True, command.path, None))
     return [job]
+
+
+def _values(given: dict, defaults: dict, label: str):
+    """name -> (value, path, span, origin) as given, else the release default (path None), else None."""
+    def value_of(name: str):
+        if name in given:
+            return given[name]
+        if name in defaults:
+            d = defaults[name]
+            return (d["default"], None, None, f"ms-swift {label} default {name} {d['default']} ({d['source']})")
+        return None
+
+    return value_of
+
+
+def _megatron(settings: Settings, job: Job, given: dict, row: dict, label: str, note: str | None, sub: str,
+              table: dict) -> None:
+    """`megatron sft|pt|rlhf`: the layout, recompute, optimizer and batch fields (megatron_fields), the release's
+    Megatron defaults for what the launch leaves unset (releases.json megatron_commands)."""
+    spec = table["megatron_commands"]
+    command_row = (row.get("megatron_commands") or {}).get("rlhf" if sub == "rlhf" else "sft")
+    entry = job.settings.get("job.entry")
+    if command_row is None:
+        settings.add(Setting("job.unmodelled", f"`megatron {sub}` of ms-swift {label} (no Megatron argument defaults "
+                                               f"in the tables)", entry.path, entry.span))
+        return
+    if note:
+        job.assumptions.append(note)
+    value_of = _values(given, command_row["fields"], label)
+    for name, field in table["megatron_fields"].items():
+        found = value_of(name)
+        if found is None or found[0] is None:
+            continue
+        value, path, span, origin = found
+        typed = _field_value(value, field)
+        settings.add(Setting(field["key"], typed, path, span, origin))
+    optimizer = value_of("optimizer")
+    if optimizer is not None and optimizer[0] not in spec["optimizers"]["modelled"]:
+        name = optimizer[0] if isinstance(optimizer[0], str) else "?"
+        settings.add(Setting("job.unmodelled", f"Megatron optimizer {name}", optimizer[1], optimizer[2]))
+    mtp = value_of("mtp_num_layers")
+    if mtp is not None and isinstance(mtp[0], (int, str)) and str(mtp[0]) not in ("0", "None"):
+        job.assumptions.append(f"mtp_num_layers {mtp[0]}: the multi-token-prediction layers are not counted")
+    _job_type(settings, job, given, value_of, sub, table)
+    _tuner(settings, job, given, value_of, table)
+    _megatron_dtype(settings, given, spec)
+    _task_type(settings, given, table)
+
+
+def _task_type(settings: Settings, given: dict, table: dict) -> None:
+    task = given.get("task_type")
+    if task is not None and task[0] in table["task_types"]["without_lm_logits"]:
+        settings.add(Setting("model.lm_logits", False, task[1], task[2],
+                             f"task_type {task[0]}: a classification / embedding head, no vocabulary logits"))
+
+
+def _megatron_dtype(settings: Settings, given: dict, spec: dict) -> None:
+    """The weights' dtype: --fp16 / --bf16 as given, else torch_dtype, else the checkpoint's (bf16)."""
+    from rlhf_lint.frameworks.hf import coerce
+
+    for flag, dtype in (("fp16", "fp16"), ("bf16", "bf16")):
+        if flag in given and coerce(given[flag][0], "bool") is True:
+            settings.add(Setting("precision.param_dtype", dtype, given[flag][1], given[flag][2], f"--{flag}"))
+            return
+    loaded = settings.get("hf.torch_dtype")
+    if loaded is not None and loaded.value in ("bf16", "fp16", "fp32"):
+        settings.add(Setting("precision.param_dtype", loaded.value, loaded.path, loaded.span, "torch_dtype"))
+        return
+    settings.add(Setting("precision.param_dtype", "bf16", None, None,
+                         f"{spec['dtype_unset']['note']} ({spec['dtype_unset']['source']})"))
 
 
 def _job_type(settings: Settings, job: Job, given: dict, value_of, sub: str, table: dict) -> None:

@@ -1968,6 +1968,169 @@ def _fsdp_inference_role(role: str, arch: ModelArch, params: int, n: int, inp: _
 CHURNING = ("activations", "logits", "gathered_params", "optimizer_step")
 
 
+# -- Megatron-Core (ms-swift `megatron sft|rlhf`): the layout's arithmetic is rlhf_lint.memory.megatron's -----------
+def _megatron_tokens(inp: _Inputs, ctx: dict, lay) -> tuple[int, str]:
+    """Tokens of one micro batch on one rank: micro batch x length (a DPO pair is two sequences) over the context-
+    parallel ranks. ms-swift truncates at max_length and, padding-free or packed, fills a micro batch with its
+    samples' own tokens: the length is a bound."""
+    micro = ctx["micro_train"] * (2 if ctx["paired"] else 1)
+    seq = ctx["seq"]
+    tokens = -(-micro * seq // lay.cp)
+    how = f"micro batch {micro} x {seq} tokens" + (f" / CP {lay.cp}" if lay.cp > 1 else "")
+    how += ", packed" if inp.flag("train.packing") else ", padding-free" if inp.flag("train.remove_padding") else \
+        ", padded to the longest sample"
+    return tokens, how + ": at most this many tokens"
+
+
+def _megatron_stage_terms(arch: ModelArch, stage, lay, tokens: int, how: str, w: int, inp: _Inputs, ctx: dict,
+                          training: bool) -> list[Term]:
+    """Activations and logits of one pipeline stage on one rank."""
+    from rlhf_lint.memory import megatron as mcore
+
+    share = K.megatron_replicated_activation_share
+    dense = mcore.layer_bytes_per_token(arch, lay, activation_units(arch, False), share)
+    moe = mcore.layer_bytes_per_token(arch, lay, activation_units(arch, True), share) if arch.num_experts else dense
+    moe_share = arch.moe_layer_count / max(1, arch.num_layers) if arch.num_experts else 0.0
+    mean = moe * moe_share + dense * (1 - moe_share)
+    widest = max(moe, dense)
+    src = mcore.SRC_MEGATRON_ACTIVATIONS
+    terms = []
+    if not training:
+        terms.append(Term("activations", int(tokens * widest),
+                          f"forward only, one layer live: {tokens} tokens x {widest:.0f} B ({how}; {lay.describe()})",
+                          src, at_length_bound=True))
+    else:
+        inputs, whole, recomputed, what = mcore.stored_layers(lay, stage.layers)
+        flight, flight_note = (1.0, "") if stage.head and lay.pp > 1 else \
+            mcore.in_flight(lay, ctx["micro_train"], inp.get("batch.train"))
+        ck = mcore.checkpoint_bytes_per_token(arch, lay, w)
+        saved = int(flight * tokens * (inputs * ck + whole * mean))
+        live = int(tokens * recomputed * widest)
+        terms.append(Term("activations", saved + live,
+                          f"{what}: {inputs} layer input(s) x {ck:.0f} B + {whole} layer(s) x {mean:.0f} B per token"
+                          + (f", x {flight:g} ({flight_note})" if flight_note else "")
+                          + (f" + {recomputed} layer(s) recomputed x {widest:.0f} B" if recomputed else "")
+                          + f", {tokens} tokens ({how}; {lay.describe()}, {stage.name})",
+                          src, at_length_bound=True, recomputed=live))
+    if stage.head:
+        f32 = K.megatron_loss_bytes_per_logit
+        vocab = -(-arch.vocab_size // lay.tp)
+        terms.append(Term("logits", int(tokens * vocab * (w + f32)),
+                          f"{tokens} tokens x {vocab} logits (vocabulary / TP {lay.tp}) x ({w} + {f32}) B: 16-bit "
+                          f"logits and the loss's fp32 softmax", mcore.SRC_MEGATRON_LOSS, at_length_bound=True))
+    return terms
+
+
+def _megatron_scale(arch: ModelArch, params: int, role: str) -> float:
+    """The resolved parameter count over the shape's: 1 for a catalog model, the size read from a name over its
+    stand-in shape's. A critic's or reward model's count lacks the LM head a value head replaced."""
+    whole = params + (arch.vocab_size * arch.hidden_size if role in ("critic", "reward") and not arch.tie_embeddings
+                      else 0)
+    return whole / arch.param_count() if arch.param_count() else 1.0
+
+
+def _megatron_trainable_role(role: str, arch: ModelArch, params: int, world: int, inp: _Inputs,
+                             ctx: dict) -> RoleEstimate:
+    """A trained model on Megatron: model states of the heavier pipeline stage, its activations and logits."""
+    from rlhf_lint.memory import megatron as mcore
+
+    lay = mcore.layout(inp, world)
+    w, f32 = ctx["w"], dtype_bytes("fp32", 4)
+    rank = mcore.lora_rank(inp)
+    lm_head = role not in ("critic", "reward") and inp.get("model.lm_logits") is not False
+    tokens, how = _megatron_tokens(inp, ctx, lay)
+    adapters = 0
+    if rank:
+        # targets that name nothing the layout knows: every linear layer (adapters are small; an upper bound)
+        adapters = (lora_params(arch, rank, mcore.lora_targets(inp)) or lora_params(arch, rank, None)) \
+            // (lay.tp * lay.pp)
+    g, g_note = mcore.grad_bytes(inp, w, ctx["dtype"])
+    per = (f32 if w < f32 else 0) + 2 * f32  # fp32 master (none for fp32 weights) + Adam m, v
+    fraction = mcore.offload_fraction(inp)
+    best = None
+    for stage in mcore.stages(arch, _megatron_scale(arch, params, role), lay, lm_head):
+        r = RoleEstimate(role, arch.name, params, lay.world, True, arch=arch)
+        frozen = stage.vision if inp.get("train.freeze_vision") is True else 0
+        dense, experts = (adapters, 0) if rank else (stage.dense - frozen, stage.experts)
+        trained = dense + experts
+        r.terms.append(Term("weights", w * stage.total,
+                            f"{w} B x {_count(stage.total)} parameters on one rank ({stage.name}: {stage.layers} "
+                            f"layers; {lay.describe()})", mcore.SRC_MEGATRON_STATES))
+        r.terms.append(Term("gradients", g * trained, f"{g_note}: {g} B x {_count(trained)}"
+                            + (" LoRA adapter parameters" if rank else "")
+                            + (" (vision tower frozen)" if frozen else ""),
+                            mcore.SRC_MEGATRON_STATES))
+        dp, edp = (lay.dp, lay.expert_dp) if lay.distributed else (1, 1)
+        states = per * (dense / dp + experts / edp)
+        on_gpu = int(states * (1 - fraction))
+        split = (f" / DP {dp}" + (f" (experts / {edp})" if experts and edp != dp else "")) if lay.distributed \
+            else " (no distributed optimizer)"
+        r.terms.append(Term("optimizer_states", on_gpu,
+                            f"fp32 master and Adam m, v: {per} B per trained parameter{split}"
+                            + (f", {fraction:.0%} of it on the CPU (optimizer_cpu_offload)" if fraction else ""),
+                            mcore.SRC_MEGATRON_STATES + (f"; {mcore.SRC_HYBRID_OPTIMIZER}" if fraction else "")))
+        r.host_states = int(states) - on_gpu
+        r.terms += _megatron_stage_terms(arch, stage, lay, tokens, how, w, inp, ctx, True)
+        r.trained_params = trained * lay.tp * lay.pp
+        r.state_bytes_per_param = per
+        r.micro_tokens["training"] = (tokens, True, how)
+        _runtime(r, ctx)
+        r.resident = ["weights", "gradients", "optimizer_states", "runtime"]
+        if best is None or r.total > best.total:
+            best = r
+    inp.assumptions.append(f"{role}: Megatron-Core {lay.describe()}"
+                           + ("; the heavier pipeline stage is reported" if lay.pp > 1 else ""))
+    return best
+
+
+def _megatron_inference_role(role: str, arch: ModelArch, params: int, world: int, inp: _Inputs,
+                             ctx: dict) -> RoleEstimate:
+    """A frozen model on Megatron (DPO's reference): its 16-bit weights and one forward pass."""
+    from rlhf_lint.memory import megatron as mcore
+
+    lay = mcore.layout(inp, world)
+    w = ctx["w"]
+    tokens, how = _megatron_tokens(inp, ctx, lay)
+    best = None
+    scale = _megatron_scale(arch, params, role)
+    for stage in mcore.stages(arch, scale, lay, inp.get("model.lm_logits") is not False):
+        r = RoleEstimate(role, arch.name, params, lay.world, False, arch=arch, phase="experience")
+        r.terms.append(Term("weights", w * stage.total, f"{w} B x {_count(stage.total)} frozen parameters on one rank "
+                                                         f"({stage.name}; {lay.describe()})",
+                            mcore.SRC_MEGATRON_STATES))
+        r.terms += _megatron_stage_terms(arch, stage, lay, tokens, how, w, inp, ctx, False)
+        r.micro_tokens["experience"] = (tokens, True, how)
+        _runtime(r, ctx)
+        r.resident = ["weights", "runtime"]
+        if best is None or r.total > best.total:
+            best = r
+    return best
+
+
+def _megatron_host(r: RoleEstimate, count: int, first_node: bool) -> tuple[list[Term], list[Term]]:
+    """(persistent, transient) host RAM of ``count`` ranks of a Megatron role on one node: the offloaded share of
+    the optimizer (fp32 master and moments, and the fp32 gradient copy the CPU optimizer steps), one checkpoint
+    shard per rank while loading, one shard on the first rank while saving safetensors."""
+    from rlhf_lint.memory import megatron as mcore
+
+    persistent, transient = [], []
+    if r.trainable and r.host_states:
+        grads = r.host_states * dtype_bytes("fp32", 4) / (r.state_bytes_per_param or 12)
+        per_rank = int(r.host_states + grads)
+        persistent.append(Term(f"cpu_optimizer:{r.role}", count * per_rank,
+                               f"{count} ranks x {gib(per_rank)}: the offloaded share of the fp32 master and Adam "
+                               f"moments ({gib(r.host_states)}) and its fp32 gradient copy",
+                               mcore.SRC_HYBRID_OPTIMIZER))
+    shard = K.checkpoint_shard_bytes
+    transient.append(Term(f"loading:{r.role}", count * shard,
+                          f"{count} ranks x one checkpoint shard ({gib(shard)}) read into the rank's slices",
+                          mcore.SRC_BRIDGE_LOAD))
+    if r.trainable and first_node:
+        transient.append(Term(f"saving:{r.role}", shard, f"one safetensors shard ({gib(shard)}) gathered to save",
+                              mcore.SRC_BRIDGE_SAVE))
+    return persistent, transient
+
+
 def _slack(owner_terms: list[Term], label: str, expandable: bool = False) -> list[Term]:
     """The runtime of one process: its CUDA context plus allocator slack on its transient tensors. The slack on
     tensors sized at a length bound is a term of its own, at the bound too: it shrinks with them (a token budget).
@@ -2288,7 +2451,8 @@ def _estimate(job, hardware, read_config: Callable[[str], str | None] | None = N
         assumptions.append(f"{reason}: no memory estimate, no verdict")
         return Estimate([], [], [], _dedupe(assumptions), gpu, gpu_memory, hardware_known, {}, reason)
     fsdp = strategy in ("fsdp", "fsdp2")
-    stage = inp.number("zero.stage", 0, None if fsdp else "no ZeRO stage given")
+    megatron = strategy == "megatron"
+    stage = inp.number("zero.stage", 0, None if fsdp or megatron else "no ZeRO stage given")
     stage = max(0, min(3, int(stage))) if strategy not in PLAIN_STRATEGIES else 0
     dtype = str(inp.get("precision.param_dtype", "bf16", None if fsdp else "bf16 assumed") or "bf16").lower()
     w = dtype_bytes(dtype, 2)
@@ -2301,7 +2465,7 @@ def _estimate(job, hardware, read_config: Callable[[str], str | None] | None = N
         acc = "fp32"  # FSDP keeps gradients in the parameters' (fp32 master) dtype; unused by the FSDP terms
     elif acc is None:
         acc = dtype  # DeepSpeed under ZeRO: the model dtype
-        if strategy not in PLAIN_STRATEGIES:  # without DeepSpeed, .grad takes the trained parameters' dtype
+        if strategy not in PLAIN_STRATEGIES + ("megatron",):  # without DeepSpeed, .grad: the parameters' dtype
             assumptions.append(f"gradients accumulate in {acc} (DeepSpeed default for {dtype}, ZeRO-{stage}; "
                                f"{SRC_DS_DTYPES})")
     acc = str(acc).lower()
@@ -2323,7 +2487,8 @@ def _estimate(job, hardware, read_config: Callable[[str], str | None] | None = N
     micro_train = int(inp.number("batch.micro_train", 1, None if fsdp else "micro train batch 1 assumed"))
     ctx = {
         "gpu_name": None if gpu is None else gpu.name,
-        "stage": stage, "eval_stage": 3 if stage == 3 else 0, "w": w, "a": dtype_bytes(acc, 4), "a_name": acc,
+        "stage": stage, "eval_stage": 3 if stage == 3 else 0, "w": w, "dtype": dtype, "a": dtype_bytes(acc, 4),
+        "a_name": acc,
         "zero0": zero0,
         "offload_optimizer": (lambda v: None if v in (None, "none", False) else str(v))(inp.get("offload.optimizer")),
         "offload_param": (lambda v: None if v in (None, "none", False) else str(v))(inp.get("offload.param")),
@@ -2404,7 +2569,9 @@ def _estimate(job, hardware, read_config: Callable[[str], str | None] | None = N
             params, n = params // tp, max(1, n // tp)
             assumptions.append(f"{role}: DeepSpeed tensor parallel {tp}: 1/{tp} of the parameters per rank "
                                f"(activations counted unsplit)")
-        if fsdp:
+        if megatron:
+            build = _megatron_trainable_role if role in TRAINABLE else _megatron_inference_role
+        elif fsdp:
             build = _fsdp_trainable_role if role in TRAINABLE else _fsdp_inference_role
         else:
             build = _trainable_role if role in TRAINABLE else _inference_role
@@ -2442,6 +2609,8 @@ def _declined(inp: _Inputs, strategy: str) -> str | None:
     unmodelled = inp.get("job.unmodelled")
     if isinstance(unmodelled, str):
         return f"{unmodelled} is not modelled"
+    if strategy == "megatron" and inp.get("megatron.tensor_parallel") is not None:
+        return None  # a reader that gives the Megatron layout (ms-swift): rlhf_lint.memory.megatron sizes it
     if strategy not in ("deepspeed", "fsdp", "fsdp2") + PLAIN_STRATEGIES:
         # Megatron's tensor/pipeline/expert sharding (or KTransformers' CPU experts) is not modelled: no figures
         # rather than wrong ones
@@ -2742,6 +2911,11 @@ def _host(roles, role_nodes, groups, inp: _Inputs, ctx: dict, hardware, versions
                                            f"sleep level 1 parks each engine GPU's weights ({gib(raw)}) in pinned "
                                            f"host RAM, one block per allocator segment rounded up to a power of "
                                            f"two: {count} x {gib(per)}", f"{SRC_VLLM_SLEEP}; {SRC_PINNED}"))
+                continue
+            if ctx.get("strategy") == "megatron":
+                persistent_mcore, load = _megatron_host(r, count, index == _first_node(placement, role))
+                persistent += persistent_mcore
+                transient += load
                 continue
             if ctx.get("strategy") in ("fsdp", "fsdp2"):
                 persistent_fsdp, load = _fsdp_host(r, inp, count, index == _first_node(placement, role),

@@ -19,8 +19,9 @@ def _phase(name: str) -> str:
 # what a change costs the run, cheapest first: recomputation (results unchanged: a safe fix), vLLM's cache, a fused
 # optimizer (the same update), the numerics of the accumulation, smaller micro batches (more steps), a reference
 # streamed from the CPU, ZeRO-3 communication, CPU Adam (slowest)
-_COST = {"checkpointing": 1, "vllm_util": 1, "fused": 1, "dtype": 2, "vllm_sleep": 2, "micro": 3, "ref": 4,
-         "zero3": 5, "offload": 6}
+_COST = {"checkpointing": 1, "vllm_util": 1, "fused": 1, "dtype": 2, "vllm_sleep": 2, "distributed": 2, "micro": 3,
+         "ref": 4, "tensor_parallel": 4, "zero3": 5, "pipeline_parallel": 5, "offload": 6}
+MAX_TENSOR_PARALLEL = 8  # tensor parallelism stays within a node's NVLink domain
 
 
 MAX_COMBINED = 3  # changes tried together when none fits alone (at most C(9, 3) = 84 more estimates)
@@ -47,6 +48,8 @@ def _candidates(ctx, est, group) -> list[tuple[str, dict, str]]:
             out.append(("micro train batch 1", {"batch.micro_train": 1}, "micro"))
         if str(value("precision.grad_accum_dtype", "")).lower() == "fp32" and dtype in ("bf16", "fp16"):
             out.append((f"accumulate gradients in {dtype}", {"precision.grad_accum_dtype": dtype}, "dtype"))
+        if value("train.strategy") == "megatron":
+            out += _megatron_candidates(value, max(r.gpus for r in group.roles if r.trainable))
         if _copies_adam_state(group):
             # the same update without the step's copy of the second moment (torch >= 2.0)
             out.append(("a fused AdamW (optim adamw_torch_fused: the step copies no Adam state)",
@@ -61,6 +64,29 @@ def _candidates(ctx, est, group) -> list[tuple[str, dict, str]]:
         if best is not None:
             out.append((f"{rollout_label(ctx)} gpu_memory_utilization {best:g}", {"vllm.gpu_memory_utilization": best},
                         "vllm_util"))
+    return out
+
+
+def _megatron_candidates(value, world: int) -> list[tuple[str, dict, str]]:
+    """Megatron-Core's own levers: full recompute, the distributed optimizer, and the next tensor or pipeline
+    parallel size that divides the GPUs."""
+    out: list[tuple[str, dict, str]] = []
+    if value("megatron.recompute") != "full":
+        out.append(("full recompute (recompute_granularity full, uniform, 1 layer)",
+                    {"megatron.recompute": "full", "megatron.recompute_method": "uniform",
+                     "megatron.recompute_num_layers": 1}, "checkpointing"))
+    if value("megatron.distributed_optimizer") is False:
+        out.append(("use_distributed_optimizer true", {"megatron.distributed_optimizer": True}, "distributed"))
+    sizes = {k: value(f"megatron.{k}") for k in ("tensor_parallel", "pipeline_parallel", "context_parallel")}
+    sizes = {k: v if type(v) is int and v > 0 else 1 for k, v in sizes.items()}
+    used = sizes["tensor_parallel"] * sizes["pipeline_parallel"] * sizes["context_parallel"]
+    tp = sizes["tensor_parallel"] * 2
+    if tp <= MAX_TENSOR_PARALLEL and world % (used * 2) == 0:
+        out.append((f"tensor_model_parallel_size {tp} with sequence_parallel",
+                    {"megatron.tensor_parallel": tp, "megatron.sequence_parallel": True}, "tensor_parallel"))
+    if world % (used * 2) == 0:
+        pp = sizes["pipeline_parallel"] * 2
+        out.append((f"pipeline_model_parallel_size {pp}", {"megatron.pipeline_parallel": pp}, "pipeline_parallel"))
     return out
 
 
@@ -142,8 +168,11 @@ def gpu_out_of_memory(ctx):
     role's GPUs, gradients freed after the update, offloaded states loaded back for the update, one gathered wrap
     unit at a time), not as ZeRO. Fires only when the overflow happens whatever the sequence lengths; one that
     needs padding-free micro batches or token budgets filled to their bound is M009's warning.
-    No verdict (here and in M004-M007) for a training backend whose sharding the estimate does not model: verl's
-    Megatron backend (tensor/pipeline parallelism, distributed optimizer). A DeepSpeed or accelerate config the
+    ms-swift's Megatron-Core launches (`megatron sft|rlhf`) are modelled per rank of their layout: tensor,
+    pipeline, context and expert parallel sizes, the distributed optimizer, recompute, optimizer CPU offload; for
+    them the changes tried include full recompute and the next tensor or pipeline parallel size.
+    No verdict (here and in M004-M007) for a training backend whose sharding the estimate does not read: verl's
+    Megatron backend. A DeepSpeed or accelerate config the
     launch names but that is not among the files checked leaves its sharding and offload open: the band's low end
     is the ZeRO-3 reading with CPU offload, so the verdict is at most a warning that says to lint the config with
     the launch.

@@ -125,9 +125,9 @@ def test_qlora_reads_quant_bits(tmp_path):
     assert est.unmodelled is None and est.groups[0].fits
 
 
-def test_megatron_and_rl_trainers_get_no_figures(tmp_path):
-    meg = _job(tmp_path / "m", "NPROC_PER_NODE=8 megatron sft --model Qwen/Qwen2.5-7B-Instruct\n")
-    assert meg.value("train.strategy") == "megatron" and estimate(meg, A100).unmodelled
+def test_rl_trainers_get_no_figures(tmp_path):
+    meg = _job(tmp_path / "m", "NPROC_PER_NODE=8 megatron rlhf --rlhf_type grpo --model Qwen/Qwen2.5-7B-Instruct\n")
+    assert meg.value("train.strategy") == "megatron" and "GRPO" in estimate(meg, A100).unmodelled
     grpo = _job(tmp_path / "g", "NPROC_PER_NODE=8 swift rlhf --rlhf_type grpo --model Qwen/Qwen2.5-7B-Instruct "
                                 "--use_vllm true --vllm_mode colocate\n")
     assert grpo.value("job.type") == "grpo" and "GRPO" in estimate(grpo, A100).unmodelled

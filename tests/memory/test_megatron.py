@@ -1,0 +1,172 @@
+"""ms-swift `megatron sft|rlhf` launches sized by the Megatron-Core terms (rlhf_lint.memory.megatron): the layout
+read from the flags and the release's defaults, model states per rank against Megatron's own arithmetic
+(theoretical_memory_usage.py: 6 + 12 / DP bytes per parameter with the distributed optimizer), activations per
+recompute setting and pipeline stage. Fixtures written for these tests."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from lintutil import build_written
+
+from rlhf_lint.engine.config import Hardware
+from rlhf_lint.memory.catalog import GIB, model_by_id
+from rlhf_lint.memory.estimate import activation_units, estimate
+
+A100 = Hardware(gpu="A100-80GB")
+QWEN7 = "Qwen/Qwen2.5-7B-Instruct"
+
+
+def _job(tmp_path, flags: str, env: str = "NPROC_PER_NODE=8 "):
+    project = build_written(tmp_path, {"train.sh": f"{env}megatron sft --model {QWEN7} {flags}\n"})
+    (job,) = project.jobs
+    return job
+
+
+def _policy(tmp_path, flags: str, env: str = "NPROC_PER_NODE=8 "):
+    job = _job(tmp_path, flags, env)
+    est = estimate(job, A100)
+    assert est.unmodelled is None, est.assumptions
+    return job, est, est.role("policy")
+
+
+def test_the_layout_and_the_release_defaults_are_read(tmp_path):
+    job = _job(tmp_path, "--tensor_model_parallel_size 2 --pipeline_model_parallel_size 2 --micro_batch_size 2 "
+                         "--global_batch_size 64 --max_length 4096 --recompute_granularity full")
+    assert job.value("train.strategy") == "megatron"
+    assert (job.value("megatron.tensor_parallel"), job.value("megatron.pipeline_parallel")) == (2, 2)
+    assert (job.value("batch.micro_train"), job.value("batch.train"), job.value("seq.max_len")) == (2, 64, 4096)
+    # what the launch leaves unset: ms-swift's Megatron defaults (distributed optimizer on, padding-free batches)
+    assert job.value("megatron.distributed_optimizer") is True and job.value("train.remove_padding") is True
+    assert "megatron_args.py" in job.settings.get("megatron.distributed_optimizer").origin
+    assert job.value("megatron.recompute") == "full" and job.value("train.lora_rank") == 0
+
+
+def test_model_states_per_rank_follow_megatrons_own_arithmetic(tmp_path):
+    # 8 GPUs at TP 2: DP 4; bf16 weights 2 B, fp32 gradient buffer 4 B, fp32 master + Adam m, v 12 B / DP
+    _, _, r = _policy(tmp_path, "--tensor_model_parallel_size 2 --max_length 1024")
+    arch = model_by_id(QWEN7)
+    per_rank = arch.param_count() / 2
+    assert r.term("weights") == pytest.approx(2 * per_rank, rel=1e-3)
+    assert r.term("gradients") == pytest.approx(4 * per_rank, rel=1e-3)
+    assert r.term("optimizer_states") == pytest.approx(12 * per_rank / 4, rel=1e-3)
+    # theoretical_memory_usage.py: (6 + 12 / DP) bytes per parameter of the most loaded shard
+    states = r.term("weights") + r.term("gradients") + r.term("optimizer_states")
+    assert states == pytest.approx((6 + 12 / 4) * per_rank, rel=1e-3)
+
+
+def test_without_the_distributed_optimizer_every_rank_holds_eighteen_bytes(tmp_path):
+    _, _, r = _policy(tmp_path, "--tensor_model_parallel_size 2 --use_distributed_optimizer false")
+    per_rank = model_by_id(QWEN7).param_count() / 2
+    assert r.term("optimizer_states") == pytest.approx(12 * per_rank, rel=1e-3)
+
+
+def test_sequence_parallel_splits_the_checkpointed_layer_inputs_over_tensor_parallel_ranks(tmp_path):
+    flags = "--tensor_model_parallel_size 4 --recompute_granularity full --max_length 8192 "
+    _, _, plain = _policy(tmp_path / "a", flags)
+    _, _, sp = _policy(tmp_path / "b", flags + "--sequence_parallel true")
+    assert sp.term("activations") < plain.term("activations")
+    arch = model_by_id(QWEN7)
+    # full recompute, uniform chunks of one layer: each layer keeps its 16-bit input, / TP with SP
+    inputs = arch.num_layers * 8192 * arch.hidden_size * 2 / 4
+    # + one layer recomputed at a time, its activations split over TP too
+    layer = 8192 * activation_units(arch, False) * arch.hidden_size / 4
+    assert sp.term("activations") == pytest.approx(inputs + layer, rel=1e-6)
+    # the logits: each TP rank holds its slice of the vocabulary, 16-bit plus the loss's fp32 softmax
+    assert sp.term("logits") == pytest.approx(8192 * math.ceil(arch.vocab_size / 4) * 6, rel=1e-6)
+
+
+def test_selective_recompute_keeps_every_layers_activations(tmp_path):
+    _, _, full = _policy(tmp_path / "a", "--recompute_granularity full --max_length 4096")
+    _, _, selective = _policy(tmp_path / "b", "--max_length 4096")
+    assert selective.term("activations") > 5 * full.term("activations")
+
+
+def test_pipeline_stages_hold_a_share_of_the_layers_and_the_first_keeps_micro_batches_in_flight(tmp_path):
+    _, _, one = _policy(tmp_path / "a", "--max_length 2048 --recompute_granularity full")
+    _, est, four = _policy(tmp_path / "b", "--max_length 2048 --recompute_granularity full "
+                                           "--pipeline_model_parallel_size 4 --global_batch_size 64")
+    assert four.term("weights") < one.term("weights") / 2
+    assert "stage" in next(t.formula for t in four.terms if t.name == "weights")
+    assert any("micro batches in flight" in t.formula for t in four.terms) or four.term("logits")
+    assert any("heavier pipeline stage" in a for a in est.assumptions)
+
+
+def test_expert_parallel_splits_the_routed_experts(tmp_path):
+    flags = "--max_length 2048 --recompute_granularity full --tuner_type full "
+    text = "megatron sft --model Qwen/Qwen3-30B-A3B " + flags
+    one = build_written(tmp_path / "a", {"train.sh": "NPROC_PER_NODE=8 " + text + "\n"}).jobs[0]
+    eight = build_written(tmp_path / "b", {"train.sh": "NPROC_PER_NODE=8 " + text +
+                                                        "--expert_model_parallel_size 8\n"}).jobs[0]
+    a, b = estimate(one, A100).role("policy"), estimate(eight, A100).role("policy")
+    arch = model_by_id("Qwen/Qwen3-30B-A3B")
+    saved = arch.expert_params() * 7 / 8 * 2  # 2 B weights of the seven eighths of the experts another rank holds
+    assert a.term("weights") - b.term("weights") == pytest.approx(saved, rel=0.01)
+
+
+def test_lora_trains_only_the_adapters_named_by_megatron_module_names(tmp_path):
+    _, _, r = _policy(tmp_path / "a", "--tuner_type lora --lora_rank 8 --target_modules linear_qkv linear_proj")
+    _, _, every = _policy(tmp_path / "b", "--tuner_type lora --lora_rank 8")
+    assert 0 < r.term("gradients") < every.term("gradients") < 1 * GIB
+    assert r.term("weights") == every.term("weights")
+
+
+def test_full_dpo_loads_a_reference_copy_and_lora_dpo_does_not(tmp_path):
+    full = build_written(tmp_path / "f", {"train.sh": f"NPROC_PER_NODE=4 megatron rlhf --rlhf_type dpo --model {QWEN7} "
+                                                       "--tensor_model_parallel_size 4 --max_length 2048\n"}).jobs[0]
+    lora = build_written(tmp_path / "l", {"train.sh": f"NPROC_PER_NODE=4 megatron rlhf --rlhf_type dpo --model {QWEN7} "
+                                                       "--tensor_model_parallel_size 4 --tuner_type lora\n"}).jobs[0]
+    est = estimate(full, A100)
+    assert est.role("ref") is not None
+    assert est.role("ref").term("weights") == pytest.approx(est.role("policy").term("weights"), rel=1e-6)
+    assert estimate(lora, A100).role("ref") is None
+
+
+def test_optimizer_offload_moves_the_states_to_host_ram(tmp_path):
+    _, _, gpu = _policy(tmp_path / "a", "--tensor_model_parallel_size 2")
+    job, est, r = _policy(tmp_path / "b", "--tensor_model_parallel_size 2 --optimizer_cpu_offload true "
+                                          "--optimizer_offload_fraction 0.5")
+    assert job.value("offload.optimizer") == "cpu"
+    assert r.term("optimizer_states") == pytest.approx(gpu.term("optimizer_states") / 2, rel=1e-3)
+    host = next(t for node in est.nodes for t in node.persistent if t.name.startswith("cpu_optimizer"))
+    # 8 ranks x (their half of 12 B + its fp32 gradient copy, 4 B per 12 B of states)
+    assert host.bytes == pytest.approx(8 * r.host_states * 16 / 12, rel=1e-3)
+
+
+def test_an_unmodelled_optimizer_and_verl_megatron_get_no_figures(tmp_path):
+    job = _job(tmp_path / "a", "--optimizer muon")
+    assert "muon" in estimate(job, A100).unmodelled
+    verl = build_written(tmp_path / "v", {"run.sh": "python3 -m verl.trainer.main_ppo --config-name "
+                                                    "ppo_megatron_trainer actor_rollout_ref.model.path=" + QWEN7 +
+                                                    " trainer.n_gpus_per_node=8\n"}).jobs
+    assert all(estimate(j, A100).unmodelled for j in verl if j.framework == "verl")
+
+
+def test_a_vision_tower_frozen_by_default_gets_no_optimizer_states(tmp_path):
+    text = "NPROC_PER_NODE=2 megatron sft --model Qwen/Qwen2.5-VL-7B-Instruct --tensor_model_parallel_size 2 "
+    frozen = estimate(build_written(tmp_path / "a", {"train.sh": text + "\n"}).jobs[0], A100).role("policy")
+    trained = estimate(build_written(tmp_path / "b", {"train.sh": text + "--freeze_vit false\n"}).jobs[0],
+                       A100).role("policy")
+    assert frozen.term("weights") == trained.term("weights")
+    assert frozen.term("optimizer_states") < trained.term("optimizer_states")
+
+
+def test_fp16_training_keeps_its_gradients_in_fp16(tmp_path):
+    _, _, bf16 = _policy(tmp_path / "a", "--tensor_model_parallel_size 2")
+    _, _, fp16 = _policy(tmp_path / "b", "--tensor_model_parallel_size 2 --fp16 true")
+    assert fp16.term("gradients") * 2 == pytest.approx(bf16.term("gradients"), rel=1e-6)
+
+
+def test_an_overflow_names_megatrons_own_levers(tmp_path):
+    from lintutil import run
+
+    # a 72B model at TP 2 on one node: 6 + 12 / 4 bytes per parameter of 36B parameters on each rank
+    (tmp_path / "train.sh").write_text(
+        "# rlhf-lint: hardware gpu=A100-80GB gpus-per-node=8 host-memory=2TB\n"
+        "NPROC_PER_NODE=8 megatron sft --model Qwen/Qwen2.5-72B-Instruct --tensor_model_parallel_size 2 "
+        "--max_length 4096 --packing true\n")
+    (finding,) = [d for d in run([tmp_path / "train.sh"], ["M001"]).diagnostics]
+    assert finding.severity.label == "error"
+    assert "tensor_model_parallel_size 4" in finding.message and "full recompute" in finding.message
+    assert "ZeRO" not in finding.message
