@@ -15,6 +15,7 @@ RULES = (
     ('A013', 'llamafactory-refuses-combination', 3, (), 'job', ('llamafactory',), False, True, 'rlhf_lint.rules.accelerate.a013_llamafactory_refuses_combination', ''),
     ('A014', 'hf-unknown-argument', 3, ('shell',), 'file', (), False, True, 'rlhf_lint.rules.accelerate.a014_hf_unknown_argument', ''),
     ('A015', 'hf-auto-fill-refused', 3, (), 'job', ('hf', 'llamafactory', 'trl'), True, True, 'rlhf_lint.rules.accelerate.a015_hf_auto_fill_refused', ''),
+    ('A016', 'swift-megatron-layout-refused', 3, (), 'job', ('swift',), False, True, 'rlhf_lint.rules.accelerate.a016_swift_megatron_layout_refused', ''),
     ('D001', 'unknown-ds-config-key', 3, ('ds_config',), 'file', (), True, True, 'rlhf_lint.rules.deepspeed.d001_unknown_ds_config_key', ''),
     ('D002', 'ignored-ds-config-key', 2, ('ds_config',), 'file', (), True, True, 'rlhf_lint.rules.deepspeed.d002_ignored_ds_config_key', ''),
     ('D003', 'ds-config-not-strict-json', 2, ('ds_config',), 'file', (), True, True, 'rlhf_lint.rules.deepspeed.d003_ds_config_not_strict_json', ''),

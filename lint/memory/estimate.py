@@ -2610,7 +2610,13 @@ def _declined(inp: _Inputs, strategy: str) -> str | None:
     if isinstance(unmodelled, str):
         return f"{unmodelled} is not modelled"
     if strategy == "megatron" and inp.get("megatron.tensor_parallel") is not None:
-        return None  # a reader that gives the Megatron layout (ms-swift): rlhf_lint.memory.megatron sizes it
+        # a reader that gives the Megatron layout (ms-swift): rlhf_lint.memory.megatron sizes it, unless Megatron
+        # refuses it at start-up (A016)
+        from rlhf_lint.memory import megatron as mcore
+
+        world = inp.get("topology.world_size")
+        refused = mcore.refused(mcore.layout(inp, world)) if type(world) is int and world > 0 else None
+        return None if refused is None else f"a Megatron layout that does not start ({refused})"
     if strategy not in ("deepspeed", "fsdp", "fsdp2") + PLAIN_STRATEGIES:
         # Megatron's tensor/pipeline/expert sharding (or KTransformers' CPU experts) is not modelled: no figures
         # rather than wrong ones

@@ -74,6 +74,14 @@ class Layout:
         return ", ".join(parts) + (", sequence parallel" if self.sp else "")
 
 
+def refused(lay: Layout) -> str | None:
+    """Why Megatron-Core refuses the layout at start-up (rule A016 says where), or None."""
+    for product, what in ((lay.tp * lay.pp * lay.cp, "TP x PP x CP"), (lay.etp * lay.ep * lay.pp, "ETP x EP x PP")):
+        if lay.world % product:
+            return f"{lay.world} GPUs are not divisible by {what} = {product}"
+    return None
+
+
 def _int(value, default: int) -> int:
     return value if type(value) is int and value > 0 else default
 

@@ -170,3 +170,24 @@ def test_an_overflow_names_megatrons_own_levers(tmp_path):
     assert finding.severity.label == "error"
     assert "tensor_model_parallel_size 4" in finding.message and "full recompute" in finding.message
     assert "ZeRO" not in finding.message
+
+
+def test_a_layout_megatron_refuses_gets_no_figures_and_a016_says_where(tmp_path):
+    from lintutil import run
+
+    job = _job(tmp_path / "a", "--tensor_model_parallel_size 3")
+    assert "does not start" in estimate(job, A100).unmodelled
+    # one process (no NPROC_PER_NODE: `megatron sft` runs plain python) cannot hold TP 2 either
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "train.sh").write_text(f"megatron sft --model {QWEN7} --tensor_model_parallel_size 2\n")
+    (finding,) = run([tmp_path / "b" / "train.sh"], ["A016"]).diagnostics
+    assert finding.severity.label == "error" and finding.message.startswith("world size 1 (the launch's")
+    # the 16 default global batch against 32 data-parallel ranks
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "train.sh").write_text(f"NNODES=4 NPROC_PER_NODE=8 megatron sft --model {QWEN7}\n")
+    (finding,) = run([tmp_path / "c" / "train.sh"], ["A016"]).diagnostics
+    assert "global_batch_size 16 (the default)" in finding.message
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "train.sh").write_text(f"NNODES=2 NPROC_PER_NODE=8 megatron sft --model {QWEN7} "
+                                             "--global_batch_size 32\n")
+    assert not run([tmp_path / "d" / "train.sh"], ["A016"]).diagnostics
