@@ -110,10 +110,10 @@ def interpret(command: "Command", source: "Source", project) -> list[Job]:
     job = Job(name=f"{os.path.basename(command.path)}:{line} {program}", path=command.path, span=command.span,
               framework="swift", settings=settings, assumptions=assumptions, hardware=dict(command.hardware))
     given = _given(command)
-    if not megatron:
-        if unread:
-            job.assumptions.append(unread)
-        given = {**_argument_given(command, job, argfile, entries, table["argument_file"]), **given}  # flags win
+    if unread:
+        job.assumptions.append(unread)
+    # parse_yaml_args serves `megatron` too (cli/main.py cli_main)
+    given = {**_argument_given(command, job, argfile, entries, table["argument_file"]), **given}  # flags win
     if "model" in given and isinstance(given["model"][0], str):
         value, path, span, origin = given["model"]
         settings.add(Setting("model.policy.path", value, path, span, origin))

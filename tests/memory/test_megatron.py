@@ -191,3 +191,13 @@ def test_a_layout_megatron_refuses_gets_no_figures_and_a016_says_where(tmp_path)
     (tmp_path / "d" / "train.sh").write_text(f"NNODES=2 NPROC_PER_NODE=8 megatron sft --model {QWEN7} "
                                              "--global_batch_size 32\n")
     assert not run([tmp_path / "d" / "train.sh"], ["A016"]).diagnostics
+
+
+def test_an_argument_file_feeds_megatron_too(tmp_path):
+    # ms-swift's parse_yaml_args runs before `megatron sft` as before `swift sft` (4.1 on): its ENV and its fields
+    project = build_written(tmp_path, {
+        "train.sh": "megatron sft cfg.yaml --max_length 4096\n", "requirements.txt": "ms-swift==4.5.2\n",
+        "cfg.yaml": f"ENV:\n  NPROC_PER_NODE: 8\nmodel: {QWEN7}\ntensor_model_parallel_size: 4\nmax_length: 1024\n"})
+    (job,) = [j for j in project.jobs if j.framework == "swift"]
+    assert job.value("megatron.tensor_parallel") == 4 and job.value("topology.world_size") == 8
+    assert job.value("seq.max_len") == 4096  # the flag wins over the file
