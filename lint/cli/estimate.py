@@ -235,6 +235,15 @@ def _check_parallel_sizes(gpus: int, ring: int | None, sequence: int | None, exp
             _refuse(f"{given} does not divide --gpus {gpus}: each group of {ranks} ranks runs on GPUs of its own")
 
 
+def _check_megatron_sizes(gpus: int, tp: int, pp: int, cp: int, ep: int) -> None:
+    """What Megatron-Core's initialize_model_parallel refuses: the GPUs must divide by TP x PP x CP and by EP x PP
+    (expert tensor parallel 1)."""
+    for what, product in ((f"tensor x pipeline x context parallel {tp} x {pp} x {cp}", tp * pp * cp),
+                          (f"expert x pipeline parallel {ep} x {pp}", ep * pp)):
+        if gpus % product:
+            _refuse(f"{what} = {product} does not divide --gpus {gpus}: Megatron-Core refuses the layout")
+
+
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--model", help="Hub id, local directory, known name or size (7B, 70b).")
@@ -264,10 +273,24 @@ def _check_parallel_sizes(gpus: int, ring: int | None, sequence: int | None, exp
 @click.option("--pin-memory/--no-pin-memory", default=None,
               help="offload_param.pin_memory and offload_optimizer.pin_memory: offloaded parameters and optimizer "
                    "partitions in pinned host memory (power-of-two blocks).")
-@click.option("--strategy", type=click.Choice(["deepspeed", "ddp", "fsdp", "fsdp2"]), default=None,
+@click.option("--strategy", type=click.Choice(["deepspeed", "ddp", "fsdp", "fsdp2", "megatron"]), default=None,
               help="ddp: torch data parallelism without DeepSpeed (HF Trainer): no ZeRO, torch's dtypes. fsdp, "
                    "fsdp2: FSDP full shard under the HF Trainer (accelerate); --offload-param cpu is its CPU "
-                   "offload.")
+                   "offload. megatron: Megatron-Core (ms-swift's `megatron sft`): --tensor-parallel-size, "
+                   "--pipeline-parallel-size, --context-parallel-size, --expert-parallel-size, --recompute; "
+                   "--offload-optimizer cpu is its optimizer CPU offload.")
+@click.option("--tensor-parallel-size", type=click.IntRange(min=1), default=None,
+              help="megatron: tensor parallel ranks (with sequence parallelism).")
+@click.option("--pipeline-parallel-size", type=click.IntRange(min=1), default=None,
+              help="megatron: pipeline stages.")
+@click.option("--context-parallel-size", type=click.IntRange(min=1), default=None,
+              help="megatron: context parallel ranks each sequence is split over.")
+@click.option("--recompute", type=click.Choice(["full", "selective", "none"]), default=None,
+              help="megatron: recompute granularity (full: uniform, one layer a chunk). Default selective.")
+@click.option("--distributed-optimizer/--no-distributed-optimizer", default=None,
+              help="megatron: fp32 master and Adam states split over the data-parallel ranks (default on).")
+@click.option("--global-batch", type=click.IntRange(min=1), default=None,
+              help="megatron: global batch (pipeline micro batches in flight).")
 @click.option("--ds-config", "ds_config", type=click.Path(dir_okay=False), default=None,
               help="A DeepSpeed config: its ZeRO stage, offload, dtypes, bucket sizes, sub_group_size and stage-3 "
                    "limits (the other flags win).")
@@ -302,7 +325,9 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
              lora_modules_to_save, quantization, fused_loss, packing, max_tokens_per_gpu, ring_attn_size,
              sequence_parallel_size,
              expert_parallel_size, output_format, prompt_len=None, completion_len=None, beta=None, pin_memory=None,
-             freeze_vision=None, ds_config=None, grad_accum=None):
+             freeze_vision=None, ds_config=None, grad_accum=None, tensor_parallel_size=None,
+             pipeline_parallel_size=None, context_parallel_size=None, recompute=None, distributed_optimizer=None,
+             global_batch=None):
     """Estimate GPU and host memory per role of a launch script, or of a job given by options
     (`rlhf-lint estimate --model Qwen/Qwen2.5-7B --gpus 8 --gpu A100-80GB --zero 3`)."""
     from rlhf_lint.engine.config import ConfigError, Hardware, find_config_file, flag, load_config
@@ -331,6 +356,17 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
                         + (" (FSDP offloads with --offload-param cpu)" if strategy.startswith("fsdp") else ""))
         if strategy == "ddp" and offload_param not in (None, "none"):
             _refuse("--offload-param: --strategy ddp keeps every parameter on the GPU (use fsdp or DeepSpeed)")
+        if strategy == "megatron" and offload_param not in (None, "none"):
+            _refuse("--offload-param: Megatron-Core offloads the optimizer only (--offload-optimizer cpu)")
+    megatron_only = {"--tensor-parallel-size": tensor_parallel_size, "--pipeline-parallel-size": pipeline_parallel_size,
+                     "--context-parallel-size": context_parallel_size, "--recompute": recompute,
+                     "--distributed-optimizer": distributed_optimizer, "--global-batch": global_batch}
+    if strategy != "megatron":
+        given_megatron = [name for name, value in megatron_only.items() if value is not None]
+        if given_megatron:
+            _refuse(f"{', '.join(given_megatron)}: Megatron-Core options; give --strategy megatron")
+    elif gradient_checkpointing is not None:
+        _refuse("--gradient-checkpointing: under --strategy megatron give --recompute full|selective|none")
     if quantization not in (None, "none") and not lora_rank:
         _refuse("--quantization needs --lora-rank (a quantised base is frozen; only adapters train)")
     if model is not None:
@@ -387,11 +423,23 @@ def estimate(paths, model, gpus, gpus_per_node, gpu_name, gpu_memory, host_memor
                  if lora_modules_to_save else None}
         if max_tokens_per_gpu:
             extra |= {"batch.dynamic": True, "batch.max_tokens_per_gpu": max_tokens_per_gpu}
+        if strategy == "megatron":
+            tp = tensor_parallel_size or 1
+            extra |= {"megatron.tensor_parallel": tp, "megatron.pipeline_parallel": pipeline_parallel_size or 1,
+                      "megatron.context_parallel": context_parallel_size or 1,
+                      "megatron.expert_parallel": expert_parallel_size or 1, "megatron.expert_tensor_parallel": 1,
+                      "megatron.sequence_parallel": tp > 1, "megatron.recompute": recompute or "selective",
+                      "megatron.distributed_optimizer": distributed_optimizer is not False,
+                      "batch.train": global_batch, "train.expert_parallel_size": None,
+                      "topology.world_size": gpus or 1}
         if grad_accum:
             extra["batch.grad_accum"] = grad_accum
         gpus = gpus or 1
         node = _node_size(gpus, gpus_per_node, config.hardware.gpus_per_node)
         _check_parallel_sizes(gpus, ring_attn_size, sequence_parallel_size, expert_parallel_size)
+        if strategy == "megatron":
+            _check_megatron_sizes(gpus, tensor_parallel_size or 1, pipeline_parallel_size or 1,
+                                  context_parallel_size or 1, expert_parallel_size or 1)
         job = _job_from_options(model, gpus, node, zero, offload_optimizer, offload_param, dtype,
                                 grad_accum_dtype, micro_batch, seq_len, gradient_checkpointing, flash_attn, job_type,
                                 extra, "hf" if strategy in ("fsdp", "fsdp2") else None)

@@ -48,3 +48,26 @@ def test_the_estimate_shards_over_the_gpus_asked_for():
     assert twelve.returncode == 0, twelve.stderr
     (policy,) = json.loads(twelve.stdout)["roles"]
     assert policy["gpus"] == 12
+
+
+def test_a_megatron_layout_from_options_shards_as_megatron_does():
+    # 16 GPUs, TP 8 x PP 2: data parallel 1, so each rank holds 6 + 12 bytes for its 1/16 of the layers
+    common = ("estimate", "--model", "Qwen/Qwen2.5-72B-Instruct", "--gpus", "16", "--gpu", "H100", "--strategy",
+              "megatron", "--format", "json", "--seq-len", "8192", "--packing")
+    run = run_cli(*common, "--tensor-parallel-size", "8", "--pipeline-parallel-size", "2", "--recompute", "full",
+                  cwd=ROOT)
+    assert run.returncode == 0, run.stderr
+    (policy,) = json.loads(run.stdout)["roles"]
+    per_gpu = policy["per_gpu"]
+    assert per_gpu["gradients"] == 2 * per_gpu["weights"] and per_gpu["optimizer_states"] == 6 * per_gpu["weights"]
+    assert per_gpu["weights"] < 2 * 72.8e9 / 16 * 1.1
+    # refused before any figure: a layout Megatron-Core does not start, or Megatron options without it
+    for extra, says in ((("--tensor-parallel-size", "3"), "does not divide --gpus 16"),
+                        (("--expert-parallel-size", "8", "--pipeline-parallel-size", "4"),
+                         "expert x pipeline parallel 8 x 4 = 32"),
+                        (("--offload-param", "cpu"), "offloads the optimizer only"),
+                        (("--gradient-checkpointing",), "--recompute full")):
+        refused = run_cli(*common, *extra, cwd=ROOT)
+        assert refused.returncode == 2 and says in refused.stderr, refused.stderr
+    plain = run_cli("estimate", "--model", "7B", "--gpus", "8", "--tensor-parallel-size", "2", cwd=ROOT)
+    assert plain.returncode == 2 and "give --strategy megatron" in plain.stderr
