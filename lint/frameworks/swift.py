@@ -204,7 +204,8 @@ def _megatron(settings: Settings, job: Job, given: dict, row: dict, label: str, 
     if mtp is not None and isinstance(mtp[0], (int, str)) and str(mtp[0]) not in ("0", "None"):
         job.assumptions.append(f"mtp_num_layers {mtp[0]}: the multi-token-prediction layers are not counted")
     _job_type(settings, job, given, value_of, sub, table)
-    _tuner(settings, job, given, value_of, table)
+    # Megatron-SWIFT trained every parameter until its tuner fields came (3.7): full unless a release says
+    _tuner(settings, job, given, value_of, table, default="full")
     _megatron_dtype(settings, given, spec)
     _task_type(settings, given, table)
 
@@ -250,12 +251,13 @@ def _job_type(settings: Settings, job: Job, given: dict, value_of, sub: str, tab
         settings.add(Setting("job.unmodelled", row["unmodelled"], path, span))
 
 
-def _tuner(settings: Settings, job: Job, given: dict, value_of, table: dict) -> None:
-    """full / LoRA from tuner_type (train_type before 4.0); the reference model DPO and KTO load with full tuning."""
+def _tuner(settings: Settings, job: Job, given: dict, value_of, table: dict, default: str = "lora") -> None:
+    """full / LoRA from tuner_type (train_type before 4.0); the reference model DPO and KTO load with full tuning.
+    ``default``: the tuner when neither the launch nor the release's defaults name one."""
     names = table["tuner_fields"]["names"]
     found = next((given[n] for n in names if n in given), None) or next(
         (value_of(n) for n in names if value_of(n) is not None and value_of(n)[0] is not None), None)
-    tuner = found[0] if found is not None else "lora"
+    tuner = found[0] if found is not None else default
     path, span, origin = (found[1], found[2], found[3]) if found is not None else (None, None, "")
     kind = table["tuners"]["kinds"].get(tuner) if isinstance(tuner, str) else None
     if kind is None:

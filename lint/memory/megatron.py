@@ -93,7 +93,8 @@ def layout(inp, world: int) -> Layout:
     return Layout(
         world=max(1, world), tp=tp, pp=_int(inp.get("megatron.pipeline_parallel"), 1),
         vpp=_int(inp.get("megatron.virtual_pipeline"), 0), cp=_int(inp.get("megatron.context_parallel"), 1),
-        ep=_int(inp.get("megatron.expert_parallel"), 1), etp=_int(inp.get("megatron.expert_tensor_parallel"), 1),
+        # expert tensor parallel unset: Megatron-Core takes the tensor-parallel size (parallel_state.py)
+        ep=_int(inp.get("megatron.expert_parallel"), 1), etp=_int(inp.get("megatron.expert_tensor_parallel"), tp),
         # ms-swift turns sequence parallelism off without tensor parallelism (megatron_args.py _init_megatron)
         sp=inp.get("megatron.sequence_parallel") is True and tp > 1,
         distributed=inp.get("megatron.distributed_optimizer") is not False,

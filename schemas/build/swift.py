@@ -41,6 +41,9 @@ MEGATRON_FIELDS = ("tensor_model_parallel_size", "pipeline_model_parallel_size",
                    "optimizer_cpu_offload", "optimizer_offload_fraction", "main_grads_dtype", "padding_free",
                    "packing", "max_length", "train_type", "tuner_type", "lora_rank", "target_modules", "torch_dtype",
                    "bf16", "fp16", "rlhf_type", "optimizer", "mtp_num_layers", "freeze_vit", "task_type")
+# the HF path's tuner defaults (BaseArguments: train_type 'lora') say nothing of Megatron-SWIFT, which trained every
+# parameter until its own MegatronTunerMixin (3.7)
+HF_ONLY_TUNER = ("train_type", "tuner_type", "lora_rank", "target_modules")
 MEGATRON_COMMANDS = {"sft": ("MegatronTrainArguments", "MegatronSftArguments"), "rlhf": ("MegatronRLHFArguments",)}
 PRESET_DIRS = ("swift/llm/ds_config", "swift/config")
 # the ZeRO sizes of a preset the memory estimate reads (a number, or "auto" for accelerate to fill)
@@ -138,7 +141,8 @@ def _command_rows(gitdir: str, version: str, commands: dict, wanted: tuple, mega
         for cls_name in mro(classes, name):
             cls = classes.get(cls_name)
             for field_name, (default, line) in (cls["fields"].items() if cls else ()):
-                if field_name in wanted and field_name not in fields and default is not ...:
+                if field_name in wanted and field_name not in fields and default is not ... and \
+                        not (megatron and field_name in HF_ONLY_TUNER and not cls_name.startswith("Megatron")):
                     fields[field_name] = {"default": default, "class": cls_name,
                                           "source": BLOB.format(version=version, path=cls["path"]) + f"#L{line}"}
         out[command] = {"class": name, "fields": dict(sorted(fields.items()))}

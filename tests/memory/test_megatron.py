@@ -201,3 +201,19 @@ def test_an_argument_file_feeds_megatron_too(tmp_path):
     (job,) = [j for j in project.jobs if j.framework == "swift"]
     assert job.value("megatron.tensor_parallel") == 4 and job.value("topology.world_size") == 8
     assert job.value("seq.max_len") == 4096  # the flag wins over the file
+
+
+def test_releases_before_megatron_lora_train_every_parameter(tmp_path):
+    # ms-swift 3.5 has no Megatron tuner field (BaseArguments' train_type 'lora' is the HF path's): full training;
+    # its Megatron-Core default for expert tensor parallelism is the tensor-parallel size
+    project = build_written(tmp_path, {"train.sh": f"NPROC_PER_NODE=8 megatron sft --model {QWEN7}\n",
+                                       "requirements.txt": "ms-swift==3.5.3\n"})
+    (job,) = project.jobs
+    assert job.value("train.lora_rank") == 0
+    from rlhf_lint.memory import megatron as mcore
+
+    class Inputs:
+        def get(self, key, default=None):
+            return {"megatron.tensor_parallel": 4}.get(key, default)
+
+    assert mcore.layout(Inputs(), 8).etp == 4
