@@ -70,6 +70,8 @@ def swift_megatron_layout_refused(ctx):
     where = "the hardware profile's" if assumed else "the launch's: NPROC_PER_NODE x NNODES"
     for keys, source in ((SIZES, checks["model_parallel_source"]), (EXPERT_SIZES, checks["expert_source"])):
         sizes = [_size(job, key) for key, _ in keys]
+        if keys is EXPERT_SIZES and job.value("megatron.expert_tensor_parallel") is None:
+            sizes[0] = _size(job, "megatron.tensor_parallel")  # unset: Megatron-Core takes the TP size
         if None in sizes:
             continue
         product = sizes[0] * sizes[1] * sizes[2]
