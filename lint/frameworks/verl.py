@@ -442,6 +442,8 @@ _CONVERT = {  # how a row of schemas/verl/settings_map.json converts the verl va
     "cpu_if_true": lambda v: "cpu" if v else "none",
     "bool": bool,
     "lower": lambda v: str(v).lower(),
+    "recompute": lambda v: str(v).lower() if v else "none",  # null: Megatron-Core recomputes nothing
+    "tuple": lambda v: tuple(str(x) for x in v) if isinstance(v, (list, tuple)) else v,
 }
 
 # the actor's optimizer constructor arguments a launch adds (verl >= 0.6: optim.override_optimizer_config)
@@ -558,11 +560,13 @@ def settings_from(cfg: VerlConfig) -> Settings:
                              origin="verl hybrid engine (every role on the same GPUs)"))
         settings.add(Setting("topology.shared_process", tuple(placement["shared_process"]["roles"]),
                              origin="verl hybrid engine (one worker process per GPU holds every role)"))
-    # the rollout's memory is modelled beside FSDP workers only (Megatron's TP/PP sharding is not modelled)
+    if strategy == "megatron":
+        _megatron_layout(cfg, settings)
+    # the rollout's memory is modelled beside the FSDP and Megatron workers
     engine = cfg.get("actor_rollout_ref.rollout.name")
     if engine is UNKNOWN:  # `rollout.name=$ENGINE`: some engine runs all the same; vLLM assumed (make_job says so)
         engine = None
-    if engine in ("vllm", "sglang", None) and strategy in ("fsdp", "fsdp2"):
+    if engine in ("vllm", "sglang", None) and strategy in ("fsdp", "fsdp2", "megatron"):
         tp = cfg.known_int("actor_rollout_ref.rollout.tensor_model_parallel_size") or 1
         gpus = (cfg.known_int("rollout.nnodes") or 0) * (cfg.known_int("rollout.n_gpus_per_node") or 0) if pool \
             else (nodes or 0) * (per_node or 0)
@@ -612,6 +616,24 @@ def settings_from(cfg: VerlConfig) -> Settings:
         settings.add(setting_for(cfg, "model.reward.path", "reward_model.model.path"))
     settings.add(Setting("job.type", "ppo" if adv == "gae" else (adv if isinstance(adv, str) else UNKNOWN)))
     return settings
+
+
+def _megatron_layout(cfg: VerlConfig, settings: Settings) -> None:
+    """The Megatron actor's layout is the job's (the reference follows it); a recompute granularity left null is
+    Megatron-Core's: none. A critic laid out otherwise is not modelled."""
+    if settings.get("megatron.recompute") is None or settings.value("megatron.recompute") is None:
+        settings.add(Setting("megatron.recompute", "none", origin="recompute_granularity null: Megatron-Core "
+                                                                  "recomputes nothing (TransformerConfig default)"))
+    if settings.get("megatron.tensor_parallel") is None:
+        settings.add(Setting("megatron.tensor_parallel", 1, origin="Megatron-Core default"))
+    for size in ("tensor_model", "pipeline_model", "context", "expert_model"):
+        actor = cfg.get(f"actor_rollout_ref.actor.megatron.{size}_parallel_size")
+        critic = cfg.get(f"critic.megatron.{size}_parallel_size") if cfg.exists(
+            f"critic.megatron.{size}_parallel_size") else actor
+        if cfg.get("algorithm.adv_estimator") == "gae" and is_known(critic) and critic != actor:
+            settings.add(Setting("job.unmodelled", f"a Megatron critic laid out apart from the actor ({size} "
+                                                   f"parallel {critic} vs {actor})"))
+            return
 
 
 def _max_model_len(cfg: VerlConfig, settings: Settings, table: dict) -> None:

@@ -2038,7 +2038,8 @@ def _megatron_trainable_role(role: str, arch: ModelArch, params: int, world: int
     w, f32 = ctx["w"], dtype_bytes("fp32", 4)
     rank = mcore.lora_rank(inp)
     lm_head = role not in ("critic", "reward") and inp.get("model.lm_logits") is not False
-    tokens, how = _megatron_tokens(inp, ctx, lay)
+    verl = ctx.get("framework") == "verl"
+    tokens, how = _verl_megatron_tokens(inp, role, ctx, lay, True) if verl else _megatron_tokens(inp, ctx, lay)
     adapters = 0
     if rank:
         # targets that name nothing the layout knows: every linear layer (adapters are small; an upper bound)
@@ -2046,7 +2047,8 @@ def _megatron_trainable_role(role: str, arch: ModelArch, params: int, world: int
             // (lay.tp * lay.pp)
     g, g_note = mcore.grad_bytes(inp, w, ctx["dtype"])
     per = (f32 if w < f32 else 0) + 2 * f32  # fp32 master (none for fp32 weights) + Adam m, v
-    fraction = mcore.offload_fraction(inp)
+    # verl parks its offloaded states in host RAM between uses instead of stepping them there
+    fraction = 0.0 if verl else mcore.offload_fraction(inp)
     best = None
     for stage in mcore.stages(arch, _megatron_scale(arch, params, role), lay, lm_head):
         r = RoleEstimate(role, arch.name, params, lay.world, True, arch=arch)
@@ -2071,6 +2073,8 @@ def _megatron_trainable_role(role: str, arch: ModelArch, params: int, world: int
                             mcore.SRC_MEGATRON_STATES + (f"; {mcore.SRC_HYBRID_OPTIMIZER}" if fraction else "")))
         r.host_states = int(states) - on_gpu
         r.terms += _megatron_stage_terms(arch, stage, lay, tokens, how, w, inp, ctx, True)
+        if verl:
+            _verl_megatron_phases(r, arch, stage, lay, inp, ctx, role)
         r.trained_params = trained * lay.tp * lay.pp
         r.state_bytes_per_param = per
         r.micro_tokens["training"] = (tokens, True, how)
@@ -2090,7 +2094,8 @@ def _megatron_inference_role(role: str, arch: ModelArch, params: int, world: int
 
     lay = mcore.layout(inp, world)
     w = ctx["w"]
-    tokens, how = _megatron_tokens(inp, ctx, lay)
+    verl = ctx.get("framework") == "verl"
+    tokens, how = _verl_megatron_tokens(inp, role, ctx, lay, False) if verl else _megatron_tokens(inp, ctx, lay)
     best = None
     scale = _megatron_scale(arch, params, role)
     for stage in mcore.stages(arch, scale, lay, inp.get("model.lm_logits") is not False):
@@ -2099,12 +2104,52 @@ def _megatron_inference_role(role: str, arch: ModelArch, params: int, world: int
                                                          f"({stage.name}; {lay.describe()})",
                             mcore.SRC_MEGATRON_STATES))
         r.terms += _megatron_stage_terms(arch, stage, lay, tokens, how, w, inp, ctx, False)
+        if verl and ctx.get(f"offload_{role}"):
+            # param_offload: the frozen weights come back to the GPU for the forward only
+            r.terms = [replace(t, phases=("experience",), formula=t.formula + " (param_offload: parked in host RAM, "
+                                                                               "loaded back for the forward)")
+                       if t.name == "weights" else t for t in r.terms]
         r.micro_tokens["experience"] = (tokens, True, how)
         _runtime(r, ctx)
         r.resident = ["weights", "runtime"]
         if best is None or r.total > best.total:
             best = r
     return best
+
+
+SRC_VERL_MEGATRON = f"{SRC_VERL}/workers/megatron_workers.py"  # update_actor, compute_log_prob: load / offload
+
+
+def _verl_megatron_tokens(inp: _Inputs, role: str, ctx: dict, lay, training: bool) -> tuple[int, str]:
+    """verl's micro batches (per-GPU micro batch or token budget, padding removed) over the context-parallel ranks."""
+    tokens, how, _bound = _fsdp_micro_tokens(inp, role, ctx["seq"], training)
+    return -(-tokens // lay.cp), how + (f" / CP {lay.cp}" if lay.cp > 1 else "")
+
+
+def _verl_megatron_phases(r: RoleEstimate, arch: ModelArch, stage, lay, inp: _Inputs, ctx: dict, role: str) -> None:
+    """verl's Megatron actor and critic: offloaded parameters and optimizer states are parked in host RAM and
+    loaded back for the phases that use them, and offloading the model frees its gradient buffer
+    (megatron_utils.py offload_megatron_model_to_cpu); the experience phase recomputes log-probs (the actor with
+    its entropy) or values without grad."""
+    parked = {"weights": ("experience", "training", STEP) if role == "actor" else ("training", STEP),
+              "gradients": ("training", STEP), "optimizer_states": ("training", STEP)}
+    params = ctx["offload_param"] == "cpu" if role == "actor" else \
+        str(_per_role(inp, role, "offload.param", "none")) == "cpu"
+    offloaded = {"weights": params, "gradients": params,
+                 "optimizer_states": ctx["offload_optimizer"] == "cpu" if role == "actor" else
+                 str(_per_role(inp, role, "offload.optimizer", "none")) == "cpu"}
+    r.terms = [replace(t, phases=parked[t.name], formula=f"{t.formula} (offloaded: parked in host RAM, loaded back "
+                                                          f"for the phases that use it)", source=SRC_VERL_MEGATRON)
+               if t.name in parked and offloaded[t.name] and not t.phases else t for t in r.terms]
+    tokens, how = _verl_megatron_tokens(inp, role, ctx, lay, False)
+    forward = _megatron_stage_terms(arch, stage, lay, tokens, how, ctx["w"], inp, ctx, False)
+    if role == "actor" and stage.head:
+        # the old log-probs come with their entropy: a second fp32 pass over the vocabulary slice
+        extra = tokens * -(-arch.vocab_size // lay.tp) * dtype_bytes("fp32", 4)
+        forward.append(Term("logits", extra, f"{tokens} x {-(-arch.vocab_size // lay.tp)} x 4 B: the entropy's fp32 "
+                                             f"softmax beside the log-probs", SRC_VERL_MEGATRON, at_length_bound=True))
+    r.terms += [replace(t, phases=("experience",)) for t in forward]
+    r.micro_tokens["experience"] = (tokens, True, how)
 
 
 def _megatron_host(r: RoleEstimate, count: int, first_node: bool) -> tuple[list[Term], list[Term]]:
@@ -2114,6 +2159,16 @@ def _megatron_host(r: RoleEstimate, count: int, first_node: bool) -> tuple[list[
     from rlhf_lint.memory import megatron as mcore
 
     persistent, transient = [], []
+    # verl's offload: the parameter buffer pinned whole (one block, rounded up to a power of two), the optimizer
+    # states as they are; the gradient buffer is freed, not kept
+    weights = sum(t.bytes for t in r.terms if t.name == "weights" and t.phases)
+    states = sum(t.bytes for t in r.terms if t.name == "optimizer_states" and t.phases)
+    parked = (_pow2(weights) if weights else 0) + states
+    if parked:
+        persistent.append(Term(f"parked:{r.role}", count * parked,
+                               f"{count} ranks x {gib(parked)}: offloaded parameters (a pinned buffer of "
+                               f"{gib(_pow2(weights) if weights else 0)}) and optimizer states ({gib(states)}) "
+                               f"between the phases that use them", f"{SRC_VERL_MEGATRON}; {SRC_PINNED}"))
     if r.trainable and r.host_states:
         grads = r.host_states * dtype_bytes("fp32", 4) / (r.state_bytes_per_param or 12)
         per_rank = int(r.host_states + grads)
@@ -2618,13 +2673,13 @@ def _declined(inp: _Inputs, strategy: str) -> str | None:
         refused = mcore.refused(mcore.layout(inp, world)) if type(world) is int and world > 0 else None
         return None if refused is None else f"a Megatron layout that does not start ({refused})"
     if strategy not in ("deepspeed", "fsdp", "fsdp2") + PLAIN_STRATEGIES:
-        # Megatron's tensor/pipeline/expert sharding (or KTransformers' CPU experts) is not modelled: no figures
-        # rather than wrong ones
-        how = {"megatron": "Megatron shards by tensor/pipeline parallelism and a distributed optimizer",
+        # a layout the readers do not give (a Megatron launch of another framework, KTransformers' CPU experts, a
+        # strategy that cannot be read): no figures rather than wrong ones
+        how = {"megatron": "this launch's Megatron layout is not read",
                "ktransformers": "KTransformers runs the MoE experts on the CPU",
                "inference": "a predict or eval run holds no optimizer states or gradients"}.get(strategy, "")
-        return (f"training strategy {strategy!r} is not modelled (only DeepSpeed ZeRO and FSDP are"
-                f"{'; ' + how if how else ''})")
+        return (f"training strategy {strategy!r} is not modelled (DeepSpeed ZeRO, FSDP and the Megatron-Core "
+                f"layouts of ms-swift and verl are{'; ' + how if how else ''})")
     return None
 
 

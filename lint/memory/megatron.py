@@ -69,7 +69,7 @@ class Layout:
     def describe(self) -> str:
         parts = [f"TP {self.tp}", f"PP {self.pp}" + (f" x VPP {self.vpp}" if self.vpp > 1 else ""),
                  f"CP {self.cp}", f"DP {self.data_parallel}"]
-        if self.ep > 1 or self.etp > 1:
+        if self.ep > 1:
             parts.append(f"EP {self.ep}" + (f" x ETP {self.etp}" if self.etp > 1 else ""))
         return ", ".join(parts) + (", sequence parallel" if self.sp else "")
 
@@ -211,7 +211,7 @@ def lora_targets(inp) -> tuple[str, ...] | None:
     read as the projections they hold."""
     from rlhf_lint.schemas import load
 
-    names = load("swift/arguments.json")["megatron_commands"]["lora_target_names"]["names"]
+    names = load("memory/megatron.json")["lora_target_names"]["names"]
     targets = inp.get("train.lora_targets")
     targets = targets if isinstance(targets, (list, tuple)) else ()
     wanted = tuple(n for t in targets for n in names.get(str(t), (str(t),)))

@@ -131,6 +131,18 @@ def _best_utilization(ctx, est) -> float | None:
     return None
 
 
+UNMEASURED_VERL_MEGATRON = (" with verl's Megatron workers (sized from their code and Megatron-Core's arithmetic, not "
+                            "yet checked against a measured verl run)")
+
+
+def _unmeasured_backend(ctx) -> str:
+    """A qualifier for a verdict resting on a worker model no measured run backs (verl's Megatron workers): the
+    finding is a warning that says so; "" otherwise."""
+    if ctx.job.framework == "verl" and ctx.job.value("train.strategy") == "megatron":
+        return UNMEASURED_VERL_MEGATRON
+    return ""
+
+
 def _replicas_guessed(ctx, group) -> bool:
     """Plain data parallelism is what the HF builders assume without a DeepSpeed config; an FSDP or DeepSpeed
     launcher config the linter does not see (accelerate's default config file) would shard the states, so an

@@ -7,7 +7,7 @@ from rlhf_lint.model import Applicability, Finding, Severity
 from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.memory._common import (
     PHASE_NOTES, _m001_reports, _assumed, _best_utilization, _breakdown, _checkpointing_off, _estimate, _gib, _need,
-    _no_verdict, _replicas_guessed, _shape_guessed, _unread_config, _world_size_guessed,
+    _no_verdict, _replicas_guessed, _shape_guessed, _unmeasured_backend, _unread_config, _world_size_guessed,
     _what_if, rollout_label,
 )
 
@@ -171,9 +171,9 @@ def gpu_out_of_memory(ctx):
     ms-swift's Megatron-Core launches (`megatron sft|rlhf`) are modelled per rank of their layout: tensor,
     pipeline, context and expert parallel sizes, the distributed optimizer, recompute, optimizer CPU offload; for
     them the changes tried include full recompute and the next tensor or pipeline parallel size.
-    No verdict (here and in M004-M007) for a training backend whose sharding the estimate does not read: verl's
-    Megatron backend. A DeepSpeed or accelerate config the
-    launch names but that is not among the files checked leaves its sharding and offload open: the band's low end
+    verl's Megatron workers are sized the same way, with their parameter and optimizer offload parked between
+    phases (the gradient buffer freed); no measured verl run backs them yet, so their overflow is a warning. A
+    DeepSpeed or accelerate config the launch names but that is not among the files checked leaves its sharding and offload open: the band's low end
     is the ZeRO-3 reading with CPU offload, so the verdict is at most a warning that says to lint the config with
     the launch.
     Likewise when a model's layer shape is a stand-in (its size read from the name, the vocabulary and widths of
@@ -243,6 +243,8 @@ def gpu_out_of_memory(ctx):
         elif stand_in and group.certain_overflow:
             qualifier = (f" with a stand-in layer shape for {stand_in} (its size read from the name: vocabulary and "
                          f"widths of the nearest catalog model)")
+        elif _unmeasured_backend(ctx):
+            qualifier = _unmeasured_backend(ctx)
         elif ctx.job.value("topology.layout_guess"):
             qualifier = f" if {ctx.job.value('topology.layout_guess')}"
         elif guessed_world:

@@ -4,7 +4,8 @@ from __future__ import annotations
 from rlhf_lint.model import Applicability, Finding, Severity
 from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.memory._common import (
-    PHASE_NOTES, _best_utilization, _estimate, _gib, _no_verdict, _replicas_guessed, _span_of, _vllm_phases,
+    PHASE_NOTES, _best_utilization, _estimate, _gib, _no_verdict, _replicas_guessed, _span_of, _unmeasured_backend,
+    _vllm_phases,
     rollout_label,
 )
 
@@ -79,13 +80,14 @@ def vllm_gpu_memory_utilization(ctx):
     # and only when the states beside it are known to be where the estimate puts them (not replicas guessed)
     guessed = _replicas_guessed(ctx, group)
     unread = bool(vllm.kv.get("utilization_unknown"))  # written but unreadable: the utilisation is assumed
+    unmeasured = _unmeasured_backend(ctx)
     severity = None if group.band_total(phase, 0) > group.gpu_memory and not guessed and not unread \
-        else Severity.WARNING
+        and not unmeasured else Severity.WARNING
     message = (f"{rollout_label(ctx)} reserves {util:g}{' (assumed: the launch sets it, but not readably)' if unread else ''} x "
                f"{_gib(group.gpu_memory)} = {_gib(util * group.gpu_memory)} per GPU "
                f"while {', '.join(holders) or 'the other roles'} hold {_gib(others)} on the same GPUs"
                f"{' if every GPU holds a full replica (DDP: no DeepSpeed or FSDP config seen)' if guessed else ''} "
-               f"({phase} phase total {_gib(group.phase_total(phase))}{_phase_note(phase)})")
+               f"({phase} phase total {_gib(group.phase_total(phase))}{_phase_note(phase)}){unmeasured}")
     if best is None:
         yield Finding(span, message + "; no utilisation fits with room for one sequence's KV cache",
                       severity=severity)

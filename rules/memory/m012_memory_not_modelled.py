@@ -11,17 +11,18 @@ def memory_not_modelled(ctx):
     """The GPU is declared, but the launch runs a layout the memory model does not cover, so it gets no verdict.
 
     ## What it does
-    Says so when the hardware profile names the GPU and the estimate declines the launch: Megatron's tensor,
-    pipeline and expert sharding (verl's Megatron workers, ms-swift's `megatron` commands), KTransformers' CPU
-    experts, a trainer rlhf-lint does not model, a strategy it cannot read. Reported once per repository, on the
-    first such launch, with the count of the others.
+    Says so when the hardware profile names the GPU and the estimate declines the launch: a Megatron layout it does
+    not read (a verl critic laid out apart from its actor, a layout Megatron-Core would not start), KTransformers'
+    CPU experts, a trainer rlhf-lint does not model (ms-swift's GRPO, PPO, GKD), a strategy it cannot read.
+    Reported once per repository, on the first such launch, with the count of the others.
 
     ## Why it matters
     Silence reads as "fits": a CI gate that declares its GPUs should learn which launches it did not check, rather
     than pass them.
 
     ## Example
-    `python3 -m verl.trainer.main_ppo --config-name ppo_megatron_trainer ...` with `--gpu H20`.
+    `python3 -m verl.trainer.main_ppo --config-name ppo_megatron_trainer algorithm.adv_estimator=gae
+    actor_rollout_ref.actor.megatron.tensor_model_parallel_size=8 ...` (the critic left at TP 1) with `--gpu H20`.
 
     ## Fix
     Nothing to change in the launch; size it with the framework's own estimator, or a short trial run.

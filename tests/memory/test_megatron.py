@@ -134,13 +134,9 @@ def test_optimizer_offload_moves_the_states_to_host_ram(tmp_path):
     assert host.bytes == pytest.approx(8 * r.host_states * 16 / 12, rel=1e-3)
 
 
-def test_an_unmodelled_optimizer_and_verl_megatron_get_no_figures(tmp_path):
+def test_an_unmodelled_optimizer_gets_no_figures(tmp_path):
     job = _job(tmp_path / "a", "--optimizer muon")
     assert "muon" in estimate(job, A100).unmodelled
-    verl = build_written(tmp_path / "v", {"run.sh": "python3 -m verl.trainer.main_ppo --config-name "
-                                                    "ppo_megatron_trainer actor_rollout_ref.model.path=" + QWEN7 +
-                                                    " trainer.n_gpus_per_node=8\n"}).jobs
-    assert all(estimate(j, A100).unmodelled for j in verl if j.framework == "verl")
 
 
 def test_a_vision_tower_frozen_by_default_gets_no_optimizer_states(tmp_path):
@@ -217,3 +213,66 @@ def test_releases_before_megatron_lora_train_every_parameter(tmp_path):
             return {"megatron.tensor_parallel": 4}.get(key, default)
 
     assert mcore.layout(Inputs(), 8).etp == 4
+
+
+VERL = ("python3 -m verl.trainer.main_ppo --config-name ppo_megatron_trainer algorithm.adv_estimator=grpo "
+        f"actor_rollout_ref.model.path={QWEN7} trainer.nnodes=1 trainer.n_gpus_per_node=8 "
+        "data.max_prompt_length=1024 data.max_response_length=1024 "
+        "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2 actor_rollout_ref.actor.use_kl_loss=True "
+        "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2 "
+        "actor_rollout_ref.actor.megatron.pipeline_model_parallel_size=2 "
+        "actor_rollout_ref.rollout.tensor_model_parallel_size=2 actor_rollout_ref.rollout.gpu_memory_utilization=0.5 ")
+
+
+def _verl(tmp_path, extra: str = ""):
+    project = build_written(tmp_path, {"run.sh": VERL + extra + "\n", "requirements.txt": "verl==0.7.0\n"})
+    (job,) = [j for j in project.jobs if j.framework == "verl"]
+    return job, estimate(job, A100)
+
+
+def test_verl_megatron_workers_get_the_actors_layout_and_megatron_cores_recompute_default(tmp_path):
+    job, est = _verl(tmp_path)
+    assert (job.value("megatron.tensor_parallel"), job.value("megatron.pipeline_parallel")) == (2, 2)
+    assert job.value("megatron.recompute") == "none"  # recompute_granularity null
+    assert est.unmodelled is None and {r.role for r in est.roles} == {"actor", "ref", "vllm"}
+    actor = est.role("actor")
+    # 8 GPUs at TP 2 x PP 2: data parallel 2; a quarter of the parameters on each rank
+    per_rank = model_by_id(QWEN7).param_count() / 4
+    assert actor.term("weights") == pytest.approx(2 * per_rank, rel=0.1)
+    assert actor.term("optimizer_states") == pytest.approx(12 * per_rank / 2, rel=0.1)
+    assert any(t.phases == ("experience",) and t.name == "activations" for t in actor.terms)
+
+
+def test_verl_megatron_offload_parks_the_states_between_their_phases(tmp_path):
+    _, resident = _verl(tmp_path / "a")
+    _, parked = _verl(tmp_path / "b", "actor_rollout_ref.actor.megatron.param_offload=True "
+                                      "actor_rollout_ref.actor.megatron.optimizer_offload=True")
+    states = ("weights", "gradients", "optimizer_states")
+    assert all(not t.phases for t in resident.role("actor").terms if t.name in states)
+    assert all(t.phases for t in parked.role("actor").terms if t.name in states)
+    # the rollout's phase holds less of the actor; host RAM holds what is parked
+    assert parked.group_of("vllm").phase_total("generation") < resident.group_of("vllm").phase_total("generation")
+    # in host RAM: the parameter buffer pinned whole (a power of two) and the optimizer states; the gradient buffer
+    # is freed when the model is offloaded
+    host = next(t for node in parked.nodes for t in node.persistent if t.name == "parked:actor")
+    actor = parked.role("actor")
+    weights, optimizer = actor.term("weights"), actor.term("optimizer_states")
+    assert host.bytes == 8 * (2 ** math.ceil(math.log2(weights)) + optimizer)
+
+
+def test_a_verl_megatron_overflow_is_a_warning_that_says_why(tmp_path):
+    from lintutil import run
+
+    (tmp_path / "run.sh").write_text("# rlhf-lint: hardware gpu=A10\n" + VERL + "\n")
+    findings = [d for d in run([tmp_path / "run.sh"], ["M001", "M005"]).diagnostics]
+    assert findings and all(d.severity.label == "warning" for d in findings)
+    assert all("not yet checked against a measured verl run" in d.message for d in findings)
+
+
+def test_verl_megatron_lora_trains_the_adapters_its_megatron_config_names(tmp_path):
+    _, full = _verl(tmp_path / "a")
+    _, lora = _verl(tmp_path / "b", "actor_rollout_ref.model.lora.rank=64")
+    a, b = full.role("actor"), lora.role("actor")
+    assert b.term("weights") == a.term("weights") and b.term("gradients") < a.term("gradients") / 20
+    # the default targets (linear_qkv, linear_proj, linear_fc1, linear_fc2) are every linear layer
+    assert "LoRA adapter parameters" in next(t.formula for t in b.terms if t.name == "gradients")
