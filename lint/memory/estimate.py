@@ -2665,7 +2665,7 @@ def _declined(inp: _Inputs, strategy: str) -> str | None:
     if isinstance(unmodelled, str):
         return f"{unmodelled} is not modelled"
     if strategy == "megatron" and inp.get("megatron.tensor_parallel") is not None:
-        # a reader that gives the Megatron layout (ms-swift): rlhf_lint.memory.megatron sizes it, unless Megatron
+        # a reader that gives the Megatron layout (ms-swift, verl): memory.megatron sizes it, unless Megatron
         # refuses it at start-up (A016)
         from rlhf_lint.memory import megatron as mcore
 
