@@ -2664,11 +2664,14 @@ def _declined(inp: _Inputs, strategy: str) -> str | None:
     unmodelled = inp.get("job.unmodelled")
     if isinstance(unmodelled, str):
         return f"{unmodelled} is not modelled"
-    if strategy == "megatron" and inp.get("megatron.tensor_parallel") is not None:
+    if strategy == "megatron" and inp.settings.get("megatron.tensor_parallel") is not None:
         # a reader that gives the Megatron layout (ms-swift, verl): memory.megatron sizes it, unless Megatron
         # refuses it at start-up (A016)
         from rlhf_lint.memory import megatron as mcore
 
+        unread = [key.partition(".")[2] for key in mcore.LAYOUT_KEYS if inp.settings.value(key, None) is UNKNOWN]
+        if unread:  # a size left to a shell variable: any guess could make a false verdict
+            return f"a Megatron layout whose {', '.join(unread)} cannot be read"
         world = inp.get("topology.world_size")
         refused = mcore.refused(mcore.layout(inp, world)) if type(world) is int and world > 0 else None
         return None if refused is None else f"a Megatron layout that does not start ({refused})"

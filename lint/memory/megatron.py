@@ -37,6 +37,11 @@ SRC_HYBRID_OPTIMIZER = ("https://github.com/NVIDIA/Megatron-LM/blob/core_r0.13.0
                         "optimizer's states for the offloaded share)")
 
 
+LAYOUT_KEYS = ("megatron.tensor_parallel", "megatron.pipeline_parallel", "megatron.virtual_pipeline",
+               "megatron.context_parallel", "megatron.expert_parallel", "megatron.expert_tensor_parallel",
+               "megatron.recompute", "megatron.recompute_num_layers", "megatron.distributed_optimizer")
+
+
 @record
 class Layout:
     world: int

@@ -276,3 +276,11 @@ def test_verl_megatron_lora_trains_the_adapters_its_megatron_config_names(tmp_pa
     assert b.term("weights") == a.term("weights") and b.term("gradients") < a.term("gradients") / 20
     # the default targets (linear_qkv, linear_proj, linear_fc1, linear_fc2) are every linear layer
     assert "LoRA adapter parameters" in next(t.formula for t in b.terms if t.name == "gradients")
+
+
+def test_a_layout_size_left_to_a_variable_gets_no_figures(tmp_path):
+    # any guess of $TP (1, say) could turn into a false "does not fit": the estimate declines and says which
+    job = _job(tmp_path / "a", "--tensor_model_parallel_size $TP --pipeline_model_parallel_size 2")
+    assert "tensor_parallel cannot be read" in estimate(job, A100).unmodelled
+    _, est = _verl(tmp_path / "b", "actor_rollout_ref.actor.megatron.context_parallel_size=$CP")
+    assert "context_parallel cannot be read" in est.unmodelled
