@@ -181,6 +181,8 @@ VOCABULARY = (
     ("megatron.pipeline_parallel", int, "pipeline_model_parallel_size: stages the layers are split into"),
     ("megatron.virtual_pipeline", int, "virtual_pipeline_model_parallel_size: model chunks per stage (interleaved)"),
     ("megatron.context_parallel", int, "context_parallel_size: ranks each sequence is split over"),
+    ("megatron.first_stage_layers", int, "decoder_first_pipeline_num_layers: layers of the first pipeline stage"),
+    ("megatron.last_stage_layers", int, "decoder_last_pipeline_num_layers: layers of the last pipeline stage"),
     ("megatron.expert_parallel", int, "expert_model_parallel_size: ranks the routed experts are split over"),
     ("megatron.expert_tensor_parallel", int, "expert_tensor_parallel_size: ranks each expert is split over"),
     ("megatron.sequence_parallel", bool, "sequence parallelism: activations outside attention and MLP split over TP"),

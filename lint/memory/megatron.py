@@ -56,6 +56,8 @@ class Layout:
     recompute: str = "selective"  # selective | full | none
     method: str = "uniform"
     recompute_layers: int = 1
+    first_layers: int = 0  # decoder layers of the first / last pipeline stage when set apart (0: an even split)
+    last_layers: int = 0
 
     @property
     def dp(self) -> int:
@@ -105,7 +107,9 @@ def layout(inp, world: int) -> Layout:
         distributed=inp.get("megatron.distributed_optimizer") is not False,
         recompute=recompute if recompute in ("selective", "full", "none") else "selective",
         method=method if method in ("uniform", "block") else "uniform",
-        recompute_layers=_int(inp.get("megatron.recompute_num_layers"), 1))
+        recompute_layers=_int(inp.get("megatron.recompute_num_layers"), 1),
+        first_layers=_int(inp.get("megatron.first_stage_layers"), 0),
+        last_layers=_int(inp.get("megatron.last_stage_layers"), 0))
 
 
 @record
@@ -133,19 +137,36 @@ def stages(arch: ModelArch, scale: float, lay: Layout, lm_head: bool) -> list[St
     head = arch.vocab_size * h if lm_head and not arch.tie_embeddings else 0
     experts = arch.expert_params()
     layers = max(0, arch.decoder_params() - experts)
-    per_stage = math.ceil(arch.num_layers / lay.pp)
-    share = per_stage / max(1, arch.num_layers)
-    body = int(layers * share * scale) // lay.tp
-    routed = int(experts * share * scale) // (lay.ep * lay.etp)
+    first_count, last_count = stage_layers(arch.num_layers, lay)
+
+    def body(count: int) -> int:
+        return int(layers * count / max(1, arch.num_layers) * scale) // lay.tp
+
+    def routed(count: int) -> int:
+        return int(experts * count / max(1, arch.num_layers) * scale) // (lay.ep * lay.etp)
+
     extra = int(arch.extra_params * scale)  # a vision tower: not split by Megatron's TP here, on the first stage
     embedding, head = int(embedding * scale), int(head * scale)
     if lay.pp == 1:
-        return [StageParams(body + (embedding + head) // lay.tp + extra, routed, per_stage, lm_head, "the only stage",
-                            extra)]
+        return [StageParams(body(first_count) + (embedding + head) // lay.tp + extra, routed(first_count), first_count,
+                            lm_head, "the only stage", extra)]
     # a tied LM head is a copy of the embedding on the last stage
     last_head = head if head or not lm_head else embedding
-    return [StageParams(body + embedding // lay.tp + extra, routed, per_stage, False, "first stage", extra),
-            StageParams(body + last_head // lay.tp, routed, per_stage, lm_head, "last stage")]
+    return [StageParams(body(first_count) + embedding // lay.tp + extra, routed(first_count), first_count, False,
+                        "first stage", extra),
+            StageParams(body(last_count) + last_head // lay.tp, routed(last_count), last_count, lm_head, "last stage")]
+
+
+def stage_layers(layers: int, lay: Layout) -> tuple[int, int]:
+    """Decoder layers of the first and the last pipeline stage: as set apart (decoder_first / last_pipeline_num_
+    layers), the rest split evenly over the other stages, rounded up."""
+    if lay.pp == 1:
+        return layers, layers
+    first, last = lay.first_layers, lay.last_layers
+    middle = lay.pp - (1 if first else 0) - (1 if last else 0)
+    rest = max(0, layers - first - last)
+    even = math.ceil(rest / middle) if middle > 0 else 0
+    return first or even, last or even
 
 
 def in_flight(lay: Layout, micro: int, global_batch) -> tuple[float, str]:

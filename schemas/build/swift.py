@@ -40,7 +40,8 @@ MEGATRON_FIELDS = ("tensor_model_parallel_size", "pipeline_model_parallel_size",
                    "recompute_method", "recompute_num_layers", "micro_batch_size", "global_batch_size",
                    "optimizer_cpu_offload", "optimizer_offload_fraction", "main_grads_dtype", "padding_free",
                    "packing", "max_length", "train_type", "tuner_type", "lora_rank", "target_modules", "torch_dtype",
-                   "bf16", "fp16", "rlhf_type", "optimizer", "mtp_num_layers", "freeze_vit", "task_type")
+                   "bf16", "fp16", "rlhf_type", "optimizer", "mtp_num_layers", "freeze_vit", "task_type",
+                   "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers")
 # the HF path's tuner defaults (BaseArguments: train_type 'lora') say nothing of Megatron-SWIFT, which trained every
 # parameter until its own MegatronTunerMixin (3.7)
 HF_ONLY_TUNER = ("train_type", "tuner_type", "lora_rank", "target_modules")

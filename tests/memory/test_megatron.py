@@ -284,3 +284,14 @@ def test_a_layout_size_left_to_a_variable_gets_no_figures(tmp_path):
     assert "tensor_parallel cannot be read" in estimate(job, A100).unmodelled
     _, est = _verl(tmp_path / "b", "actor_rollout_ref.actor.megatron.context_parallel_size=$CP")
     assert "context_parallel cannot be read" in est.unmodelled
+
+
+def test_stages_set_apart_hold_their_own_layer_counts(tmp_path):
+    from rlhf_lint.memory import megatron as mcore
+
+    assert mcore.stage_layers(24, mcore.Layout(world=8, pp=2, last_layers=11)) == (13, 11)
+    assert mcore.stage_layers(61, mcore.Layout(world=64, pp=8, last_layers=5)) == (8, 5)
+    assert mcore.stage_layers(28, mcore.Layout(world=8, pp=4, first_layers=4, last_layers=4)) == (4, 4)
+    assert mcore.stage_layers(28, mcore.Layout(world=8, pp=3)) == (10, 10)
+    job = _job(tmp_path, "--pipeline_model_parallel_size 2 --decoder_last_pipeline_num_layers 10")
+    assert job.value("megatron.last_stage_layers") == 10
