@@ -22,8 +22,6 @@ def _phase(name: str) -> str:
 _COST = {"checkpointing": 1, "vllm_util": 1, "fused": 1, "dtype": 2, "vllm_sleep": 2, "distributed": 2, "micro": 3,
          "ref": 4, "tensor_parallel": 4, "zero3": 5, "pipeline_parallel": 5, "offload": 6}
 MAX_TENSOR_PARALLEL = 8  # tensor parallelism stays within a node's NVLink domain
-
-
 MAX_COMBINED = 3  # changes tried together when none fits alone (at most C(9, 3) = 84 more estimates)
 
 
@@ -39,7 +37,8 @@ def _candidates(ctx, est, group) -> list[tuple[str, dict, str]]:
             out.append(("turn on gradient checkpointing" + (f" ({', '.join(off.values())})" if len(off) > 1 or
                         "critic" in off.values() else ""), {key: True for key in off}, "checkpointing"))
         stage = value("zero.stage", 0)
-        if isinstance(stage, int) and stage < 3:
+        megatron = value("train.strategy") == "megatron"
+        if isinstance(stage, int) and stage < 3 and not megatron:
             out.append(("ZeRO stage 3", {"zero.stage": 3}, "zero3"))
         if value("offload.optimizer") in (None, "none", False):
             out.append(("offload the optimizer to CPU", {"offload.optimizer": "cpu"}, "offload"))
@@ -48,7 +47,7 @@ def _candidates(ctx, est, group) -> list[tuple[str, dict, str]]:
             out.append(("micro train batch 1", {"batch.micro_train": 1}, "micro"))
         if str(value("precision.grad_accum_dtype", "")).lower() == "fp32" and dtype in ("bf16", "fp16"):
             out.append((f"accumulate gradients in {dtype}", {"precision.grad_accum_dtype": dtype}, "dtype"))
-        if value("train.strategy") == "megatron":
+        if megatron:
             out += _megatron_candidates(value, max(r.gpus for r in group.roles if r.trainable))
         if _copies_adam_state(group):
             # the same update without the step's copy of the second moment (torch >= 2.0)
@@ -172,10 +171,10 @@ def gpu_out_of_memory(ctx):
     pipeline, context and expert parallel sizes, the distributed optimizer, recompute, optimizer CPU offload; for
     them the changes tried include full recompute and the next tensor or pipeline parallel size.
     verl's Megatron workers are sized the same way, with their parameter and optimizer offload parked between
-    phases (the gradient buffer freed); no measured verl run backs them yet, so their overflow is a warning. A
-    DeepSpeed or accelerate config the launch names but that is not among the files checked leaves its sharding and offload open: the band's low end
-    is the ZeRO-3 reading with CPU offload, so the verdict is at most a warning that says to lint the config with
-    the launch.
+    phases (the gradient buffer freed); no measured verl run backs them yet, so their overflow is a warning.
+    A DeepSpeed or accelerate config the launch names but that is not among the files checked leaves its sharding
+    and offload open: the band's low end is the ZeRO-3 reading with CPU offload, so the verdict is at most a warning
+    that says to lint the config with the launch.
     Likewise when a model's layer shape is a stand-in (its size read from the name, the vocabulary and widths of
     the nearest catalog model), and when no launch gives the world size (a recipe or script run by a README
     command) and the overflow lies in states ZeRO or FSDP shard: the hardware profile's GPU count is a guess, and
