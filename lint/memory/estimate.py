@@ -1686,20 +1686,13 @@ def _fsdp_micro_tokens(inp: _Inputs, role: str, seq: int, training: bool) -> tup
     micro x (prompt + response) tokens when padded, at most that when padding is removed. Only the padded count is
     certain; the others depend on the lengths the data and the rollout produce."""
     sp = max(1, _int_of(_per_role(inp, role, "train.sequence_parallel_size"), 1))
-    if training:
-        dynamic, budget, micro = ("batch.dynamic", "batch.max_tokens_per_gpu", "batch.micro_train")
-    else:
-        dynamic, budget, micro = ("batch.forward_dynamic", "batch.forward_max_tokens_per_gpu", "batch.micro_forward")
-    if role == "actor" and training:
-        is_dynamic, tokens, mb = inp.flag(dynamic), inp.get(budget), inp.get(micro)
-    else:
-        is_dynamic = _per_role(inp, role, dynamic) is True or (
-            _per_role(inp, role, dynamic) is None and inp.flag("batch.dynamic"))
-        tokens, mb = _per_role(inp, role, budget), _per_role(inp, role, micro)
+    micro = "batch.micro_train" if training else "batch.micro_forward"
+    mb = inp.get(micro) if role == "actor" and training else _per_role(inp, role, micro)
     unpadded = _per_role(inp, role, "train.remove_padding") is not False or inp.flag("seq.max_len_truncates")
-    if is_dynamic and _int_of(tokens, 0) > 0:
+    budget = _verl_token_budget(inp, role, training)
+    if budget:
         # a budget, not a count: micro batches fill it only when the mini batch holds that many real tokens
-        return int(tokens), f"token budget {int(tokens)} per GPU (dynamic batch size)", True
+        return budget, f"token budget {budget} per GPU (dynamic batch size)", True
     if mb is None and not training:
         mb = inp.get("batch.micro_train")  # forward micro batches left unset take the training one
     b = _int_of(mb, 0)
@@ -1713,6 +1706,21 @@ def _fsdp_micro_tokens(inp: _Inputs, role: str, seq: int, training: bool) -> tup
     else:
         how += " (padded to the maximum lengths)"
     return tokens, how, unpadded
+
+
+def _verl_token_budget(inp: _Inputs, role: str, training: bool) -> int:
+    """verl's token budget per GPU of a role's micro batches (use_dynamic_bsz), 0 without one."""
+    if training:
+        dynamic, budget = "batch.dynamic", "batch.max_tokens_per_gpu"
+    else:
+        dynamic, budget = "batch.forward_dynamic", "batch.forward_max_tokens_per_gpu"
+    if role == "actor" and training:
+        is_dynamic, tokens = inp.flag(dynamic), inp.get(budget)
+    else:
+        is_dynamic = _per_role(inp, role, dynamic) is True or (
+            _per_role(inp, role, dynamic) is None and inp.flag("batch.dynamic"))
+        tokens = _per_role(inp, role, budget)
+    return int(tokens) if is_dynamic and _int_of(tokens, 0) > 0 else 0
 
 
 def _bounded(bound: bool, terms: list[Term]) -> list[Term]:
@@ -2121,9 +2129,12 @@ SRC_VERL_MEGATRON = f"{SRC_VERL}/workers/megatron_workers.py"  # update_actor, c
 
 
 def _verl_megatron_tokens(inp: _Inputs, role: str, ctx: dict, lay, training: bool) -> tuple[int, str]:
-    """verl's micro batches (per-GPU micro batch or token budget, padding removed) over the context-parallel ranks."""
+    """verl's micro batches on one rank: a per-GPU micro batch split over the context-parallel ranks, or the token
+    budget per GPU (megatron_actor.py scales the budget by the CP size before it splits the sequences)."""
     tokens, how, _bound = _fsdp_micro_tokens(inp, role, ctx["seq"], training)
-    return -(-tokens // lay.cp), how + (f" / CP {lay.cp}" if lay.cp > 1 else "")
+    if _verl_token_budget(inp, role, training) or lay.cp == 1:
+        return tokens, how
+    return -(-tokens // lay.cp), f"{how} / CP {lay.cp}"
 
 
 def _verl_megatron_phases(r: RoleEstimate, arch: ModelArch, stage, lay, inp: _Inputs, ctx: dict, role: str) -> None:

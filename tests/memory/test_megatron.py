@@ -295,3 +295,14 @@ def test_stages_set_apart_hold_their_own_layer_counts(tmp_path):
     assert mcore.stage_layers(28, mcore.Layout(world=8, pp=3)) == (10, 10)
     job = _job(tmp_path, "--pipeline_model_parallel_size 2 --decoder_last_pipeline_num_layers 10")
     assert job.value("megatron.last_stage_layers") == 10
+
+
+def test_verl_megatron_token_budgets_are_per_rank_and_micro_batches_split_over_cp(tmp_path):
+    # megatron_actor.py multiplies ppo_max_token_len_per_gpu by the CP size before splitting the sequences: each rank
+    # still holds the budget; a fixed micro batch of whole sequences is split over the CP ranks
+    cp = "actor_rollout_ref.actor.megatron.context_parallel_size=2 "
+    _, budget = _verl(tmp_path / "a", cp + "actor_rollout_ref.actor.use_dynamic_bsz=True "
+                                          "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=6000")
+    assert budget.role("actor").micro_tokens["training"][0] == 6000
+    _, micro = _verl(tmp_path / "b", cp)
+    assert micro.role("actor").micro_tokens["training"][0] == 2 * 2048 // 2
