@@ -619,21 +619,14 @@ def settings_from(cfg: VerlConfig) -> Settings:
 
 
 def _megatron_layout(cfg: VerlConfig, settings: Settings) -> None:
-    """The Megatron actor's layout is the job's (the reference follows it); a recompute granularity left null is
-    Megatron-Core's: none. A critic laid out otherwise is not modelled."""
-    if settings.get("megatron.recompute") is None or settings.value("megatron.recompute") is None:
-        settings.add(Setting("megatron.recompute", "none", origin="recompute_granularity null: Megatron-Core "
-                                                                  "recomputes nothing (TransformerConfig default)"))
+    """The Megatron actor's layout is the job's (the reference follows it; the critic has its own, critic.megatron);
+    a recompute granularity left null is Megatron-Core's: none."""
+    for key in ("megatron.recompute", "megatron.critic.recompute"):
+        if settings.get(key) is None or settings.value(key) is None:
+            settings.add(Setting(key, "none", origin="recompute_granularity null: Megatron-Core recomputes nothing "
+                                                     "(TransformerConfig default)"))
     if settings.get("megatron.tensor_parallel") is None:
         settings.add(Setting("megatron.tensor_parallel", 1, origin="Megatron-Core default"))
-    for size in ("tensor_model", "pipeline_model", "context", "expert_model"):
-        actor = cfg.get(f"actor_rollout_ref.actor.megatron.{size}_parallel_size")
-        critic = cfg.get(f"critic.megatron.{size}_parallel_size") if cfg.exists(
-            f"critic.megatron.{size}_parallel_size") else actor
-        if cfg.get("algorithm.adv_estimator") == "gae" and is_known(critic) and critic != actor:
-            settings.add(Setting("job.unmodelled", f"a Megatron critic laid out apart from the actor ({size} "
-                                                   f"parallel {critic} vs {actor})"))
-            return
 
 
 def _max_model_len(cfg: VerlConfig, settings: Settings, table: dict) -> None:

@@ -2042,7 +2042,7 @@ def _megatron_trainable_role(role: str, arch: ModelArch, params: int, world: int
     """A trained model on Megatron: model states of the heavier pipeline stage, its activations and logits."""
     from rlhf_lint.memory import megatron as mcore
 
-    lay = mcore.layout(inp, world)
+    lay = mcore.layout(inp, world, role)
     w, f32 = ctx["w"], dtype_bytes("fp32", 4)
     rank = mcore.lora_rank(inp)
     lm_head = role not in ("critic", "reward") and inp.get("model.lm_logits") is not False

@@ -93,15 +93,29 @@ def _int(value, default: int) -> int:
     return value if type(value) is int and value > 0 else default
 
 
-def layout(inp, world: int) -> Layout:
-    tp = _int(inp.get("megatron.tensor_parallel"), 1)
-    recompute = inp.get("megatron.recompute")
+# the sizes a role may set apart from the job's (verl's critic: megatron.critic.*)
+ROLE_LAYOUT = {"tensor_parallel": "megatron.tensor_parallel", "pipeline_parallel": "megatron.pipeline_parallel",
+               "context_parallel": "megatron.context_parallel", "expert_parallel": "megatron.expert_parallel",
+               "recompute": "megatron.recompute"}
+
+
+def layout(inp, world: int, role: str | None = None) -> Layout:
+    """The job's layout; a role with a layout of its own (verl's critic: megatron.critic.*) takes its sizes."""
+    own = {k: inp.get(f"megatron.{role}.{k}") for k in ROLE_LAYOUT} if role else {}
+
+    def get(key: str):
+        value = own.get(key)
+        return value if value is not None else inp.get(ROLE_LAYOUT[key])
+
+    tp = _int(get("tensor_parallel"), 1)
+    recompute = get("recompute")
     method = inp.get("megatron.recompute_method")
     return Layout(
-        world=max(1, world), tp=tp, pp=_int(inp.get("megatron.pipeline_parallel"), 1),
-        vpp=_int(inp.get("megatron.virtual_pipeline"), 0), cp=_int(inp.get("megatron.context_parallel"), 1),
+        world=max(1, world), tp=tp, pp=_int(get("pipeline_parallel"), 1),
+        vpp=_int(inp.get("megatron.virtual_pipeline"), 0), cp=_int(get("context_parallel"), 1),
         # expert tensor parallel unset: Megatron-Core takes the tensor-parallel size (parallel_state.py)
-        ep=_int(inp.get("megatron.expert_parallel"), 1), etp=_int(inp.get("megatron.expert_tensor_parallel"), tp),
+        ep=_int(get("expert_parallel"), 1),
+        etp=_int(inp.get("megatron.expert_tensor_parallel"), tp) if not own.get("tensor_parallel") else tp,
         # ms-swift turns sequence parallelism off without tensor parallelism (megatron_args.py _init_megatron)
         sp=inp.get("megatron.sequence_parallel") is True and tp > 1,
         distributed=inp.get("megatron.distributed_optimizer") is not False,

@@ -12,7 +12,7 @@ def memory_not_modelled(ctx):
 
     ## What it does
     Says so when the hardware profile names the GPU and the estimate declines the launch: a Megatron layout it does
-    not read (a verl critic laid out apart from its actor, a layout Megatron-Core would not start), KTransformers'
+    not read (a size left to a shell variable, a layout Megatron-Core would not start), KTransformers'
     CPU experts, a trainer rlhf-lint does not model (ms-swift's GRPO, PPO, GKD), a strategy it cannot read.
     Reported once per repository, on the first such launch, with the count of the others.
 
@@ -21,8 +21,8 @@ def memory_not_modelled(ctx):
     than pass them.
 
     ## Example
-    `python3 -m verl.trainer.main_ppo --config-name ppo_megatron_trainer algorithm.adv_estimator=gae
-    actor_rollout_ref.actor.megatron.tensor_model_parallel_size=8 ...` (the critic left at TP 1) with `--gpu H20`.
+    `python3 -m verl.trainer.main_ppo --config-name ppo_megatron_trainer
+    actor_rollout_ref.actor.megatron.tensor_model_parallel_size=$TP ...` with `--gpu H20`.
 
     ## Fix
     Nothing to change in the launch; size it with the framework's own estimator, or a short trial run.

@@ -262,10 +262,11 @@ def test_model_engine_megatron_composes_the_megatron_config(tmp_path):
                     "0.9.1")
     assert job.verl.config_name == "ppo_megatron_trainer" and job.value("train.strategy") == "megatron"
     assert job.value("zero.stage") is None  # the FSDP mapping is not applied
-    assert job.value("megatron.tensor_parallel") == 2
-    # the default GAE critic keeps Megatron's TP 1, apart from the actor's 2: not modelled, so no figures
+    assert job.value("megatron.tensor_parallel") == 2 and job.value("megatron.critic.tensor_parallel") == 1
+    # the default GAE critic keeps its own layout (critic.megatron: TP 1) beside the actor's TP 2
     est = estimate(job, Hardware(gpu="A100-80GB", gpus_per_node=2))
-    assert not est.groups and "critic laid out apart from the actor" in est.unmodelled
+    actor, critic = est.role("actor"), est.role("critic")
+    assert "TP 2" in actor.terms[0].formula and "TP 1" in critic.terms[0].formula
     dp = _verl_job(tmp_path, "model_engine=dp", "0.9.1")
     assert dp.verl.config_name == "ppo_trainer" and dp.value("train.strategy") == "fsdp"
 

@@ -306,3 +306,11 @@ def test_verl_megatron_token_budgets_are_per_rank_and_micro_batches_split_over_c
     assert budget.role("actor").micro_tokens["training"][0] == 6000
     _, micro = _verl(tmp_path / "b", cp)
     assert micro.role("actor").micro_tokens["training"][0] == 2 * 2048 // 2
+
+
+def test_a_verl_critic_keeps_its_own_megatron_layout(tmp_path):
+    _, est = _verl(tmp_path, "algorithm.adv_estimator=gae critic.model.path=" + QWEN7 + " "
+                             "critic.megatron.tensor_model_parallel_size=4 critic.megatron.param_offload=True")
+    actor, critic = est.role("actor"), est.role("critic")
+    assert "TP 2, PP 2" in actor.terms[0].formula and "TP 4, PP 1" in critic.terms[0].formula
+    assert next(t for t in critic.terms if t.name == "weights").phases  # parked between its phases

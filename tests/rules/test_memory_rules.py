@@ -159,10 +159,12 @@ def test_no_hardware_is_reported_once_per_repository():
 VERL_BACKENDS = os.path.join(FIXTURES, "verl_backends")
 
 
-def test_verl_megatron_backend_gets_no_verdict():
-    # verl's Megatron examples (TP/PP + distributed optimizer) were all "out of memory" when counted unsharded
+def test_verl_megatron_backend_is_sized_as_megatron_and_warns_only():
+    # verl's Megatron examples (TP/PP + distributed optimizer) were all "out of memory" when counted unsharded; they
+    # are sized per Megatron rank now, and no measured verl Megatron run backs an error yet
     result = lint([os.path.join(VERL_BACKENDS, "megatron_7b.sh")], Config(), Options(select=["M"]))
-    assert [code for code, *_ in found(result)] == ["M012"]  # no verdict, said as an info
+    assert result.diagnostics and "M012" not in [code for code, *_ in found(result)]
+    assert all(d.severity.label in ("warning", "info") for d in result.diagnostics)
 
 
 def test_verl_fsdp_backend_keeps_its_verdict():

@@ -56,7 +56,7 @@ def test_verl_rows_have_sources_and_name_keys_verl_knows():
     rows = schemas.load("verl/settings_map.json")["rows"]
     defaults = schemas.load("verl/ppo_trainer_defaults.json")
     known, megatron = defaults["releases"], defaults["megatron"]
-    assert len(rows) == 71
+    assert len(rows) == 78
     for row in rows:
         assert _has_source(row) and row["convert"] in _CONVERT, row
         # the Megatron trainer's rows name keys of its own config (ppo_megatron_trainer)
