@@ -186,6 +186,7 @@ VOCABULARY = (
     ("megatron.<role>.context_parallel", int, "a role's own context-parallel size (verl's critic)"),
     ("megatron.<role>.expert_parallel", int, "a role's own expert-parallel size (verl's critic)"),
     ("megatron.<role>.recompute", str, "a role's own recompute granularity (verl's critic)"),
+    ("megatron.mtp_layers", int, "mtp_num_layers: multi-token-prediction layers after the last stage's decoder"),
     ("megatron.first_stage_layers", int, "decoder_first_pipeline_num_layers: layers of the first pipeline stage"),
     ("megatron.last_stage_layers", int, "decoder_last_pipeline_num_layers: layers of the last pipeline stage"),
     ("megatron.expert_parallel", int, "expert_model_parallel_size: ranks the routed experts are split over"),

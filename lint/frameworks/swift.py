@@ -200,9 +200,6 @@ def _megatron(settings: Settings, job: Job, given: dict, row: dict, label: str, 
     if optimizer is not None and optimizer[0] not in spec["optimizers"]["modelled"]:
         name = optimizer[0] if isinstance(optimizer[0], str) else "?"
         settings.add(Setting("job.unmodelled", f"Megatron optimizer {name}", optimizer[1], optimizer[2]))
-    mtp = value_of("mtp_num_layers")
-    if mtp is not None and isinstance(mtp[0], (int, str)) and str(mtp[0]) not in ("0", "None"):
-        job.assumptions.append(f"mtp_num_layers {mtp[0]}: the multi-token-prediction layers are not counted")
     _job_type(settings, job, given, value_of, sub, table)
     # Megatron-SWIFT trained every parameter until its tuner fields came (3.7): full unless a release says
     _tuner(settings, job, given, value_of, table, default="full")

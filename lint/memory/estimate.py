@@ -2023,8 +2023,11 @@ def _megatron_stage_terms(arch: ModelArch, stage, lay, tokens: int, how: str, w:
     if stage.head:
         f32 = K.megatron_loss_bytes_per_logit
         vocab = -(-arch.vocab_size // lay.tp)
-        terms.append(Term("logits", int(tokens * vocab * (w + f32)),
-                          f"{tokens} tokens x {vocab} logits (vocabulary / TP {lay.tp}) x ({w} + {f32}) B: 16-bit "
+        # each multi-token-prediction depth keeps its own loss's softmax for the backward beside the main one's
+        heads = 1 + (lay.mtp if training else 0)
+        terms.append(Term("logits", int(heads * tokens * vocab * (w + f32)),
+                          (f"{heads} heads (the LM head and {lay.mtp} MTP) x " if heads > 1 else "")
+                          + f"{tokens} tokens x {vocab} logits (vocabulary / TP {lay.tp}) x ({w} + {f32}) B: 16-bit "
                           f"logits and the loss's fp32 softmax", mcore.SRC_MEGATRON_LOSS, at_length_bound=True))
     return terms
 

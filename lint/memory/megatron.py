@@ -39,7 +39,8 @@ SRC_HYBRID_OPTIMIZER = ("https://github.com/NVIDIA/Megatron-LM/blob/core_r0.13.0
 
 LAYOUT_KEYS = ("megatron.tensor_parallel", "megatron.pipeline_parallel", "megatron.virtual_pipeline",
                "megatron.context_parallel", "megatron.expert_parallel", "megatron.expert_tensor_parallel",
-               "megatron.recompute", "megatron.recompute_num_layers", "megatron.distributed_optimizer")
+               "megatron.recompute", "megatron.recompute_num_layers", "megatron.distributed_optimizer",
+               "megatron.mtp_layers")
 
 
 @record
@@ -58,6 +59,7 @@ class Layout:
     recompute_layers: int = 1
     first_layers: int = 0  # decoder layers of the first / last pipeline stage when set apart (0: an even split)
     last_layers: int = 0
+    mtp: int = 0  # multi-token-prediction layers, on the last stage
 
     @property
     def dp(self) -> int:
@@ -123,7 +125,8 @@ def layout(inp, world: int, role: str | None = None) -> Layout:
         method=method if method in ("uniform", "block") else "uniform",
         recompute_layers=_int(inp.get("megatron.recompute_num_layers"), 1),
         first_layers=_int(inp.get("megatron.first_stage_layers"), 0),
-        last_layers=_int(inp.get("megatron.last_stage_layers"), 0))
+        last_layers=_int(inp.get("megatron.last_stage_layers"), 0),
+        mtp=_int(inp.get("megatron.mtp_layers"), 0))
 
 
 @record
@@ -161,14 +164,29 @@ def stages(arch: ModelArch, scale: float, lay: Layout, lm_head: bool) -> list[St
 
     extra = int(arch.extra_params * scale)  # a vision tower: not split by Megatron's TP here, on the first stage
     embedding, head = int(embedding * scale), int(head * scale)
+    # multi-token prediction: a decoder layer of the last layer's kind and its 2h x h projection and norms per depth,
+    # on the last stage, sharing the embedding and the LM head
+    mtp_dense, mtp_routed = mtp_params(arch, lay, scale)
     if lay.pp == 1:
-        return [StageParams(body(first_count) + (embedding + head) // lay.tp + extra, routed(first_count), first_count,
-                            lm_head, "the only stage", extra)]
+        return [StageParams(body(first_count) + (embedding + head) // lay.tp + extra + mtp_dense,
+                            routed(first_count) + mtp_routed, first_count + lay.mtp, lm_head, "the only stage",
+                            extra)]
     # a tied LM head is a copy of the embedding on the last stage
     last_head = head if head or not lm_head else embedding
     return [StageParams(body(first_count) + embedding // lay.tp + extra, routed(first_count), first_count, False,
                         "first stage", extra),
-            StageParams(body(last_count) + last_head // lay.tp, routed(last_count), last_count, lm_head, "last stage")]
+            StageParams(body(last_count) + last_head // lay.tp + mtp_dense, routed(last_count) + mtp_routed,
+                        last_count + lay.mtp, lm_head, "last stage")]
+
+
+def mtp_params(arch: ModelArch, lay: Layout, scale: float) -> tuple[int, int]:
+    """(dense, routed) parameters on one rank of the multi-token-prediction layers."""
+    if not lay.mtp:
+        return 0, 0
+    h = arch.hidden_size
+    experts = arch.num_experts * arch.mlp_params(arch.expert_intermediate_size) if arch.num_experts else 0
+    dense = arch.layer_params() - experts + 2 * h * h + 3 * h
+    return int(lay.mtp * dense * scale) // lay.tp, int(lay.mtp * experts * scale) // (lay.ep * lay.etp)
 
 
 def stage_layers(layers: int, lay: Layout) -> tuple[int, int]:

@@ -314,3 +314,17 @@ def test_a_verl_critic_keeps_its_own_megatron_layout(tmp_path):
     actor, critic = est.role("actor"), est.role("critic")
     assert "TP 2, PP 2" in actor.terms[0].formula and "TP 4, PP 1" in critic.terms[0].formula
     assert next(t for t in critic.terms if t.name == "weights").phases  # parked between its phases
+
+
+def test_multi_token_prediction_adds_a_layer_and_a_loss_on_the_last_stage(tmp_path):
+    flags = "--model Qwen/Qwen3-30B-A3B --expert_model_parallel_size 8 --max_length 4096 --packing true "
+    plain = estimate(build_written(tmp_path / "a", {"train.sh": f"NPROC_PER_NODE=8 megatron sft {flags}\n"}).jobs[0],
+                     A100).role("policy")
+    mtp = estimate(build_written(tmp_path / "b", {"train.sh": f"NPROC_PER_NODE=8 megatron sft {flags}"
+                                                              "--mtp_num_layers 1\n"}).jobs[0], A100).role("policy")
+    arch = model_by_id("Qwen/Qwen3-30B-A3B")
+    # one more MoE layer: its experts over EP 8, the rest whole (TP 1), plus the 2h x h projection
+    experts = arch.num_experts * arch.mlp_params(arch.expert_intermediate_size)
+    added = (arch.layer_params() - experts + 2 * arch.hidden_size ** 2 + 3 * arch.hidden_size) + experts // 8
+    assert mtp.term("weights") - plain.term("weights") == pytest.approx(2 * added, rel=0.01)
+    assert mtp.term("logits") == pytest.approx(2 * plain.term("logits"), rel=1e-6)
