@@ -84,6 +84,12 @@ def _job_from_options(model, gpus, gpus_per_node, zero, offload_optimizer, offlo
 
     if kind in PAIRED_TYPES:
         roles = ("policy",) if kind in REFERENCE_FREE else ("policy", "ref")
+        if (extra or {}).get("train.strategy") == "megatron" and (extra or {}).get("train.lora_rank") and \
+                roles == ("policy", "ref"):
+            # ms-swift's Megatron trainers load a reference copy for full tuning only (rlhf_mixin.py prepare_model)
+            roles = ("policy",)
+            notes.append(f"{kind} with LoRA on Megatron: the reference is the model with its adapter disabled, no "
+                         f"second copy (ms-swift swift/megatron/trainers/rlhf_mixin.py)")
     if kind in PAIRED_TYPES | {"grpo"}:
         put("topology.ref.nodes", nodes)
         put("topology.ref.gpus_per_node", per)

@@ -71,3 +71,12 @@ def test_a_megatron_layout_from_options_shards_as_megatron_does():
         assert refused.returncode == 2 and says in refused.stderr, refused.stderr
     plain = run_cli("estimate", "--model", "7B", "--gpus", "8", "--tensor-parallel-size", "2", cwd=ROOT)
     assert plain.returncode == 2 and "give --strategy megatron" in plain.stderr
+
+
+def test_megatron_dpo_from_options_keeps_a_reference_for_full_tuning_only():
+    common = ("estimate", "--model", "Qwen/Qwen2.5-7B-Instruct", "--gpus", "8", "--gpu", "A100-80GB", "--strategy",
+              "megatron", "--tensor-parallel-size", "2", "--job-type", "dpo", "--format", "json")
+    full = json.loads(run_cli(*common, cwd=ROOT).stdout)
+    lora = json.loads(run_cli(*common, "--lora-rank", "16", cwd=ROOT).stdout)
+    assert {r["role"] for r in full["roles"]} == {"policy", "ref"}
+    assert {r["role"] for r in lora["roles"]} == {"policy"}
