@@ -80,16 +80,10 @@ def _job_from_options(model, gpus, gpus_per_node, zero, offload_optimizer, offlo
                      "to keep one layer's activations)")
     for key, value in (extra or {}).items():
         put(key, value)
-    from rlhf_lint.memory.estimate import PAIRED_TYPES, REFERENCE_FREE
+    from rlhf_lint.memory.estimate import PAIRED_TYPES
 
     if kind in PAIRED_TYPES:
-        roles = ("policy",) if kind in REFERENCE_FREE else ("policy", "ref")
-        if (extra or {}).get("train.strategy") == "megatron" and (extra or {}).get("train.lora_rank") and \
-                roles == ("policy", "ref"):
-            # ms-swift's Megatron trainers load a reference copy for full tuning only (rlhf_mixin.py prepare_model)
-            roles = ("policy",)
-            notes.append(f"{kind} with LoRA on Megatron: the reference is the model with its adapter disabled, no "
-                         f"second copy (ms-swift swift/megatron/trainers/rlhf_mixin.py)")
+        roles = ()  # the estimate decides whether a reference copy is held (_reference_free)
     if kind in PAIRED_TYPES | {"grpo"}:
         put("topology.ref.nodes", nodes)
         put("topology.ref.gpus_per_node", per)
@@ -242,12 +236,12 @@ def _check_parallel_sizes(gpus: int, ring: int | None, sequence: int | None, exp
 
 
 def _check_megatron_sizes(gpus: int, tp: int, pp: int, cp: int, ep: int) -> None:
-    """What Megatron-Core's initialize_model_parallel refuses: the GPUs must divide by TP x PP x CP and by EP x PP
-    (expert tensor parallel 1)."""
-    for what, product in ((f"tensor x pipeline x context parallel {tp} x {pp} x {cp}", tp * pp * cp),
-                          (f"expert x pipeline parallel {ep} x {pp}", ep * pp)):
-        if gpus % product:
-            _refuse(f"{what} = {product} does not divide --gpus {gpus}: Megatron-Core refuses the layout")
+    """What Megatron-Core's initialize_model_parallel refuses (expert tensor parallel 1 from the options)."""
+    from rlhf_lint.memory.megatron import Layout, refused
+
+    why = refused(Layout(world=gpus, tp=tp, pp=pp, cp=cp, ep=ep, etp=1))
+    if why is not None:
+        _refuse(f"{why.replace(' GPUs', ' (--gpus)', 1)}: Megatron-Core refuses the layout")
 
 
 @click.command()

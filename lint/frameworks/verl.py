@@ -625,8 +625,6 @@ def _megatron_layout(cfg: VerlConfig, settings: Settings) -> None:
         if settings.get(key) is None or settings.value(key) is None:
             settings.add(Setting(key, "none", origin="recompute_granularity null: Megatron-Core recomputes nothing "
                                                      "(TransformerConfig default)"))
-    if settings.get("megatron.tensor_parallel") is None:
-        settings.add(Setting("megatron.tensor_parallel", 1, origin="Megatron-Core default"))
 
 
 def _max_model_len(cfg: VerlConfig, settings: Settings, table: dict) -> None:

@@ -550,10 +550,14 @@ def _reference_free(job, inp: _Inputs, kind: str, versions: dict | None = None) 
         inp.assumptions.append(f"{kind} with precompute_ref_log_probs: TRL up to 0.28 keeps no reference model "
                                f"while training; from 0.29, or the release not pinned, it is counted "
                                f"({SRC_TRL_PRECOMPUTE})")
-    if getattr(job, "framework", "") in HF_TRAINERS and _int_of(inp.get("train.lora_rank"), 0) > 0 \
-            and inp.get("model.ref.path") is None:
+    lora = _int_of(inp.get("train.lora_rank"), 0) > 0 and inp.get("model.ref.path") is None
+    if lora and getattr(job, "framework", "") in HF_TRAINERS:
         inp.assumptions.append(f"{kind} with LoRA: the reference is the policy with its adapters disabled, no second "
                                f"copy ({SRC_LORA_REFERENCE})")
+        return True
+    if lora and inp.get("train.strategy") == "megatron":
+        inp.assumptions.append(f"{kind} with LoRA on Megatron: the reference is the model with its adapter disabled, "
+                               f"no second copy ({SRC_MEGATRON_LORA_REFERENCE})")
         return True
     return False
 
@@ -1640,6 +1644,8 @@ SRC_REFERENCE_FREE = ("https://github.com/hiyouga/LLaMA-Factory/blob/v0.9.5/src/
 SRC_TRL_PRECOMPUTE = ("https://github.com/huggingface/trl/blob/v0.23.0/trl/trainer/dpo_trainer.py#L337-L341 "
                       "(ref_model None for a PEFT model or precompute_ref_log_probs; v0.29.0 keeps a reference model "
                       "unless PEFT)")
+SRC_MEGATRON_LORA_REFERENCE = ("https://github.com/modelscope/ms-swift/blob/v4.5.2/swift/megatron/trainers/"
+                               "rlhf_mixin.py#L27-L45 (a reference model for full tuning only)")
 SRC_LORA_REFERENCE = ("https://github.com/huggingface/trl/blob/v0.23.0/trl/trainer/dpo_trainer.py (ref_model None for a "
                       "PEFT model: null_ref_context disables the adapters); https://github.com/hiyouga/LLaMA-Factory/"
                       "blob/v0.9.5/src/llamafactory/train/trainer_utils.py#L136-L138 (create_ref_model: None for LoRA)")
@@ -2022,7 +2028,7 @@ def _megatron_stage_terms(arch: ModelArch, stage, lay, tokens: int, how: str, w:
                           src, at_length_bound=True, recomputed=live))
     if stage.head:
         f32 = K.megatron_loss_bytes_per_logit
-        vocab = -(-arch.vocab_size // lay.tp)
+        vocab = mcore.vocab_slice(arch, lay)
         # each multi-token-prediction depth keeps its own loss's softmax for the backward beside the main one's
         heads = 1 + (lay.mtp if training else 0)
         terms.append(Term("logits", int(heads * tokens * vocab * (w + f32)),
@@ -2060,8 +2066,8 @@ def _megatron_trainable_role(role: str, arch: ModelArch, params: int, world: int
     per = (f32 if w < f32 else 0) + 2 * f32  # fp32 master (none for fp32 weights) + Adam m, v
     # verl parks its offloaded states in host RAM between uses instead of stepping them there
     fraction = 0.0 if verl else mcore.offload_fraction(inp)
-    best = None
-    for stage in mcore.stages(arch, _megatron_scale(arch, params, role), lay, lm_head):
+
+    def sized(stage) -> RoleEstimate:
         r = RoleEstimate(role, arch.name, params, lay.world, True, arch=arch)
         frozen = stage.vision if inp.get("train.freeze_vision") is True else 0
         dense, experts = (adapters, 0) if rank else (stage.dense - frozen, stage.experts)
@@ -2073,7 +2079,7 @@ def _megatron_trainable_role(role: str, arch: ModelArch, params: int, world: int
                             + (" LoRA adapter parameters" if rank else "")
                             + (" (vision tower frozen)" if frozen else ""),
                             mcore.SRC_MEGATRON_STATES))
-        dp, edp = (lay.dp, lay.expert_dp) if lay.distributed else (1, 1)
+        dp, edp = (lay.optimizer_ranks, lay.expert_optimizer_ranks) if lay.distributed else (1, 1)
         states = per * (dense / dp + experts / edp)
         on_gpu = int(states * (1 - fraction))
         split = (f" / DP {dp}" + (f" (experts / {edp})" if experts and edp != dp else "")) if lay.distributed \
@@ -2091,11 +2097,16 @@ def _megatron_trainable_role(role: str, arch: ModelArch, params: int, world: int
         r.micro_tokens["training"] = (tokens, True, how)
         _runtime(r, ctx)
         r.resident = ["weights", "gradients", "optimizer_states", "runtime"]
-        if best is None or r.total > best.total:
-            best = r
+        return r
+
     inp.assumptions.append(f"{role}: Megatron-Core {lay.describe()}"
                            + ("; the heavier pipeline stage is reported" if lay.pp > 1 else ""))
-    return best
+    return _heaviest(sized, mcore.stages(arch, _megatron_scale(arch, params, role), lay, lm_head))
+
+
+def _heaviest(sized, stages) -> RoleEstimate:
+    """The role as the pipeline stage that holds the most (the first of equals)."""
+    return max((sized(stage) for stage in stages), key=lambda r: r.total)
 
 
 def _megatron_inference_role(role: str, arch: ModelArch, params: int, world: int, inp: _Inputs,
@@ -2107,9 +2118,8 @@ def _megatron_inference_role(role: str, arch: ModelArch, params: int, world: int
     w = ctx["w"]
     verl = ctx.get("framework") == "verl"
     tokens, how = _verl_megatron_tokens(inp, role, ctx, lay, False) if verl else _megatron_tokens(inp, ctx, lay)
-    best = None
-    scale = _megatron_scale(arch, params, role)
-    for stage in mcore.stages(arch, scale, lay, inp.get("model.lm_logits") is not False):
+
+    def sized(stage) -> RoleEstimate:
         r = RoleEstimate(role, arch.name, params, lay.world, False, arch=arch, phase="experience")
         r.terms.append(Term("weights", w * stage.total, f"{w} B x {_count(stage.total)} frozen parameters on one rank "
                                                          f"({stage.name}; {lay.describe()})",
@@ -2123,9 +2133,10 @@ def _megatron_inference_role(role: str, arch: ModelArch, params: int, world: int
         r.micro_tokens["experience"] = (tokens, True, how)
         _runtime(r, ctx)
         r.resident = ["weights", "runtime"]
-        if best is None or r.total > best.total:
-            best = r
-    return best
+        return r
+
+    scale = _megatron_scale(arch, params, role)
+    return _heaviest(sized, mcore.stages(arch, scale, lay, inp.get("model.lm_logits") is not False))
 
 
 SRC_VERL_MEGATRON = f"{SRC_VERL}/workers/megatron_workers.py"  # update_actor, compute_log_prob: load / offload
@@ -2159,9 +2170,12 @@ def _verl_megatron_phases(r: RoleEstimate, arch: ModelArch, stage, lay, inp: _In
     forward = _megatron_stage_terms(arch, stage, lay, tokens, how, ctx["w"], inp, ctx, False)
     if role == "actor" and stage.head:
         # the old log-probs come with their entropy: a second fp32 pass over the vocabulary slice
-        extra = tokens * -(-arch.vocab_size // lay.tp) * dtype_bytes("fp32", 4)
-        forward.append(Term("logits", extra, f"{tokens} x {-(-arch.vocab_size // lay.tp)} x 4 B: the entropy's fp32 "
-                                             f"softmax beside the log-probs", SRC_VERL_MEGATRON, at_length_bound=True))
+        from rlhf_lint.memory.megatron import vocab_slice
+
+        vocab, f32 = vocab_slice(arch, lay), dtype_bytes("fp32", 4)
+        forward.append(Term("logits", tokens * vocab * f32, f"{tokens} x {vocab} x {f32} B: the entropy's fp32 "
+                                                            f"softmax beside the log-probs", SRC_VERL_MEGATRON,
+                            at_length_bound=True))
     r.terms += [replace(t, phases=("experience",)) for t in forward]
     r.micro_tokens["experience"] = (tokens, True, how)
 
@@ -2177,11 +2191,12 @@ def _megatron_host(r: RoleEstimate, count: int, first_node: bool) -> tuple[list[
     # states as they are; the gradient buffer is freed, not kept
     weights = sum(t.bytes for t in r.terms if t.name == "weights" and t.phases)
     states = sum(t.bytes for t in r.terms if t.name == "optimizer_states" and t.phases)
-    parked = (_pow2(weights) if weights else 0) + states
+    pinned = _pow2(weights)
+    parked = pinned + states
     if parked:
         persistent.append(Term(f"parked:{r.role}", count * parked,
                                f"{count} ranks x {gib(parked)}: offloaded parameters (a pinned buffer of "
-                               f"{gib(_pow2(weights) if weights else 0)}) and optimizer states ({gib(states)}) "
+                               f"{gib(pinned)}) and optimizer states ({gib(states)}) "
                                f"between the phases that use them", f"{SRC_VERL_MEGATRON}; {SRC_PINNED}"))
     if r.trainable and r.host_states:
         grads = r.host_states * dtype_bytes("fp32", 4) / (r.state_bytes_per_param or 12)

@@ -62,12 +62,13 @@ class Layout:
     mtp: int = 0  # multi-token-prediction layers, on the last stage
 
     @property
-    def dp(self) -> int:
+    def optimizer_ranks(self) -> int:
         """Ranks the dense parameters' optimizer is split over (data parallel with the context-parallel ranks)."""
         return max(1, self.world // (self.tp * self.pp))
 
     @property
-    def expert_dp(self) -> int:
+    def expert_optimizer_ranks(self) -> int:
+        """Ranks the routed experts' optimizer is split over (world / (EP x ETP x PP))."""
         return max(1, self.world // (self.ep * self.etp * self.pp))
 
     @property
@@ -84,11 +85,17 @@ class Layout:
 
 
 def refused(lay: Layout) -> str | None:
-    """Why Megatron-Core refuses the layout at start-up (rule A016 says where), or None."""
-    for product, what in ((lay.tp * lay.pp * lay.cp, "TP x PP x CP"), (lay.etp * lay.ep * lay.pp, "ETP x EP x PP")):
+    """Why Megatron-Core refuses the layout at start-up (initialize_model_parallel; rule A016 says where), or None."""
+    for product, what in ((lay.tp * lay.pp * lay.cp, f"TP {lay.tp} x PP {lay.pp} x CP {lay.cp}"),
+                          (lay.etp * lay.ep * lay.pp, f"ETP {lay.etp} x EP {lay.ep} x PP {lay.pp}")):
         if lay.world % product:
             return f"{lay.world} GPUs are not divisible by {what} = {product}"
     return None
+
+
+def vocab_slice(arch: ModelArch, lay: Layout) -> int:
+    """Logits per token on one rank: the vocabulary split over the tensor-parallel ranks."""
+    return -(-arch.vocab_size // lay.tp)
 
 
 def _int(value, default: int) -> int:

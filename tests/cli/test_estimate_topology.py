@@ -62,9 +62,9 @@ def test_a_megatron_layout_from_options_shards_as_megatron_does():
     assert per_gpu["gradients"] == 2 * per_gpu["weights"] and per_gpu["optimizer_states"] == 6 * per_gpu["weights"]
     assert per_gpu["weights"] < 2 * 72.8e9 / 16 * 1.1
     # refused before any figure: a layout Megatron-Core does not start, or Megatron options without it
-    for extra, says in ((("--tensor-parallel-size", "3"), "does not divide --gpus 16"),
+    for extra, says in ((("--tensor-parallel-size", "3"), "16 (--gpus) are not divisible by TP 3 x PP 1 x CP 1"),
                         (("--expert-parallel-size", "8", "--pipeline-parallel-size", "4"),
-                         "expert x pipeline parallel 8 x 4 = 32"),
+                         "ETP 1 x EP 8 x PP 4 = 32"),
                         (("--offload-param", "cpu"), "offloads the optimizer only"),
                         (("--gradient-checkpointing",), "--recompute full")):
         refused = run_cli(*common, *extra, cwd=ROOT)
