@@ -6,7 +6,7 @@ says, per table, which releases were added and how many rows were added and clos
 
   --all              every builder (ORZ is skipped with a message unless --orz-source names a checkout)
   --only NAME        one builder (repeatable): openrlhf, deepspeed, verl, accelerate, orz, requires, trl, hf_parser,
-                     swift, verl_recipes
+                     swift, verl_recipes, causal_lm_loss
   --cache DIR        where releases are kept (default: ~/.cache/rlhf-lint/upstream, or $XDG_CACHE_HOME)
   --offline          use only what the cache holds (no pip, no index)
   --releases V,...   read these releases instead of "every release newer than the table's newest"
@@ -21,7 +21,7 @@ import argparse
 import sys
 
 BUILDERS = ("openrlhf", "deepspeed", "verl", "accelerate", "orz", "requires", "trl", "hf_parser", "swift",
-            "verl_recipes")
+            "verl_recipes", "causal_lm_loss")
 
 
 class Skip(Exception):
@@ -66,6 +66,10 @@ def _run(name: str, cache, args, log) -> dict:
         from rlhf_lint.schemas.build import hf_parser
 
         return hf_parser.refresh(cache, releases, log)
+    if name == "causal_lm_loss":
+        from rlhf_lint.schemas.build import causal_lm_loss
+
+        return causal_lm_loss.refresh(cache, releases, log)
     if name == "swift":
         if not args.swift_source:
             raise Skip("no --swift-source git directory given (ms-swift is read by tag from a mirror)")

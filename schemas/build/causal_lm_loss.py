@@ -1,0 +1,161 @@
+"""Which of transformers' causal LMs compute their training loss on fp32 logits, per release and model_type.
+
+A causal LM's ``forward(labels=...)`` either upcasts the LM head's output to fp32 before the cross entropy
+(``logits = logits.float()``, ``.to(torch.float32)``, or ``self.loss_function``, whose ForCausalLMLoss upcasts), or
+hands its 16-bit logits to CrossEntropyLoss as they are. Without autocast (DeepSpeed: accelerate turns native AMP off
+for it) the second keeps the log-softmax and its gradients in 16 bits: half the loss's bytes per logit. Read from
+each release wheel with ``ast`` (nothing imported or run): every ``*ForCausalLM`` / ``*LMHeadModel`` class of
+``transformers/models/<model_type>/modeling_*.py`` whose ``forward`` computes a cross entropy. Output:
+schemas/hf/causal_lm_loss.json, per model_type the release ranges (newest patch of each minor series from 4.30)
+with the path ``fp32`` or ``logits_dtype``.
+
+    python -m rlhf_lint.schemas.build --only causal_lm_loss [--releases 4.46.3,4.50.3]
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+
+from rlhf_lint.schemas.build.upstream import newest_patches
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TABLE = os.path.join(HERE, "hf", "causal_lm_loss.json")
+OLDEST = (4, 30)
+MODELING = re.compile(r"transformers/models/([a-z0-9_]+)/modeling_[a-z0-9_]+\.py")
+LOSS_UTILS = "transformers/loss/loss_utils.py"
+BLOB = "https://github.com/huggingface/transformers/blob/v{version}/src/{path}"
+# hand-read: model code on the hub (trust_remote_code), not in any wheel
+REMOTE_CODE = {
+    "qwen": {"path": "logits_dtype",
+             "source": "https://huggingface.co/Qwen/Qwen-7B/blob/main/modeling_qwen.py (QWenLMHeadModel.forward: "
+                       "lm_logits = self.lm_head(hidden_states), then CrossEntropyLoss on its shifted copy, no "
+                       "upcast); read in the copy https://github.com/undefdev/Qwen-7B-Chat/blob/"
+                       "04df5dd57b94b9ed20498ee42063ea9e164f98b3/modeling_qwen.py"},
+}
+
+
+def _is_logits(node: ast.AST) -> bool:
+    text = ast.unparse(node)
+    return "logit" in text or "lm_head" in text
+
+
+def _to_fp32(call: ast.Call) -> bool:
+    values = list(call.args) + [k.value for k in call.keywords]
+    return any(ast.unparse(v) in ("torch.float32", "torch.float") for v in values)
+
+
+def forward_loss(fn: ast.FunctionDef, loss_function_upcasts: bool) -> str | None:
+    """"fp32" or "logits_dtype" for a forward that computes a cross entropy; None for one that computes none."""
+    loss = upcast = False
+    for node in ast.walk(fn):
+        if not isinstance(node, ast.Call):
+            continue
+        func = ast.unparse(node.func)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "loss_function":
+            loss = True
+            upcast = upcast or loss_function_upcasts
+        elif "CrossEntropyLoss" in func or func.endswith("cross_entropy"):
+            loss = True
+        elif isinstance(node.func, ast.Attribute) and _is_logits(node.func.value) and (
+                node.func.attr == "float" or (node.func.attr == "to" and _to_fp32(node))):
+            upcast = True
+    if not loss:
+        return None
+    return "fp32" if upcast else "logits_dtype"
+
+
+def loss_function_upcasts(text: str | None) -> bool:
+    """Whether loss_utils.ForCausalLMLoss upcasts its logits (``logits = logits.float()``)."""
+    if text is None:
+        return False
+    tree = ast.parse(text)
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == "ForCausalLMLoss":
+            return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "float"
+                       and _is_logits(n.func.value) for n in ast.walk(node))
+    return False
+
+
+def modeling_paths(text: str, upcasts: bool) -> list[tuple[str, str]]:
+    """(class, path) of each causal-LM class of one modeling file whose forward computes a loss."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    out = []
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name.endswith(("ForCausalLM", "LMHeadModel")) \
+                and not node.name.startswith(("TF", "Flax")):
+            for fn in node.body:
+                if isinstance(fn, ast.FunctionDef) and fn.name == "forward":
+                    path = forward_loss(fn, upcasts)
+                    if path is not None:
+                        out.append((node.name, path))
+    return out
+
+
+def release_paths(release) -> dict[str, tuple[str, str, str]]:
+    """{model_type: (path, class, file)} of one release; a model_type with several causal LMs takes the 16-bit
+    path if any of them has it (the estimate must not count fp32 logits a model never makes)."""
+    names = release.names()
+    upcasts = loss_function_upcasts(release.read(LOSS_UTILS) if LOSS_UTILS in names else None)
+    out: dict[str, tuple[str, str, str]] = {}
+    for name in names:
+        m = MODELING.fullmatch(name)
+        if not m:
+            continue
+        for cls, path in modeling_paths(release.read(name), upcasts):
+            if m.group(1) not in out or path == "logits_dtype":
+                out[m.group(1)] = (path, cls, name)
+    return out
+
+
+def ranges(per_release: list[tuple[str, dict]]) -> dict[str, list[dict]]:
+    """Rows {since, until, path, source} per model_type: since is the minor series of the first release read with
+    the path, until that of the first without it (None: the newest read still has it)."""
+    table: dict[str, list[dict]] = {}
+    for version, paths in per_release:
+        minor = ".".join(version.split(".")[:2])
+        for model_type in set(table) | set(paths):
+            rows = table.setdefault(model_type, [])
+            now = paths.get(model_type)
+            last = rows[-1] if rows else None
+            if last is not None and last["until"] is None and (now is None or now[0] != last["path"]):
+                last["until"] = minor
+            if now is not None and (last is None or last["until"] is not None):
+                path, cls, file = now
+                rows.append({"since": minor, "until": None, "path": path,
+                             "source": BLOB.format(version=version, path=file) + f" ({cls}.forward)"})
+    return table
+
+
+def refresh(cache, versions: list[str] | None = None, log=print) -> dict:
+    from rlhf_lint.schemas.build.upstream import index_versions
+
+    if not versions:
+        listed = cache.cached_versions("transformers") if cache.offline else index_versions("transformers")
+        versions = newest_patches(listed, OLDEST)
+    per_release = []
+    for version in versions:
+        log(f"  transformers {version}")
+        per_release.append((version, release_paths(cache.release("transformers", version, "wheel"))))
+    data = {
+        "note": "Whether a causal LM's forward(labels=...) computes its cross entropy on fp32 logits ('fp32': an "
+                "upcast in the forward or loss_utils.ForCausalLMLoss) or on the LM head's own 16-bit output "
+                "('logits_dtype'), per model_type and transformers release (since: first minor series read with "
+                "the path, until: first without it, exclusive; before the oldest read, unknown). Built by "
+                "python -m rlhf_lint.schemas.build --only causal_lm_loss from the release wheels; remote_code: "
+                "model code on the hub, read by hand.",
+        "releases": versions,
+        "model_types": dict(sorted(ranges(per_release).items())),
+        "remote_code": REMOTE_CODE,
+    }
+    with open(TABLE, "w", encoding="utf-8", newline="\n") as fh:
+        json.dump(data, fh, indent=1, ensure_ascii=False)
+        fh.write("\n")
+    sixteen = sorted(t for t, rows in data["model_types"].items() if any(r["path"] == "logits_dtype" for r in rows))
+    return {"table": "hf/causal_lm_loss.json", "added": sum(len(r) for r in data["model_types"].values()),
+            "releases": [f"transformers {v}" for v in versions], "newest": f"transformers {versions[-1]}",
+            "sixteen_bit": len(sixteen)}
