@@ -57,6 +57,8 @@ class ModelArch:
     max_position_embeddings: int = 0
     published_params: float | None = None
     source: str = ""
+    # config.json's model_type: which model code runs (the loss's dtype differs by code and release)
+    model_type: str = ""
 
     @property
     def dim_head(self) -> int:
@@ -361,6 +363,8 @@ def _model_keys() -> list[tuple[str, int]]:
     """(normalised name, catalog index), longest first, so 'gpt2-xl' wins over 'gpt2'."""
     keys: list[tuple[str, int]] = []
     for i, entry in enumerate(_entries()):
+        if entry.get("exact_id_only"):  # a name inside many others' (Qwen-7B): matched by its hub id alone
+            continue
         names = {entry["id"].split("/")[-1], *entry.get("aliases", [])}
         for n in names:
             keys.append((_norm(n), i))
@@ -472,6 +476,8 @@ def arch_from_config_json(text: str, name: str, source: str = "") -> ModelArch |
     model_type = str(data.get("model_type", ""))
     plain = model_type in ("gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon")
     inter = first("intermediate_size", "n_inner", "ffn_hidden_size", default=4 * h)
+    if model_type == "qwen":  # Qwen-1's remote code: w1 and w2 each take intermediate_size // 2
+        inter //= 2
     experts = first("num_experts", "num_local_experts", "n_routed_experts", default=0)
     moe_inter = first("moe_intermediate_size", default=0)
     shared = first("shared_expert_intermediate_size", default=0)
@@ -494,7 +500,8 @@ def arch_from_config_json(text: str, name: str, source: str = "") -> ModelArch |
         tie_embeddings=bool(data.get("tie_word_embeddings", model_type == "gpt2")),
         head_dim=first("head_dim"),
         mlp="plain" if plain else "gated",
-        qkv_bias=bool(data.get("attention_bias") or data.get("add_qkv_bias") or model_type in ("qwen2", "qwen2_moe")),
+        qkv_bias=bool(data.get("attention_bias") or data.get("add_qkv_bias")
+                      or model_type in ("qwen", "qwen2", "qwen2_moe")),
         biases=model_type == "gpt2",
         position_embeddings=first("n_positions", default=0) if model_type == "gpt2" else 0,
         num_experts=experts,
@@ -509,6 +516,7 @@ def arch_from_config_json(text: str, name: str, source: str = "") -> ModelArch |
         v_head_dim=first("v_head_dim", default=0),
         max_position_embeddings=first("max_position_embeddings", "n_positions", "seq_length", default=0),
         source=source,
+        model_type=model_type,
     )
 
 
@@ -541,7 +549,7 @@ def resolve_model(reference: str, read_config=None) -> ModelResolution:
     size = parse_param_size(ref)
     if size is not None:
         shape = nearest_shape(size)
-        return ModelResolution(ref, replace(shape, name=ref), "size", guessed=True, params=size,
+        return ModelResolution(ref, replace(shape, name=ref, model_type=""), "size", guessed=True, params=size,
                                note=f"{ref} parameters as given; layer shape of {shape.name} assumed for activations")
     if read_config is not None:
         text = read_config(ref)
@@ -559,7 +567,7 @@ def resolve_model(reference: str, read_config=None) -> ModelResolution:
     last = ref.split("/")[-1] or ref
     sibling = _same_moe_sizes(last)
     if sibling is not None:
-        return ModelResolution(ref, replace(sibling, name=ref), "name", guessed=True,
+        return ModelResolution(ref, replace(sibling, name=ref, model_type=""), "name", guessed=True,
                                note=f"architecture of {sibling.name} assumed: {ref!r} names the same total and "
                                     f"active sizes (an MoE sibling: a vision-language or fine-tuned variant)")
     pair = _MOE_SIZES_RE.search(last)
@@ -583,7 +591,7 @@ def resolve_model(reference: str, read_config=None) -> ModelResolution:
     if m is not None and size < 1e6:  # a mangled `Qwen2.5-999...9B` names no real size (and overflows int())
         params = int(size * (1e9 if m.group(2).lower() == "b" else 1e6))
         shape = nearest_shape(params)
-        return ModelResolution(ref, replace(shape, name=ref), "size", guessed=True, params=params,
+        return ModelResolution(ref, replace(shape, name=ref, model_type=""), "size", guessed=True, params=params,
                                note=f"size {digits}{m.group(2).upper()} read from the name {ref!r}; "
                                     f"layer shape of {shape.name} assumed")
     return ModelResolution(ref, None, "unknown", note=f"model {ref!r} is not in the catalog and names no size")

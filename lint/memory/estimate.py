@@ -48,6 +48,7 @@ SRC_ORZ = "https://github.com/Open-Reasoner-Zero/Open-Reasoner-Zero/blob/3fdd9a0
 SRC_ORZ_SYNC = f"{SRC_ORZ}/trainer.py#L66-L80"  # policy backloaded with vLLM for the first weight sync
 SRC_ORZ_BROADCAST = f"{SRC_ORZ}/actors.py#L692-L714"  # ZeRO-3: one parameter gathered at a time
 SRC_LIGER = "https://github.com/linkedin/Liger-Kernel/blob/main/src/liger_kernel/ops/fused_linear_cross_entropy.py"
+SRC_CAUSAL_LM_LOSS = "schemas/hf/causal_lm_loss.json"
 SRC_LORA = "https://arxiv.org/abs/2106.09685"  # LoRA: r x (d_in + d_out) parameters per adapted matrix
 SRC_QLORA = "https://arxiv.org/abs/2305.14314"  # NF4 + double quantisation: 4.127 bits per parameter
 SRC_QUANT_LOAD = ("https://github.com/huggingface/transformers/blob/v4.44.2/src/transformers/modeling_utils.py "
@@ -452,6 +453,34 @@ def _trl_dpo_logps_in_logits_dtype(versions: dict | None, assumptions: list[str]
     return row["path"] == "logits_dtype"
 
 
+# trainers whose language-model loss is the model's own forward(labels=...) (the HF Trainer's compute_loss), and
+# the plain DeepSpeed launch or `estimate` options
+OWN_LOSS_FRAMEWORKS = ("hf", "trl", "llamafactory", "deepspeed", "")
+OWN_LOSS_JOBS = ("sft", "pt", "")
+
+
+def _loss_in_logits_dtype(arch: ModelArch, inp: _Inputs, ctx: dict) -> str:
+    """Why the model's own cross entropy runs on its 16-bit logits, or "" (the fp32 path). Only without autocast
+    (DeepSpeed: accelerate turns native AMP off for it; the HF Trainer's DDP or FSDP run the loss under autocast,
+    which computes the cross entropy in fp32) and with model code that does not upcast at the release in use
+    (schemas/hf/causal_lm_loss.json); an unknown release or model code keeps the fp32 path."""
+    from rlhf_lint.schemas import load
+
+    kind = str(inp.get("job.type", "") or "").lower()
+    if ctx["plain"] or ctx.get("strategy") != "deepspeed" or ctx["w"] >= dtype_bytes("fp32", 4) \
+            or ctx.get("framework", "") not in OWN_LOSS_FRAMEWORKS or kind not in OWN_LOSS_JOBS \
+            or ctx["fused_loss"] or not arch.model_type:
+        return ""
+    table = load("hf/causal_lm_loss.json")
+    remote = table["remote_code"].get(arch.model_type)
+    if remote is not None:
+        return f"{arch.model_type}'s remote model code, no fp32 upcast" if remote["path"] == "logits_dtype" else ""
+    row = _release_row(table["model_types"].get(arch.model_type, []), ctx.get("versions"), "transformers")
+    if row is None or row["path"] != "logits_dtype":
+        return ""
+    return f"transformers {_release(ctx.get('versions'), 'transformers')} {arch.model_type}: no fp32 upcast"
+
+
 def _trl_reference(inp: _Inputs, versions: dict | None) -> bool:
     """Whether GRPOTrainer loads a reference model: beta != 0 (grpo_trainer.py: `if self.beta == 0.0: ref_model =
     None`). beta unset: its default is 0.04 up to TRL 0.18 and 0.0 since 0.19; an unknown release gets the current
@@ -615,11 +644,13 @@ def activation_units(arch: ModelArch, moe: bool) -> float:
 
 def _activation_terms(arch: ModelArch, batch: int, seq: int, checkpointing: bool, flash: bool, w: int,
                       forward_only: bool, with_logits: bool, what: str, fused: bool = False,
-                      logit_seq: int | None = None, trl_logps: bool = False, split: int = 1) -> list[Term]:
+                      logit_seq: int | None = None, trl_logps: bool = False, split: int = 1,
+                      loss_in_logits_dtype: str = "") -> list[Term]:
     """``logit_seq``: tokens per sequence the LM head runs on when fewer than ``seq`` (TRL's logits_to_keep: the
     completion only). ``trl_logps``: the loss is GRPOTrainer's selective_log_softmax, not a cross entropy.
     ``split``: GPUs the layers are spread over by device_map; one GPU holds its share of the layers' saved tensors
-    (the one recomputed layer and the LM head's logits are whole on the GPU that runs them)."""
+    (the one recomputed layer and the LM head's logits are whole on the GPU that runs them).
+    ``loss_in_logits_dtype``: why the model's own cross entropy runs on its 16-bit logits ("": it upcasts)."""
     h, L, a = arch.hidden_size, arch.num_layers, arch.num_heads
     share = f"/{split}" if split > 1 else ""
     lseq = min(seq, logit_seq) if logit_seq else seq
@@ -638,7 +669,8 @@ def _activation_terms(arch: ModelArch, batch: int, seq: int, checkpointing: bool
         if arch.dense_layer_count:
             attn_note += f" in {arch.moe_layer_count} layers, {dense_act:.1f} B in {arch.dense_layer_count} dense ones"
     terms = []
-    logits = _logits_terms(arch, batch, seq, lseq, w, forward_only, with_logits, fused, trl_logps)
+    logits = _logits_terms(arch, batch, seq, lseq, w, forward_only, with_logits, fused, trl_logps,
+                           loss_in_logits_dtype)
     if forward_only:
         terms.append(Term("activations", int(per_layer),
                           f"forward only, one layer live: s*b*h*{act:.1f} = {seq}*{batch}*{h}*{act:.1f} B "
@@ -662,7 +694,7 @@ def _activation_terms(arch: ModelArch, batch: int, seq: int, checkpointing: bool
 
 
 def _logits_terms(arch: ModelArch, batch: int, seq: int, lseq: int, w: int, forward_only: bool, with_logits: bool,
-                  fused: bool, trl_logps: bool) -> list[Term]:
+                  fused: bool, trl_logps: bool, loss_in_logits_dtype: str = "") -> list[Term]:
     """What the LM head and the loss hold at their peak (the start of the backward in training)."""
     h, lc = arch.hidden_size, K.loss_logits_copy_bytes
     terms: list[Term] = []
@@ -684,6 +716,12 @@ def _logits_terms(arch: ModelArch, batch: int, seq: int, lseq: int, w: int, forw
         terms.append(Term("logits", int(lseq * batch * arch.vocab_size * (w + f32)),
                           f"s*b*V*({w}+{f32}) = {lseq}*{batch}*{arch.vocab_size}*{w + f32} B: logits and their "
                           f"fp32 log-softmax (forward only)", SRC_ACTIVATIONS))
+    elif with_logits and loss_in_logits_dtype:
+        c = K.loss_logits_dtype_copies
+        terms.append(Term("logits", int(lseq * batch * arch.vocab_size * w * c),
+                          f"s*b*V*{c}*{w} = {lseq}*{batch}*{arch.vocab_size}*{c * w} B: the cross entropy in the "
+                          f"logits' {w}-byte dtype ({loss_in_logits_dtype}): its log-softmax and two gradients",
+                          SRC_CAUSAL_LM_LOSS))
     elif with_logits:
         terms.append(Term("logits", int(lseq * batch * arch.vocab_size * (w + lc)),
                           f"s*b*V*({w}+{lc}) = {lseq}*{batch}*{arch.vocab_size}*{w + lc} B: what the cross entropy "
@@ -1451,7 +1489,7 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
     r.terms += _bounded(bound, _activation_terms(arch, b, tokens, ctx["checkpointing"], ctx["flash"] or bound, w,
                                                  False, lm_logits, how, ctx["fused_loss"],
                                                  ctx.get("logit_tokens"), ctx.get("trl_logps", False),
-                                                 ctx.get("model_split", 1)))
+                                                 ctx.get("model_split", 1), _loss_in_logits_dtype(arch, inp, ctx)))
     if _int_of(inp.get("train.lora_rank"), 0) > 0 and _quantized(ctx):
         r.terms.append(_dequantized_weight(arch, w))
     # DeepSpeed buffers: sizes from the ds_config (zero_optimization), accelerate's fill for "auto", DeepSpeed's
