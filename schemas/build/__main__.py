@@ -11,7 +11,8 @@ says, per table, which releases were added and how many rows were added and clos
   --offline          use only what the cache holds (no pip, no index)
   --releases V,...   read these releases instead of "every release newer than the table's newest"
   --orz-source DIR   a checkout of Open-Reasoner-Zero (it is not on the package index)
-  --swift-source DIR a git directory of modelscope/ms-swift (its presets and argument files are read by tag)
+  --swift-source DIR a git directory of modelscope/ms-swift (its presets and argument files are read by tag; a
+                     release without a tag there, or every release without it, from the wheel)
   --verl-source DIR  a git directory of verl (verl_recipes: its recipe/ folder is read by tag)
   --verl-recipe-source DIR  a git directory of verl-project/verl-recipe (the recipe submodule of verl 0.7.1 on)
 """
@@ -71,11 +72,9 @@ def _run(name: str, cache, args, log) -> dict:
 
         return causal_lm_loss.refresh(cache, releases, log)
     if name == "swift":
-        if not args.swift_source:
-            raise Skip("no --swift-source git directory given (ms-swift is read by tag from a mirror)")
         from rlhf_lint.schemas.build import swift
 
-        return swift.refresh(args.swift_source, releases, log)
+        return swift.refresh(args.swift_source, releases, log, cache)
     if name == "verl_recipes":
         if not args.verl_source:
             raise Skip("no --verl-source git directory given (verl's recipes are read by tag from a mirror)")

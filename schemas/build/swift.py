@@ -2,14 +2,16 @@
 `swift pt` (TrainArguments in 3.x, SftArguments from 4.0) and `swift rlhf` (RLHFArguments), resolved through the
 dataclasses' bases in Python's method resolution order, and the facts of the DeepSpeed / FSDP presets `--deepspeed
 zero3` and `--fsdp fsdp2` name (swift/llm/ds_config/*.json in 3.x, swift/config/*.json from 4.0). Read with ``ast``
-and ``json`` from a git mirror of modelscope/ms-swift (``git show TAG:path``: nothing is imported or run).
+and ``json`` from a git mirror of modelscope/ms-swift (``git show TAG:path``), or, for a release the mirror has no
+tag of (or without a mirror), from the release wheel pip fetches into the cache: nothing is imported or run.
 `megatron sft` / `megatron rlhf` (MegatronTrainArguments or MegatronSftArguments, MegatronRLHFArguments) get
 their own rows: tensor / pipeline / expert parallel sizes, recompute, distributed optimizer, batch sizes.
 Output: schemas/swift/releases.json.
 
-    python -m rlhf_lint.schemas.build --only swift --swift-source /path/to/ms-swift.git [--releases 3.2.2,4.5.2]
+    python -m rlhf_lint.schemas.build --only swift [--swift-source /path/to/ms-swift.git] [--releases 3.2.2,4.6.0]
 
-Without --releases: the newest patch of every minor series from 3.0 on among the mirror's tags.
+Without --releases: the newest patch of every minor series from 3.0 on among the mirror's tags and the releases
+on the package index.
 """
 from __future__ import annotations
 
@@ -116,10 +118,42 @@ def mro(classes: dict, name: str) -> list[str]:
     return out
 
 
-def _argument_files(gitdir: str, tag: str, megatron: bool = False) -> list[str]:
+class GitTag:
+    """One release read from a git mirror at its tag."""
+
+    def __init__(self, gitdir: str, version: str):
+        self.gitdir, self.version, self.tag = gitdir, version, f"v{version}"
+
+    def names(self) -> list[str]:
+        return git(self.gitdir, "ls-tree", "-r", "--name-only", self.tag, "swift").splitlines()
+
+    def read(self, path: str) -> str:
+        return git(self.gitdir, "show", f"{self.tag}:{path}")
+
+    def source(self, path: str) -> str:
+        return BLOB.format(version=self.version, path=path)
+
+
+class Wheel:
+    """One release read from its wheel (a release the mirror has no tag of)."""
+
+    def __init__(self, release):
+        self.release, self.version = release, release.version
+
+    def names(self) -> list[str]:
+        return [n for n in self.release.names() if n.startswith("swift/")]
+
+    def read(self, path: str) -> str:
+        return self.release.read(path)
+
+    def source(self, path: str) -> str:
+        return f"{self.release.url} ({os.path.basename(self.release.path)}) {path}"
+
+
+def _argument_files(release, megatron: bool = False) -> list[str]:
     """The argument files of the HF Trainer path, or with ``megatron`` those of swift/megatron/argument(s)/ first
     (their classes derive from the HF path's BaseArguments, read after them)."""
-    names = git(gitdir, "ls-tree", "-r", "--name-only", tag, "swift").splitlines()
+    names = release.names()
     plain = [n for n in names if n.endswith(".py") and "megatron" not in n and (
         "/argument/" in n or n.startswith("swift/arguments/") or re.search(r"/(rlhf_)?arguments\.py$|args_mixin\.py$", n))]
     if not megatron:
@@ -127,11 +161,10 @@ def _argument_files(gitdir: str, tag: str, megatron: bool = False) -> list[str]:
     return [n for n in names if n.endswith(".py") and re.match(r"swift/megatron/arguments?/", n)] + plain
 
 
-def _command_rows(gitdir: str, version: str, commands: dict, wanted: tuple, megatron: bool = False) -> dict:
-    tag = f"v{version}"
+def _command_rows(release, commands: dict, wanted: tuple, megatron: bool = False) -> dict:
     classes: dict[str, dict] = {}
-    for path in _argument_files(gitdir, tag, megatron):
-        for name, cls in classes_of(git(gitdir, "show", f"{tag}:{path}"), path).items():
+    for path in _argument_files(release, megatron):
+        for name, cls in classes_of(release.read(path), path).items():
             classes.setdefault(name, cls)  # the first definition (argument folders sort before trainers)
     out = {}
     for command, names in commands.items():
@@ -145,32 +178,31 @@ def _command_rows(gitdir: str, version: str, commands: dict, wanted: tuple, mega
                 if field_name in wanted and field_name not in fields and default is not ... and \
                         not (megatron and field_name in HF_ONLY_TUNER and not cls_name.startswith("Megatron")):
                     fields[field_name] = {"default": default, "class": cls_name,
-                                          "source": BLOB.format(version=version, path=cls["path"]) + f"#L{line}"}
+                                          "source": release.source(cls["path"]) + f"#L{line}"}
         out[command] = {"class": name, "fields": dict(sorted(fields.items()))}
     return out
 
 
-def extract(gitdir: str, version: str) -> dict:
-    row: dict = {"tag": f"v{version}", "commands": _command_rows(gitdir, version, COMMANDS, FIELDS)}
-    megatron = _command_rows(gitdir, version, MEGATRON_COMMANDS, MEGATRON_FIELDS, megatron=True)
+def extract(release) -> dict:
+    """The row of one release (a GitTag or a Wheel)."""
+    row: dict = {"tag": f"v{release.version}", "commands": _command_rows(release, COMMANDS, FIELDS)}
+    megatron = _command_rows(release, MEGATRON_COMMANDS, MEGATRON_FIELDS, megatron=True)
     if megatron:
         row["megatron_commands"] = megatron
-    row["deepspeed_presets"], row["fsdp_presets"] = presets(gitdir, version)
+    row["deepspeed_presets"], row["fsdp_presets"] = presets(release)
     return row
 
 
-def presets(gitdir: str, version: str) -> tuple[dict, dict]:
+def presets(release) -> tuple[dict, dict]:
     """The ZeRO stage, offload devices and their pin_memory of each shipped ds_config, and the FSDP options of each
     FSDP preset."""
-    tag = f"v{version}"
-    names = git(gitdir, "ls-tree", "-r", "--name-only", tag, "swift").splitlines()
     ds, fsdp = {}, {}
-    for path in sorted(n for n in names if os.path.dirname(n) in PRESET_DIRS and n.endswith(".json")):
+    for path in sorted(n for n in release.names() if os.path.dirname(n) in PRESET_DIRS and n.endswith(".json")):
         try:
-            data = json.loads(git(gitdir, "show", f"{tag}:{path}"))
+            data = json.loads(release.read(path))
         except ValueError:
             continue
-        source = BLOB.format(version=version, path=path)
+        source = release.source(path)
         preset = os.path.splitext(os.path.basename(path))[0]
         zero = data.get("zero_optimization")
         if isinstance(zero, dict):
@@ -191,10 +223,19 @@ def presets(gitdir: str, version: str) -> tuple[dict, dict]:
     return ds, fsdp
 
 
-def refresh(gitdir: str, releases: list[str] | None, log) -> dict:
-    if not gitdir:
-        raise ValueError("no --swift-source git directory")
-    wanted = releases or newest_patches(git(gitdir, "tag").split())
+def refresh(gitdir: str | None, releases: list[str] | None, log, cache=None) -> dict:
+    """Each release from the mirror's tag when ``gitdir`` has it, else from its wheel (``cache``)."""
+    from rlhf_lint.schemas.build.upstream import index_versions
+
+    tags = set(git(gitdir, "tag").split()) if gitdir else set()
+    if releases:
+        wanted = releases
+    else:
+        listed = [f"v{v}" for v in (cache.cached_versions("ms-swift") if cache.offline else
+                                    index_versions("ms-swift"))] if cache is not None else []
+        wanted = newest_patches(sorted(tags | set(listed)))
+    if not gitdir and cache is None:
+        raise ValueError("neither a --swift-source git directory nor a release cache")
     try:
         with open(TABLE, encoding="utf-8") as fh:
             table = json.load(fh)
@@ -203,8 +244,10 @@ def refresh(gitdir: str, releases: list[str] | None, log) -> dict:
     rows = table.get("releases", {})
     added = [v for v in wanted if v not in rows]
     for version in wanted:
-        log(f"  ms-swift {version}")
-        rows[version] = extract(gitdir, version)
+        from_tag = f"v{version}" in tags
+        log(f"  ms-swift {version}" + ("" if from_tag else " (wheel)"))
+        rows[version] = extract(GitTag(gitdir, version) if from_tag else
+                                Wheel(cache.release("ms-swift", version, "wheel")))
     order = sorted(rows, key=lambda v: tuple(int(p) for p in v.split(".")))
     table = {
         "note": "ms-swift argument defaults per release (schemas/build/swift.py: the dataclass fields of the `swift "

@@ -317,7 +317,7 @@ def test_swift_builder_reads_defaults_through_bases_and_the_presets(tmp_path):
     gitdir = str(repo / ".git")
     assert swift.newest_patches(subprocess.run(git + ["tag"], capture_output=True, text=True).stdout.split()) == \
         ["3.2.2"]
-    row = swift.extract(gitdir, "3.2.2")
+    row = swift.extract(swift.GitTag(gitdir, "3.2.2"))
     fields = row["commands"]["sft"]["fields"]
     # own fields over the bases' in C3 order; a non-literal default is left out
     assert {k: v["default"] for k, v in fields.items()} == {
@@ -339,6 +339,22 @@ def test_swift_builder_reads_defaults_through_bases_and_the_presets(tmp_path):
     # pin_memory only where the preset writes it
     assert row["deepspeed_presets"]["zero3_offload"]["offload_optimizer_pin_memory"] is True
     assert "offload_param_pin_memory" not in row["deepspeed_presets"]["zero3_offload"]
+    # a release the mirror has no tag of is read from its wheel (here a folder of the same files): the same row,
+    # its sources naming the release on the index
+    from rlhf_lint.schemas.build.upstream import Release
+
+    index = "https://pypi.org/project/ms-swift/3.2.2/"
+    wheel = swift.extract(swift.Wheel(Release("ms-swift", "3.2.2", str(repo), index)))
+
+    def defaults(r):
+        return {c: {k: v["default"] for k, v in r[c]["sft"]["fields"].items()}
+                for c in ("commands", "megatron_commands")}
+
+    assert defaults(wheel) == defaults(row)
+    assert wheel["commands"]["sft"]["fields"]["lora_rank"]["source"] == \
+        "https://pypi.org/project/ms-swift/3.2.2/ (ms-swift) swift/llm/argument/base_args.py#L10"
+    assert {k: {f: v for f, v in p.items() if f != "source"} for k, p in wheel["deepspeed_presets"].items()} == \
+        {k: {f: v for f, v in p.items() if f != "source"} for k, p in row["deepspeed_presets"].items()}
 
 
 def test_hf_parser_reads_dataclass_fields_and_the_scripts_parsers():
