@@ -52,6 +52,23 @@ def tables() -> list[dict]:
     out.append({"framework": "orz", "table": "schemas/orz/base_defaults.json (BasePPOExpConfig)",
                 "releases": z.get("releases", [z["release"]]), "newest": z["release"], "builder": "orz",
                 "source": z["source"]})
+    sw = load("swift/releases.json")["releases"]
+    names = _sorted_versions(sw)
+    # a release read from its wheel names it in its rows' sources; one read from a git tag, the tag
+    read_from = next(iter(sw[names[-1]]["commands"]["sft"]["fields"].values()))["source"]
+    out.append({"framework": "ms-swift", "table": "schemas/swift/releases.json (argument defaults, presets)",
+                "releases": names, "newest": names[-1], "builder": "swift",
+                "source": read_from.split(" swift/")[0] if "pypi.org" in read_from else
+                f"https://github.com/modelscope/ms-swift/tree/v{names[-1]}"})
+    t = load("hf/trl_config_defaults.json")["releases"]
+    names = _sorted_versions(t)
+    out.append({"framework": "trl", "table": "schemas/hf/trl_config_defaults.json (config defaults)",
+                "releases": names, "newest": names[-1], "builder": "trl",
+                "source": f"https://pypi.org/project/trl/{names[-1]}/ (wheel: trl/trainer/*config.py)"})
+    c = load("hf/causal_lm_loss.json")
+    out.append({"framework": "transformers", "table": "schemas/hf/causal_lm_loss.json (the loss's dtype per model)",
+                "releases": c["releases"], "newest": c["releases"][-1], "builder": "causal_lm_loss",
+                "source": f"https://pypi.org/project/transformers/{c['releases'][-1]}/ (wheel: models/*/modeling_*.py)"})
     from rlhf_lint.frameworks.versions import requires_table
 
     for package, rows in sorted(requires_table().items()):

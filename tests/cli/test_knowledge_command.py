@@ -24,6 +24,9 @@ def test_json_lists_every_framework_with_its_newest_release():
     assert by["deepspeed"][0]["newest"] == "0.19.8" and by["deepspeed"][0]["releases"][0] == "0.10.3"
     assert "0.19.6" in by["deepspeed"][0]["releases"]  # the hand-read base among the releases read
     assert all(r["newest"] == "0.9.1" for r in by["verl"] if "trainer config" in r["table"])
+    swift = by["ms-swift"][0]
+    assert swift["newest"] == "4.6.0" and "pypi.org/project/ms-swift/4.6.0" in swift["source"]
+    assert next(r for r in by["transformers"] if "causal_lm_loss" in r["table"])["releases"][0] == "4.30.2"
 
 
 def test_text_names_the_refresh_command():
