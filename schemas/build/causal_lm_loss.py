@@ -33,6 +33,14 @@ REMOTE_CODE = {
                        "lm_logits = self.lm_head(hidden_states), then CrossEntropyLoss on its shifted copy, no "
                        "upcast); read in the copy https://github.com/undefdev/Qwen-7B-Chat/blob/"
                        "04df5dd57b94b9ed20498ee42063ea9e164f98b3/modeling_qwen.py"},
+    "baichuan": {"path": "logits_dtype",
+                 "source": "https://huggingface.co/baichuan-inc/Baichuan2-13B-Chat/blob/main/modeling_baichuan.py "
+                           "(BaichuanForCausalLM.forward: logits = self.lm_head(hidden_states), CrossEntropyLoss on "
+                           "the shifted logits plus a z-loss of their row maxima, no upcast); read in the copies "
+                           "https://github.com/jrd77/Baichuan2-13B-Chat/blob/35e3d5af948ecfe718bbb31633f053ae2a063725/"
+                           "modeling_baichuan.py and, for Baichuan-13B (the same model_type), https://github.com/"
+                           "MrInouye/baichuan-13b-chat-batch/blob/3d41c0c70e6fbc86f84aa9ba3d0838e5e3e049fa/"
+                           "modeling_baichuan.py"},
 }
 
 

@@ -11,7 +11,7 @@ from rlhf_lint.memory.catalog import arch_from_config_json, resolve_model
 from rlhf_lint.memory.estimate import estimate
 from rlhf_lint.model import Setting, Settings
 from rlhf_lint.schemas import load
-from rlhf_lint.schemas.build.causal_lm_loss import forward_loss, loss_function_upcasts, ranges
+from rlhf_lint.schemas.build.causal_lm_loss import REMOTE_CODE, forward_loss, loss_function_upcasts, ranges
 
 SEQ = 4096
 
@@ -58,6 +58,13 @@ def test_qwen1_remote_code_keeps_the_loss_in_its_dtype_whatever_the_release():
     assert per_logit(job("Qwen/Qwen1.5-7B"), vocab=151936) == 12  # native qwen2 code upcasts
 
 
+def test_baichuan_remote_code_keeps_the_loss_in_its_dtype():
+    vocab = resolve_model("baichuan-inc/Baichuan2-7B-Base").arch.vocab_size
+    assert per_logit(job("baichuan-inc/Baichuan2-7B-Base"), vocab=vocab) == 6
+    assert per_logit(job("baichuan-inc/Baichuan2-7B-Base", **{"train.strategy": "ddp", "zero.stage": 0}),
+                     vocab=vocab) == 12
+
+
 def test_a_size_guess_knows_no_model_code():
     assert resolve_model("ckpt-13b").arch.model_type == ""
     assert per_logit(job("7B"), {"transformers": "4.30.2"}, vocab=resolve_model("7B").arch.vocab_size) == 12
@@ -78,6 +85,7 @@ def test_the_table_holds_the_releases_read():
     assert [(r["since"], r["until"], r["path"]) for r in llama[:2]] == [("4.30", "4.31", "logits_dtype"),
                                                                         ("4.31", None, "fp32")]
     assert all(r["source"].startswith("https://github.com/huggingface/transformers/blob/v") for r in llama)
+    assert table["remote_code"] == REMOTE_CODE  # the hand-read entries are the builder's
     assert table["remote_code"]["qwen"]["path"] == "logits_dtype"
 
 
