@@ -44,6 +44,9 @@ class ModelArch:
     # intermediate_size: DeepSeek's first_k_dense_replace, Llama 4 Maverick's interleave step, Qwen MoE's
     # mlp_only_layers)
     moe_layers: int | None = None
+    # bytes per routed-expert weight as the checkpoint stores them, where an inference engine loads them so
+    # (gpt-oss: MXFP4, 0.53125); 0: the model's dtype
+    expert_weight_bytes: float = 0.0
     # multi-head latent attention (DeepSeek-V2/V3, Moonlight, Kimi K2): low-rank q and compressed KV
     q_lora_rank: int = 0
     kv_lora_rank: int = 0
@@ -489,6 +492,7 @@ def arch_from_config_json(text: str, name: str, source: str = "") -> ModelArch |
     if experts and not shared and first("n_shared_experts", default=0):
         shared = first("n_shared_experts") * (moe_inter or inter)
     moe_layers = _moe_layer_count(data, layers) if experts else None
+    quant = data.get("quantization_config") if isinstance(data.get("quantization_config"), dict) else {}
     return ModelArch(
         name=name,
         hidden_size=h,
@@ -509,6 +513,7 @@ def arch_from_config_json(text: str, name: str, source: str = "") -> ModelArch |
         moe_intermediate_size=moe_inter,
         shared_expert_intermediate_size=shared,
         moe_layers=moe_layers,
+        expert_weight_bytes=MXFP4_BYTES if experts and quant.get("quant_method") == "mxfp4" else 0.0,
         q_lora_rank=first("q_lora_rank", default=0),
         kv_lora_rank=first("kv_lora_rank", default=0),
         qk_nope_head_dim=first("qk_nope_head_dim", default=0),
@@ -518,6 +523,11 @@ def arch_from_config_json(text: str, name: str, source: str = "") -> ModelArch |
         source=source,
         model_type=model_type,
     )
+
+
+# MXFP4: 32 four-bit values in 16 bytes and one 8-bit scale per block (transformers' Mxfp4GptOssExperts *_blocks and
+# *_scales, https://github.com/huggingface/transformers/blob/v4.57.6/src/transformers/integrations/mxfp4.py)
+MXFP4_BYTES = 17 / 32
 
 
 def _moe_layer_count(data: dict, layers: int) -> int | None:

@@ -2351,6 +2351,23 @@ def _vllm_engine(versions: dict | None, gpu_name: str | None, gpu_memory: int | 
                     "the LLM class's default on an A100 or a card under 70 GiB") if v1 else "vLLM < 0.8"}
 
 
+def _engine_weights(arch: ModelArch, params: int, w: int) -> int:
+    """An inference engine's weights: the checkpoint's own expert format where the engine serves it as stored
+    (gpt-oss's MXFP4 experts: vLLM's and SGLang's MXFP4 MoE kernels), the rest in the model's dtype."""
+    if not arch.expert_weight_bytes:
+        return w * params
+    experts = arch.expert_params()
+    return int(w * (params - experts) + arch.expert_weight_bytes * experts)
+
+
+def _engine_weights_note(arch: ModelArch, params: int, w: int) -> str:
+    if not arch.expert_weight_bytes:
+        return f"{w} B x {_count(params)}"
+    experts = arch.expert_params()
+    return (f"{w} B x {_count(params - experts)} + {arch.expert_weight_bytes:g} B x {_count(experts)} routed-expert "
+            f"weights as the checkpoint stores them (MXFP4)")
+
+
 def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, gpu_memory: int | None,
                versions: dict | None = None, colocated_seqs: int | None = None,
                free_at_init: int | None = None) -> RoleEstimate:
@@ -2375,7 +2392,7 @@ def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, g
     if util_unknown:
         inp.assumptions.append(f"vllm: gpu_memory_utilization is written but cannot be read; {util:g} assumed, "
                                f"and the band's low end leaves the reservation out")
-    weights = w * params // tp
+    weights = _engine_weights(arch, params, w) // tp
     max_len = ctx["seq"]
     model_len, model_len_why, model_len_sure = _max_model_len(arch, inp, max_len)
     if inp.get("rollout.engine") == "sglang" and gpu_memory is not None and free_at_init is None:
@@ -2453,7 +2470,8 @@ def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, g
         "one_sequence_min": min(model_len, max_len),
         "tokens_needed": max_seqs * max_len, "max_num_seqs": max_seqs,
         "engines": engines, "tensor_parallel": tp, "gpu_memory_utilization": util, "utilization_unknown": util_unknown,
-        "formula": f"KV = reservation - weights {gib(weights)} (2 B x {_count(params)} / TP {tp}) - profile peak "
+        "formula": f"KV = reservation - weights {gib(weights)} ({_engine_weights_note(arch, params, w)} / TP {tp}) "
+                   f"- profile peak "
                    f"{gib(profile)} ({tokens} tokens) - {'non-torch increase' if outside else 'CUDA context'} "
                    f"{gib(taken)}; per token {arch.kv_formula(w, per_rank=True)} = {per_token} B",
         "source": SRC_VLLM_KV,
