@@ -153,6 +153,19 @@ def _basename(word: Word) -> str:
     return os.path.basename(word.text) if word.known else ""
 
 
+def _past_unread_prefix(words: list[Word], i: int) -> int:
+    """Past leading words the linter cannot read when a launcher follows them: an interpreter or wrapper chosen in
+    a branch (verl's ``"${LAUNCH[@]}" -m verl.trainer.main_ppo`` with ``LAUNCH=(uv run ... python3)`` under an
+    ``if``: unknown words, then python3). An unread word right before ``-m`` is the interpreter itself (``$PYTHON
+    -m pkg``): kept, for _launch to read as python."""
+    j = i
+    while j < len(words) and not words[j].known:
+        j += 1
+    if j == i or j >= len(words) or words[j].text == "-m":
+        return i
+    return _skip_wrappers(words, j)
+
+
 def _skip_wrappers(words: list[Word], i: int) -> int:
     wrappers = launcher_specs()["wrappers"]["commands"]
     while i < len(words):
@@ -194,6 +207,7 @@ def recognise(simple: "SimpleCommand", script: "ShellScript") -> Command | None:
     # NAME=value words are assignments there (open-r1's slurm/train.slurm: LAUNCHER="ACCELERATE_LOG_LEVEL=info ...")
     while simple.depth > 0 and i < len(words) and _assignment_word(words[i]):
         i = _skip_wrappers(words, i + 1)
+    i = _past_unread_prefix(words, i)
     if i >= len(words):
         return None
     command = Command(path=simple.path, span=simple.span, words=list(words), hardware=dict(script.hardware),
@@ -306,7 +320,10 @@ def _launch(command: Command, words: list[Word], i: int) -> bool:
     runner = specs["env_runners"]["tools"].get(name)
     if runner is not None and i + 1 < len(words) and words[i + 1].text == "run":
         return _env_runner(command, words, i + 2, runner)
-    if _is_python(name):
+    # an interpreter the linter cannot read, right before -m (`$PYTHON -m verl.trainer.main_ppo`, PYTHON set in a
+    # branch): only python takes -m MODULE there
+    unread_python = not words[i].known and i + 1 < len(words) and words[i + 1].text == "-m"
+    if _is_python(name) or unread_python:
         opts, j = _options(words, i + 1, specs["python"], stop=("-m", "-c"))
         if j >= len(words):
             return False

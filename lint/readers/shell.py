@@ -887,23 +887,31 @@ def _merge(envs: list[dict[str, Var]]) -> dict[str, Var]:
         if len(keys) == 1:
             out[name] = values[0]
         elif all(v.elements is not None and not v.unknown for v in values):
-            out[name] = _common_prefix(values)
+            out[name] = _common_ends(values)
         else:
             out[name] = Var.unknown_value()
     del first
     return out
 
 
-def _common_prefix(arrays: list[Var]) -> Var:
-    """The elements every array starts with, then one gap: what follows differs by path, in number too."""
+def _common_ends(arrays: list[Var]) -> Var:
+    """The elements every array starts with, one gap for what differs by path (in number too), then the elements
+    every array ends with: verl's ``LAUNCH=(python3)``, ``LAUNCH=(uv run ... python3)`` in a branch, is a gap and
+    then python3."""
     rows = [[tuple(_ftext(f) for f in el) for el in v.elements] for v in arrays]
     n = 0
     while all(n < len(r) for r in rows) and len({r[n] for r in rows}) == 1:
         n += 1
+    shortest = min(len(r) for r in rows)
+    m = 0  # the common tail, never reaching into the common head of the shortest
+    while n + m < shortest and len({r[len(r) - 1 - m] for r in rows}) == 1:
+        m += 1
     first = arrays[0]
     kept = first.elements[:n]
     if not (kept and _is_gap(kept[-1])):  # a gap already stands for any words after it
         kept = kept + [[_Frag(UNKNOWN, first.value_span or Span(0, 0), first.path, gap=True)]]
+    if m and not any(_is_gap(el) for el in first.elements[len(first.elements) - m:]):
+        kept = kept + first.elements[len(first.elements) - m:]
     # no value_span: no one assignment holds the whole value, so no fix may edit it as one
     return Var(elements=kept, path=first.path, line=first.line)
 

@@ -383,3 +383,20 @@ def test_config_path_config_is_verls_own_folder(tmp_path, flags, config_name, st
 def test_another_config_path_is_the_repositorys_own(tmp_path):
     job = _verl_job(tmp_path, "--config-path=my_configs --config-name=exp", "0.7.0")
     assert job.verl.partial  # my_configs/exp.yaml is not among the checked files
+
+
+def test_launch_through_an_interpreter_array_chosen_in_a_branch(tmp_path):
+    """verl's examples since the uv integration (verl-project/verl#7127) launch as `"${LAUNCH[@]}" -m
+    verl.trainer.main_ppo` with LAUNCH=(python3) or, under an `if`, LAUNCH=(uv run ... python3): the launch was not
+    recognised at all."""
+    (tmp_path / "run.sh").write_text(
+        'MODEL=(actor_rollout_ref.model.path=Qwen/Qwen2.5-3B)\n'
+        'LAUNCH=(python3)\n'
+        'if [ "${VERL_USE_UV:-1}" != 0 ]; then\n'
+        '    LAUNCH=(uv run --frozen --all-packages --extra vllm --extra fsdp python3)\n'
+        'fi\n'
+        '"${LAUNCH[@]}" -m verl.trainer.main_ppo "${MODEL[@]}" trainer.nnodes=1 trainer.n_gpus_per_node=2\n')
+    project, _ = build_project([str(tmp_path)], Config())
+    (job,) = [j for j in project.jobs if j.framework == "verl"]
+    assert job.value("model.actor.path") == "Qwen/Qwen2.5-3B"
+    assert (job.value("topology.nodes"), job.value("topology.gpus_per_node")) == (1, 2)

@@ -525,6 +525,41 @@ def test_array_appended_in_one_branch_keeps_its_common_prefix_then_a_gap():
     assert [src.span_text(w.span) for w in words[3:8]] == ["x=1", "y=2", '"${A[@]}"', "p=1", '"${B[@]}"']
 
 
+def test_arrays_that_part_keep_the_words_every_path_ends_with():
+    """verl's launch idiom: LAUNCH=(python3), replaced under an `if` by LAUNCH=(uv run ... python3): a gap for the
+    words that differ, then python3, which every path ends with; the command is python's."""
+    src = script('''\
+        LAUNCH=(python3)
+        if [ "${VERL_USE_UV:-1}" != 0 ]; then
+            LAUNCH=(uv run --frozen --extra vllm python3)
+        fi
+        "${LAUNCH[@]}" -m verl.trainer.main_ppo trainer.nnodes=1
+    ''')
+    assert argv(src, -1) == [UNKNOWN, "python3", "-m", "verl.trainer.main_ppo", "trainer.nnodes=1"]
+    cmd = one_command(src)
+    assert (cmd.launcher, cmd.entry.text, [w.text for w in cmd.positionals]) == (
+        "python", "verl.trainer.main_ppo", ["trainer.nnodes=1"])
+    # the tail never reaches into the head: (a b) and (a b c b) keep a b, then one gap
+    src = script('''\
+        A=(a b)
+        if [ -n "$X" ]; then A=(a b c b); fi
+        python -m m "${A[@]}"
+    ''')
+    assert argv(src, -1)[3:] == ["a", "b", UNKNOWN]
+
+
+def test_an_interpreter_set_in_a_branch_still_launches_its_module():
+    src = script('''\
+        PYTHON=python
+        if [ -f /opt/isaac/python.sh ]; then PYTHON=/opt/isaac/python.sh; fi
+        $PYTHON -m verl.trainer.main_ppo trainer.nnodes=1
+    ''')
+    cmd = one_command(src)
+    assert (cmd.launcher, cmd.entry.text) == ("python", "verl.trainer.main_ppo")
+    # an unread word before a script is no launcher: nothing says what runs it
+    assert commands_of(script("$RUNNER train.py --lr 1e-5\n")) == []
+
+
 def test_a_later_append_after_a_gap_is_kept():
     src = script('''\
         A=(x=1)
