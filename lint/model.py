@@ -177,6 +177,8 @@ class Setting:
     span: Span | None = None
     origin: str = ""
     raw: str | None = None  # the text as written, when it differs from the value
+    # an UNKNOWN value's known end (``$HOME/models/Qwen2.5-7B``: ``/models/Qwen2.5-7B``): a path may still name its model
+    tail: str = ""
 
     @property
     def filled(self) -> bool:

@@ -562,7 +562,8 @@ class LaunchTopology:
 
 
 def _word_setting(key: str, word: Word, value, how: str) -> Setting:
-    return Setting(key, value, word.path, word.span, word.origin or how, raw=word.text if word.known else None)
+    return Setting(key, value, word.path, word.span, word.origin or how, raw=word.text if word.known else None,
+                   tail=word.suffix if value is UNKNOWN else "")
 
 
 def _count(key: str, word: Word | None, how: str) -> Setting | None:

@@ -892,7 +892,8 @@ def interpret(command, source, project) -> list[Job]:
             word = value.word
             origin = getattr(word, "origin", "") if word is not None else ""
             raw = word.text if word is not None and isinstance(word.text, str) else None
-            settings.add(Setting(key, mapped, path, value.span, origin, raw if raw != mapped else None))
+            tail = getattr(word, "suffix", "") if mapped is UNKNOWN else ""
+            settings.add(Setting(key, mapped, path, value.span, origin, raw if raw != mapped else None, tail))
     for row in k.data.get("version_defaults", ()):
         if inv.tag <= k.index(row["last"]) and settings.get(row["key"]) is None:
             settings.add(Setting(row["key"], row["value"], path, None, f"{default_origin} ({row['note']})"))
@@ -961,11 +962,11 @@ def _derived_models(inv: Invocation, settings: Settings, path: str) -> None:
         role = _roles(inv)[0]
         if settings.get(f"model.{role}.path") is None:
             settings.add(Setting(f"model.{role}.path", actor.value, path, actor.span,
-                                 f"OpenRLHF {inv.cli}: the model it loads for inference"))
+                                 f"OpenRLHF {inv.cli}: the model it loads for inference", tail=actor.tail))
         return
     if settings.get("model.ref.path") is None and inv.cli in ("train_ppo_ray", "train_ppo", "train_dpo", "train_kto"):
         settings.add(Setting("model.ref.path", actor.value, path, actor.span, "OpenRLHF: the reference model is the "
-                                                                              "actor's initial weights"))
+                                                                              "actor's initial weights", tail=actor.tail))
     if inv.cli in ("train_ppo_ray", "train_ppo") and critic_in_use(inv) and settings.get("model.critic.path") is None:
         reward = settings.get("model.reward.path")
         remote = inv.get("reward.remote_url") or inv.get("train.agent_func_path")
@@ -973,7 +974,7 @@ def _derived_models(inv: Invocation, settings: Settings, path: str) -> None:
             return
         if remote:
             settings.add(Setting("model.critic.path", actor.value, path, actor.span,
-                                 "OpenRLHF: with a remote reward the critic starts from the actor"))
+                                 "OpenRLHF: with a remote reward the critic starts from the actor", tail=actor.tail))
         elif reward is not None and isinstance(reward.value, str):
             settings.add(Setting("model.critic.path", reward.value.split(",")[0], path, reward.span,
                                  "OpenRLHF: the critic starts from the first reward model"))

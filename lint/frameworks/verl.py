@@ -192,6 +192,7 @@ class Override:
     span: Span  # the word as written
     key_span: Span | None  # the key (with its operator) as written, when it can be located
     value_span: Span | None  # the value as written, when it can be located
+    tail: str = ""  # an unknown value's known end (``model.path=$HOME/models/Qwen3-8B``: ``/models/Qwen3-8B``)
 
 
 def split_override(word, source_text: str | None) -> Override | None:
@@ -208,7 +209,8 @@ def split_override(word, source_text: str | None) -> Override | None:
             return None
         start = source_text.find(m.group(0), word.span.start)
         key_span = Span(start, start + len(m.group(0)) - 1) if start >= 0 else None
-        return Override(m.group(1) or "", m.group(2), UNKNOWN, written, word.path, word.span, key_span, None)
+        return Override(m.group(1) or "", m.group(2), UNKNOWN, written, word.path, word.span, key_span, None,
+                        getattr(word, "suffix", ""))
     m = _OVERRIDE.match(text)
     if not m or (m.group("value") is None and m.group("op") != "~"):
         return None
@@ -489,8 +491,9 @@ def setting_for(cfg: VerlConfig, common: str, key: str, convert=None, source_for
         from rlhf_lint.readers.yaml import node_span
 
         path, span, origin = found.path, node_span(found.node), f"{key} in {found.path}"
+    tail = found.tail if isinstance(found, Override) and value is UNKNOWN else ""
     return Setting(common, UNKNOWN if value is None and common.startswith(("vllm.", "batch.")) else value,
-                   path, span, origin=origin)
+                   path, span, origin=origin, tail=tail)
 
 
 def _global_micro_batches(cfg: VerlConfig) -> list[Setting]:

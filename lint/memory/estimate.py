@@ -368,6 +368,7 @@ class _Inputs:
         # (vllm.max_model_len, its origin, assumed) the framework's release implies when the launch gives none
         self.max_model_len_default: tuple | None = None
         self.gpus_from_profile: set[str] = set()  # roles whose GPU count no launch gives (the hardware profile's)
+        self.tail_models: dict[str, str] = {}  # model name -> the unread path whose known end named it
 
     def get(self, key: str, default=None, note: str | None = None):
         value = self.settings.value(key, UNKNOWN)
@@ -602,7 +603,34 @@ def _model_ref(inp: _Inputs, role: str):
         path = inp.get(f"model.{r}.path")
         if isinstance(path, str):
             return path
+        setting = inp.settings.get(f"model.{r}.path")
+        name = _named_by_tail(setting)
+        if name is not None:
+            inp.tail_models[name] = setting.tail
+            return name
     return None
+
+
+TAIL = "path tail"  # ModelResolution.how suffix of a model named by an unread path's known end
+
+
+def _from_tail(res: ModelResolution, inp: _Inputs) -> ModelResolution:
+    """A resolution of a name read off an unread path's end: guessed, and said (M001 keeps it a warning)."""
+    tail = inp.tail_models.get(res.reference)
+    if tail is None or res.arch is None:
+        return res
+    note = (f"model path cannot be read; '{res.reference}', the end of '...{tail}', taken as the model"
+            + (f" ({res.note})" if res.note else ""))
+    return replace(res, how=f"{res.how}, {TAIL}", guessed=True, note=note)
+
+
+def _named_by_tail(setting) -> str | None:
+    """The last directory of an unread model path's known end (``$HOME/models/Qwen3-8B``: Qwen3-8B), which names
+    the model as a local checkpoint folder does; None without a path separator before it."""
+    if setting is None or setting.value is not UNKNOWN or "/" not in setting.tail:
+        return None
+    name = setting.tail.rstrip("/").rpartition("/")[2]
+    return name if any(c.isalpha() for c in name) else None
 
 
 def _gpus_of(inp: _Inputs, role: str, hardware) -> tuple[int, int]:
@@ -2673,7 +2701,7 @@ def _estimate(job, hardware, read_config: Callable[[str], str | None] | None = N
         if ref is None:
             assumptions.append(f"{role}: no model given, role left out")
             continue
-        res = resolutions.get(ref) or resolve_model(ref, read_config)
+        res = resolutions.get(ref) or _from_tail(resolve_model(ref, read_config), inp)
         resolutions[ref] = res
         if res.arch is None:
             assumptions.append(f"{role}: {res.note}; role left out")

@@ -42,6 +42,8 @@ class Word:
     prefix: for a word whose text is UNKNOWN, the text written literally at its start before the first unknown
     expansion (``--nproc_per_node=$(nvidia-smi -L | wc -l)``: ``--nproc_per_node=``), so the flag is still read;
     prefix_start: where that text begins (after an opening quote).
+    suffix: for a word whose text is UNKNOWN, the known text after its last unknown expansion
+    (``$HOME/models/Qwen2.5-7B``: ``/models/Qwen2.5-7B``), which may still name a model.
     """
 
     text: Any
@@ -53,6 +55,7 @@ class Word:
     parts: tuple[WordPart, ...] = ()
     prefix: str = ""
     prefix_start: int = -1
+    suffix: str = ""
 
     def origin_span_of(self, start: int, end: int) -> Span | None:
         """Where the text[start:end] was assigned, when exactly one expansion supplied all of it."""

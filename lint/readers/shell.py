@@ -1039,6 +1039,20 @@ def _split_fields(frags: list, doc: _Doc, node) -> list[list[_Frag]]:
 
 
 def _word(frags: list[_Frag], token: Span, path: str) -> Word:
+    word = _word_of(frags, token, path)
+    if word.text is UNKNOWN:
+        word.suffix = _known_suffix(frags)
+    return word
+
+
+def _known_suffix(frags: list[_Frag]) -> str:
+    """The known text after the last fragment whose value is unknown (and not an unknown array gap)."""
+    last = max((i for i, f in enumerate(frags) if f.text is UNKNOWN), default=-1)
+    tail = frags[last + 1:]
+    return "".join(f.text for f in tail) if all(isinstance(f.text, str) for f in tail) else ""
+
+
+def _word_of(frags: list[_Frag], token: Span, path: str) -> Word:
     text = _join([f.text for f in frags])
     literal_quotes = any(f.heredoc and f.text is not UNKNOWN and any(q in f.text for q in _QUOTE_CHARS)
                          for f in frags)

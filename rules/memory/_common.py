@@ -135,6 +135,15 @@ UNMEASURED_VERL_MEGATRON = (" with verl's Megatron workers (sized from their cod
                             "yet checked against a measured verl run)")
 
 
+def _tail_named(est) -> str:
+    """A qualifier for a verdict resting on a model named only by the end of a path the linter cannot read
+    (``$HOME/models/Qwen3-8B``): the finding is a warning that says so; "" otherwise."""
+    from rlhf_lint.memory.estimate import TAIL
+
+    names = [r.reference for r in est.models.values() if r.how.endswith(TAIL)]
+    return f" (the model {', '.join(names)} read from the end of a path the linter cannot read)" if names else ""
+
+
 def _unmeasured_backend(ctx) -> str:
     """A qualifier for a verdict resting on a worker model no measured run backs (verl's Megatron workers): the
     finding is a warning that says so; "" otherwise."""

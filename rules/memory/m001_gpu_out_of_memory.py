@@ -7,7 +7,8 @@ from rlhf_lint.model import Applicability, Finding, Severity
 from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.memory._common import (
     PHASE_NOTES, _m001_reports, _assumed, _best_utilization, _breakdown, _checkpointing_off, _estimate, _gib, _need,
-    _no_verdict, _replicas_guessed, _shape_guessed, _unmeasured_backend, _unread_config, _world_size_guessed,
+    _no_verdict, _replicas_guessed, _shape_guessed, _tail_named, _unmeasured_backend, _unread_config,
+    _world_size_guessed,
     _what_if, rollout_label,
 )
 
@@ -178,7 +179,9 @@ def gpu_out_of_memory(ctx):
     Likewise when a model's layer shape is a stand-in (its size read from the name, the vocabulary and widths of
     the nearest catalog model), and when no launch gives the world size (a recipe or script run by a README
     command) and the overflow lies in states ZeRO or FSDP shard: the hardware profile's GPU count is a guess, and
-    more GPUs would shard further.
+    more GPUs would shard further. A model named only by the end of a path the linter cannot read
+    (`model.path=$HOME/models/Qwen3-8B`: Qwen3-8B) is sized, and its verdicts (here and in M002, M005, M007) are
+    warnings that say so.
 
     ## Why it matters
     An OOM after model loading costs the whole start-up (often tens of minutes on many nodes); an OOM after the
@@ -244,6 +247,8 @@ def gpu_out_of_memory(ctx):
                          f"widths of the nearest catalog model)")
         elif _unmeasured_backend(ctx):
             qualifier = _unmeasured_backend(ctx)
+        elif _tail_named(est):
+            qualifier = _tail_named(est)
         elif ctx.job.value("topology.layout_guess"):
             qualifier = f" if {ctx.job.value('topology.layout_guess')}"
         elif guessed_world:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from rlhf_lint.model import Finding, Severity
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.memory._common import _assumed, _estimate, _gib
+from rlhf_lint.rules.memory._common import _assumed, _estimate, _gib, _tail_named
 
 
 @rule("M002", "host-out-of-memory", Severity.ERROR, scope="job", when="host memory")
@@ -58,6 +58,8 @@ def host_out_of_memory(ctx):
         # profile's guess, and so is the verdict
         guessed = not _launch_counts_processes(ctx.job)
         note = "; the processes per node are the hardware profile's, no launch gives them" if guessed else ""
+        note += _tail_named(est)
+        guessed = guessed or bool(_tail_named(est))
         yield Finding(ctx.job.span,
                       f"node {node.index} ({roles}) needs {_gib(node.total)} host RAM, its {node.limit_name} is "
                       f"{_gib(node.limit)}: {detail}{_cpu_adam_note(est, node)}{note}{_assumed(est)}",

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from rlhf_lint.model import Finding, Severity
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.memory._common import _assumed, _estimate, _gib, _no_verdict, _span_of
+from rlhf_lint.rules.memory._common import _assumed, _estimate, _gib, _no_verdict, _span_of, _tail_named
 
 
 @rule("M007", "vllm-kv-cache-too-small", Severity.ERROR, scope="job", when="gpu")
@@ -67,7 +67,9 @@ def vllm_kv_cache_too_small(ctx):
                             f"{_gib(kv['kv_bytes_at_most'])}, so this rests on the assumed profiling peak and memory "
                             f"outside torch{_assumed(est)}", severity=Severity.WARNING)
         return
-    yield Finding(span, f"vLLM cannot hold {_length(kv, tokens)}: {what}{_assumed(est)}")
+    tail = _tail_named(est)
+    yield Finding(span, f"vLLM cannot hold {_length(kv, tokens)}: {what}{tail}{_assumed(est)}",
+                  severity=Severity.WARNING if tail else None)
 
 
 def _length(kv: dict, tokens: int) -> str:

@@ -400,3 +400,29 @@ def test_launch_through_an_interpreter_array_chosen_in_a_branch(tmp_path):
     (job,) = [j for j in project.jobs if j.framework == "verl"]
     assert job.value("model.actor.path") == "Qwen/Qwen2.5-3B"
     assert (job.value("topology.nodes"), job.value("topology.gpus_per_node")) == (1, 2)
+
+
+def test_a_model_path_under_an_unread_folder_is_named_by_its_end(tmp_path):
+    """verl's examples write MODEL_PATH=${MODEL_PATH:-${HOME}/models/${MODEL_ID}}: $HOME cannot be read, the folder
+    name can; the estimate takes it, says so, and keeps verdicts resting on it at warnings."""
+    from rlhf_lint.memory.estimate import estimate
+    from rlhf_lint.engine.config import Hardware
+    from lintutil import run_lint
+
+    (tmp_path / "run.sh").write_text(
+        'MODEL_ID=Qwen2.5-7B-Instruct\n'
+        'MODEL_PATH=${MODEL_PATH:-${HOME}/models/${MODEL_ID}}\n'
+        'python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo actor_rollout_ref.model.path="$MODEL_PATH" '
+        'trainer.nnodes=1 trainer.n_gpus_per_node=1 actor_rollout_ref.rollout.tensor_model_parallel_size=1\n')
+    project, _ = build_project([str(tmp_path)], Config())
+    (job,) = [j for j in project.jobs if j.framework == "verl"]
+    setting = job.settings.get("model.actor.path")
+    assert setting.value is UNKNOWN and setting.tail == "/models/Qwen2.5-7B-Instruct"
+    est = estimate(job, Hardware(gpu="RTX-3090"))
+    assert est.role("actor").model == "Qwen/Qwen2.5-7B"
+    assert any("'Qwen2.5-7B-Instruct', the end of '.../models/Qwen2.5-7B-Instruct'" in a for a in est.assumptions)
+    cfg = Config()
+    cfg.hardware = Hardware(gpu="RTX-3090", gpus_per_node=1)
+    found = [d for d in run_lint([tmp_path], cfg, select=["M001"]).diagnostics]
+    assert found and all(d.severity.name == "WARNING" for d in found)
+    assert "read from the end of a path the linter cannot read" in found[0].message

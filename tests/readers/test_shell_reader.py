@@ -560,6 +560,17 @@ def test_an_interpreter_set_in_a_branch_still_launches_its_module():
     assert commands_of(script("$RUNNER train.py --lr 1e-5\n")) == []
 
 
+def test_an_unknown_word_keeps_the_known_text_at_its_end():
+    src = script('''\
+        MODEL_ID=Qwen3-8B
+        MODEL_PATH=${MODEL_PATH:-${HOME}/models/${MODEL_ID}}
+        python -m m a=$HOME/models/Qwen2.5-7B b="$MODEL_PATH" c=$(pwd) d=x
+    ''')
+    words = read_script(src).simple_commands[-1].words
+    assert [(w.text, w.suffix) for w in words[3:]] == [(UNKNOWN, "/models/Qwen2.5-7B"), (UNKNOWN, "/models/Qwen3-8B"),
+                                                      (UNKNOWN, ""), ("d=x", "")]
+
+
 def test_a_later_append_after_a_gap_is_kept():
     src = script('''\
         A=(x=1)
