@@ -117,7 +117,7 @@ def mapped(typed, row: dict):
     return mapping.get(str(typed).lower(), row.get("map_default"))
 
 
-def _add_field(settings: Settings, name: str, value, path, span, origin: str = "") -> None:
+def _add_field(settings: Settings, name: str, value, path, span, origin: str = "", tail: str = "") -> None:
     row = table()["fields"].get(name)
     if row is None:
         return
@@ -134,7 +134,7 @@ def _add_field(settings: Settings, name: str, value, path, span, origin: str = "
     if name == "stage" and isinstance(typed, str):
         typed = {"pt": "pretrain"}.get(typed, typed)
     raw = value if isinstance(value, str) else None
-    settings.add(Setting(row["key"], typed, path, span, origin, raw=raw))
+    settings.add(Setting(row["key"], typed, path, span, origin, raw=raw, tail=tail if typed is UNKNOWN else ""))
 
 
 def _add_recipe(settings: Settings, entries: dict, path: str) -> None:
@@ -166,7 +166,8 @@ def _add_flags(settings: Settings, command: "Command") -> set[str]:
             continue
         if word is None:
             continue
-        _add_field(settings, name, word.text if word.known else UNKNOWN, word.path, word.span, word.origin)
+        _add_field(settings, name, word.text if word.known else UNKNOWN, word.path, word.span, word.origin,
+                   word.suffix)
     # llamafactory-cli train x.yaml key=value (OmegaConf overrides)
     for word in command.positionals:
         if word.known and "=" in word.text and not word.text.startswith("="):

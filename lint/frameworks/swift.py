@@ -117,6 +117,9 @@ def interpret(command: "Command", source: "Source", project) -> list[Job]:
     if "model" in given and isinstance(given["model"][0], str):
         value, path, span, origin = given["model"]
         settings.add(Setting("model.policy.path", value, path, span, origin))
+    elif "model" in given and given["model"][0] is UNKNOWN:  # `--model $ROOT/Qwen2.5-7B`: the known end names it
+        word = next((a.value for a in reversed(command.args) if a.flag.lstrip("-") == "model" and a.value), None)
+        settings.add(Setting("model.policy.path", UNKNOWN, *given["model"][1:], tail=word.suffix if word else ""))
     if megatron:
         settings.add(Setting("train.strategy", "megatron", entry.path, entry.span,
                              f"`{program}`: ms-swift's Megatron-Core path ({table['megatron_commands']['source']})"))
