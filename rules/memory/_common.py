@@ -135,6 +135,14 @@ UNMEASURED_VERL_MEGATRON = (" with verl's Megatron workers (sized from their cod
                             "yet checked against a measured verl run)")
 
 
+def _stand_in(est) -> str:
+    """A qualifier for a verdict resting on a model whose layer shape is a stand-in (its size read from the name):
+    the KV cache and activations follow that shape; "" otherwise."""
+    names = [r.reference for r in est.models.values() if r.how == "size" and r.arch is not None]
+    return (f" (with a stand-in layer shape for {', '.join(names)}: its size read from the name, the widths of the "
+            f"nearest catalog model)") if names else ""
+
+
 def _tail_named(est) -> str:
     """A qualifier for a verdict resting on a model named only by the end of a path the linter cannot read
     (``$HOME/models/Qwen3-8B``): the finding is a warning that says so; "" otherwise."""

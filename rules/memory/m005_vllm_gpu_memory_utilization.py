@@ -4,7 +4,7 @@ from __future__ import annotations
 from rlhf_lint.model import Applicability, Finding, Severity
 from rlhf_lint.engine.registry import rule
 from rlhf_lint.rules.memory._common import (
-    PHASE_NOTES, _best_utilization, _estimate, _gib, _no_verdict, _replicas_guessed, _span_of, _tail_named,
+    PHASE_NOTES, _best_utilization, _estimate, _gib, _no_verdict, _replicas_guessed, _span_of, _stand_in, _tail_named,
     _unmeasured_backend,
     _vllm_phases,
     rollout_label,
@@ -81,7 +81,7 @@ def vllm_gpu_memory_utilization(ctx):
     # and only when the states beside it are known to be where the estimate puts them (not replicas guessed)
     guessed = _replicas_guessed(ctx, group)
     unread = bool(vllm.kv.get("utilization_unknown"))  # written but unreadable: the utilisation is assumed
-    unmeasured = _unmeasured_backend(ctx) or _tail_named(est)
+    unmeasured = _unmeasured_backend(ctx) or _tail_named(est) or _stand_in(est)
     severity = None if group.band_total(phase, 0) > group.gpu_memory and not guessed and not unread \
         and not unmeasured else Severity.WARNING
     message = (f"{rollout_label(ctx)} reserves {util:g}{' (assumed: the launch sets it, but not readably)' if unread else ''} x "

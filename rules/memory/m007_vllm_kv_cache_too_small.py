@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from rlhf_lint.model import Finding, Severity
 from rlhf_lint.engine.registry import rule
-from rlhf_lint.rules.memory._common import _assumed, _estimate, _gib, _no_verdict, _span_of, _tail_named
+from rlhf_lint.rules.memory._common import _assumed, _estimate, _gib, _no_verdict, _span_of, _stand_in, _tail_named
 
 
 @rule("M007", "vllm-kv-cache-too-small", Severity.ERROR, scope="job", when="gpu")
@@ -30,7 +30,8 @@ def vllm_kv_cache_too_small(ctx):
     0.7.1 on when `rollout.max_model_len` is unset; TRL's colocated GRPO engine from 0.26 when
     `vllm_max_model_length` is unset; OpenRLHF's engines before 0.3.2). That length is used only when the model's config was read (the
     catalog entry of that exact model, or its config.json); with the framework's release unknown the finding is a
-    warning.
+    warning. So is a shortfall that rests on a stand-in layer shape (a size read from the name) unless the weights
+    alone fill the reservation, or on a model named by the end of a path the linter cannot read.
 
     ## Fix
     Raise gpu_memory_utilization (if the GPU is not shared), raise tensor parallelism, or shorten the sequences
@@ -67,9 +68,11 @@ def vllm_kv_cache_too_small(ctx):
                             f"{_gib(kv['kv_bytes_at_most'])}, so this rests on the assumed profiling peak and memory "
                             f"outside torch{_assumed(est)}", severity=Severity.WARNING)
         return
-    tail = _tail_named(est)
-    yield Finding(span, f"vLLM cannot hold {_length(kv, tokens)}: {what}{tail}{_assumed(est)}",
-                  severity=Severity.WARNING if tail else None)
+    # a stand-in layer shape sizes the KV per token and the profile peak, not the weights: weights that fill the
+    # reservation alone overflow whatever the shape
+    unsure = _tail_named(est) or (_stand_in(est) if kv["kv_bytes_at_most"] > 0 else "")
+    yield Finding(span, f"vLLM cannot hold {_length(kv, tokens)}: {what}{unsure}{_assumed(est)}",
+                  severity=Severity.WARNING if unsure else None)
 
 
 def _length(kv: dict, tokens: int) -> str:

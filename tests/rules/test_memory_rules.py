@@ -232,3 +232,28 @@ def test_a_process_count_written_as_a_command_substitution_is_no_certain_overflo
     result = lint([str(tmp_path)], Config(), Options(select=["M001"]))
     assert [(d.code, d.severity.label) for d in result.diagnostics] == [("M001", "warning")]
     assert "on 8 GPUs (the hardware profile's" in result.diagnostics[0].message
+
+
+def _m007(tmp_path, model, utilization, generate):
+    from lintutil import run_lint
+    from rlhf_lint.engine.config import Hardware
+
+    (tmp_path / "run.sh").write_text(
+        f"python3 -m openrlhf.cli.train_ppo_ray --pretrain {model} --actor_num_nodes 1 --actor_num_gpus_per_node 8 "
+        f"--vllm_num_engines 1 --vllm_tensor_parallel_size 1 --vllm_gpu_memory_utilization {utilization} "
+        f"--prompt_max_len 1024 --generate_max_len {generate} --zero_stage 3 --bf16\n")
+    cfg = Config()
+    cfg.hardware = Hardware(gpu="A100-80GB", gpus_per_node=8)
+    return [(d.severity.name, d.message) for d in run_lint([tmp_path], cfg, select=["M007"]).diagnostics]
+
+
+def test_m007_on_a_stand_in_shape_is_a_warning_unless_the_weights_alone_fill_the_reservation(tmp_path):
+    # a size read from the name: the KV bytes per token are the nearest catalog model's
+    (severity, message), = _m007(tmp_path, "org/my-7b-sft", 0.2, 200000)
+    assert severity == "WARNING" and "stand-in layer shape for org/my-7b-sft" in message
+    # 70B of weights fill the 0.9 reservation of one 80 GB card whatever the shape: still an error
+    (severity, message), = _m007(tmp_path, "org/my-70b-sft", 0.9, 1024)
+    assert severity == "ERROR" and "already fill the reservation" in message
+    # the same shortfall with the model's own shape stays an error
+    (severity, _), = _m007(tmp_path, "Qwen/Qwen2.5-7B", 0.2, 200000)
+    assert severity == "ERROR"
