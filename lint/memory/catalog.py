@@ -47,6 +47,9 @@ class ModelArch:
     # bytes per routed-expert weight as the checkpoint stores them, where an inference engine loads them so
     # (gpt-oss: MXFP4, 0.53125); 0: the model's dtype
     expert_weight_bytes: float = 0.0
+    # bytes per decoder linear weight as the checkpoint stores them, where an inference engine loads them so
+    # (DeepSeek-V3's block-scaled FP8: 1 B and one fp32 scale per 128 x 128 block); 0: the model's dtype
+    linear_weight_bytes: float = 0.0
     # multi-head latent attention (DeepSeek-V2/V3, Moonlight, Kimi K2): low-rank q and compressed KV
     q_lora_rank: int = 0
     kv_lora_rank: int = 0
@@ -514,6 +517,7 @@ def arch_from_config_json(text: str, name: str, source: str = "") -> ModelArch |
         shared_expert_intermediate_size=shared,
         moe_layers=moe_layers,
         expert_weight_bytes=MXFP4_BYTES if experts and quant.get("quant_method") == "mxfp4" else 0.0,
+        linear_weight_bytes=_fp8_bytes(quant),
         q_lora_rank=first("q_lora_rank", default=0),
         kv_lora_rank=first("kv_lora_rank", default=0),
         qk_nope_head_dim=first("qk_nope_head_dim", default=0),
@@ -528,6 +532,18 @@ def arch_from_config_json(text: str, name: str, source: str = "") -> ModelArch |
 # MXFP4: 32 four-bit values in 16 bytes and one 8-bit scale per block (transformers' Mxfp4GptOssExperts *_blocks and
 # *_scales, https://github.com/huggingface/transformers/blob/v4.57.6/src/transformers/integrations/mxfp4.py)
 MXFP4_BYTES = 17 / 32
+
+
+def _fp8_bytes(quant: dict) -> float:
+    """Bytes per weight of a checkpoint stored in FP8 (quant_method fp8): one byte, and with weight_block_size an
+    fp32 scale per block (https://github.com/vllm-project/vllm/blob/v0.8.5/vllm/model_executor/layers/quantization/
+    fp8.py: weight_scale_inv per block); 0 for any other format."""
+    if quant.get("quant_method") != "fp8":
+        return 0.0
+    block = quant.get("weight_block_size")
+    if isinstance(block, list) and len(block) == 2 and all(isinstance(b, int) and b > 0 for b in block):
+        return 1 + 4 / (block[0] * block[1])
+    return 1.0
 
 
 def _moe_layer_count(data: dict, layers: int) -> int | None:

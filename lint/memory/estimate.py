@@ -2379,21 +2379,31 @@ def _vllm_engine(versions: dict | None, gpu_name: str | None, gpu_memory: int | 
                     "the LLM class's default on an A100 or a card under 70 GiB") if v1 else "vLLM < 0.8"}
 
 
+def _stored_weights(arch: ModelArch) -> tuple[int, float, str]:
+    """(parameters, bytes each, what) of the weights an inference engine holds in the checkpoint's own format:
+    gpt-oss's MXFP4 experts, DeepSeek-V3's FP8 linear layers (vLLM's and SGLang's kernels serve them as stored);
+    (0, 0, "") when the checkpoint is in the model's dtype."""
+    if arch.expert_weight_bytes:
+        return arch.expert_params(), arch.expert_weight_bytes, "routed-expert weights in MXFP4"
+    if arch.linear_weight_bytes:
+        norm = arch.hidden_size * (2 if arch.biases else 1)
+        linear = arch.decoder_params() - arch.num_layers * arch.norms_per_layer * norm
+        return linear, arch.linear_weight_bytes, "decoder linear weights in FP8"
+    return 0, 0.0, ""
+
+
 def _engine_weights(arch: ModelArch, params: int, w: int) -> int:
-    """An inference engine's weights: the checkpoint's own expert format where the engine serves it as stored
-    (gpt-oss's MXFP4 experts: vLLM's and SGLang's MXFP4 MoE kernels), the rest in the model's dtype."""
-    if not arch.expert_weight_bytes:
-        return w * params
-    experts = arch.expert_params()
-    return int(w * (params - experts) + arch.expert_weight_bytes * experts)
+    """An inference engine's weights: what the checkpoint stores in its own format as stored, the rest in the
+    model's dtype."""
+    stored, each, _ = _stored_weights(arch)
+    return int(w * (params - stored) + each * stored) if stored else w * params
 
 
 def _engine_weights_note(arch: ModelArch, params: int, w: int) -> str:
-    if not arch.expert_weight_bytes:
+    stored, each, what = _stored_weights(arch)
+    if not stored:
         return f"{w} B x {_count(params)}"
-    experts = arch.expert_params()
-    return (f"{w} B x {_count(params - experts)} + {arch.expert_weight_bytes:g} B x {_count(experts)} routed-expert "
-            f"weights as the checkpoint stores them (MXFP4)")
+    return f"{w} B x {_count(params - stored)} + {each:.4g} B x {_count(stored)} {what}, as the checkpoint stores them"
 
 
 def _vllm_role(arch: ModelArch, params: int, tp: int, inp: _Inputs, ctx: dict, gpu_memory: int | None,

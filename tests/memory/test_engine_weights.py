@@ -38,3 +38,21 @@ def test_config_json_with_mxfp4_experts():
     plain = arch_from_config_json(json.dumps(config), "local/dequantized")
     stored = arch_from_config_json(json.dumps({**config, "quantization_config": {"quant_method": "mxfp4"}}), "local")
     assert (plain.expert_weight_bytes, stored.expert_weight_bytes) == (0.0, 17 / 32)
+
+
+def test_fp8_checkpoints_are_served_in_fp8_and_trained_in_bf16():
+    """DeepSeek-V3 stores its decoder linear weights in block-scaled FP8 (1 B + an fp32 scale per 128 x 128)."""
+    from rlhf_lint.memory.estimate import _engine_weights
+
+    arch = resolve_model("deepseek-ai/DeepSeek-V3").arch
+    params = arch.param_count()
+    norms = arch.num_layers * arch.norms_per_layer * arch.hidden_size
+    linear = arch.decoder_params() - norms
+    assert _engine_weights(arch, params, 2) == int(2 * (params - linear) + (1 + 4 / 16384) * linear)
+    # the embedding and the LM head (and the norms) stay bf16: between 1 and 1.01 B per parameter overall
+    assert 1.0 < _engine_weights(arch, params, 2) / params < 1.01
+    config = {"model_type": "deepseek_v3", "hidden_size": 7168, "num_hidden_layers": 61, "num_attention_heads": 128,
+              "vocab_size": 129280, "quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128]}}
+    assert arch_from_config_json(json.dumps(config), "local").linear_weight_bytes == 1 + 4 / 16384
+    per_tensor = {**config, "quantization_config": {"quant_method": "fp8"}}
+    assert arch_from_config_json(json.dumps(per_tensor), "local").linear_weight_bytes == 1.0
