@@ -479,7 +479,7 @@ def _loss_in_logits_dtype(arch: ModelArch, inp: _Inputs, ctx: dict) -> str:
     row = _release_row(table["model_types"].get(arch.model_type, []), ctx.get("versions"), "transformers")
     if row is None or row["path"] != "logits_dtype":
         return ""
-    return f"transformers {_release(ctx.get('versions'), 'transformers')} {arch.model_type}: no fp32 upcast"
+    return f"transformers {(ctx.get('versions') or {}).get('transformers')} {arch.model_type}: no fp32 upcast"
 
 
 def _trl_reference(inp: _Inputs, versions: dict | None) -> bool:
@@ -3291,11 +3291,13 @@ def _pow2(n: int) -> int:
     return 1 << max(0, int(n) - 1).bit_length() if n > 0 else 0
 
 
-def _vllm_weight_numels(arch: ModelArch, tp: int) -> list[tuple[int, int]]:
-    """(elements, how many) of the weight tensors one tensor-parallel rank of vLLM holds: q, k and v fused (KV heads
-    replicated when fewer than the ranks), gate and up fused, an MoE layer's experts in two tensors (FusedMoE w13,
-    w2), the vocabulary padded to 64 rows. Latent attention (MLA) and plain MLPs keep Hugging Face's tensors, split
-    over the ranks. Counted per layer kind, never per layer (a config may claim any number of layers)."""
+def _vllm_weight_numels(arch: ModelArch, tp: int) -> list[tuple[int, int, float]]:
+    """(elements, how many, bytes per element or 0 for the model's dtype) of the weight tensors one tensor-parallel
+    rank of vLLM holds: q, k and v fused (KV heads replicated when fewer than the ranks), gate and up fused, an MoE
+    layer's experts in two tensors (FusedMoE w13, w2), the vocabulary padded to 64 rows. Latent attention (MLA) and
+    plain MLPs keep Hugging Face's tensors, split over the ranks. Counted per layer kind, never per layer (a config
+    may claim any number of layers). A checkpoint stored in MXFP4 (experts) or FP8 (linear layers) keeps its
+    bytes there (_stored_weights)."""
     import math
 
     h, d = arch.hidden_size, arch.dim_head
@@ -3303,24 +3305,28 @@ def _vllm_weight_numels(arch: ModelArch, tp: int) -> list[tuple[int, int]]:
     def shard(n: int) -> int:
         return -(-n // tp)
 
+    linear, expert = arch.linear_weight_bytes, arch.expert_weight_bytes
     vocab = shard(-(-arch.vocab_size // 64) * 64) * h
-    out = [(vocab, 1 if arch.tie_embeddings else 2), (h, 1)]  # embedding (and LM head), final norm
+    out = [(vocab, 1 if arch.tie_embeddings else 2, 0.0), (h, 1, 0.0)]  # embedding (and LM head), final norm
     q, kv = shard(arch.num_heads) * d, max(1, arch.num_kv_heads // tp) * d
     for moe, layers in arch.layer_kinds():
         if not len(layers):
             continue
         if arch.kv_lora_rank or arch.mlp != "gated":
-            out += [(shard(math.prod(shape)), count * len(layers)) for _, shape, count in arch.layer_tensors(moe)]
+            out += [(shard(math.prod(shape)), count * len(layers), linear if len(shape) > 1 else 0.0)
+                    for _, shape, count in arch.layer_tensors(moe)]
             continue
         mlp_inter = shard(arch.expert_intermediate_size if moe else arch.intermediate_size)
         experts = arch.num_experts if moe else 1
-        tensors = [(q + 2 * kv) * h, h * q, h, h, experts * 2 * mlp_inter * h, experts * h * mlp_inter]
+        routed = (expert or linear) if moe else linear
+        tensors = [((q + 2 * kv) * h, linear), (h * q, linear), (h, 0.0), (h, 0.0),
+                   (experts * 2 * mlp_inter * h, routed), (experts * h * mlp_inter, routed)]
         if moe:
-            tensors.append(arch.num_experts * h)  # the router
+            tensors.append((arch.num_experts * h, 0.0))  # the router
             if arch.shared_expert_intermediate_size:
                 shared = shard(arch.shared_expert_intermediate_size)
-                tensors += [2 * shared * h, h * shared]
-        out += [(n, len(layers)) for n in tensors]
+                tensors += [(2 * shared * h, linear), (h * shared, linear)]
+        out += [(n, len(layers), each) for n, each in tensors]
     return out
 
 
@@ -3334,8 +3340,8 @@ def _vllm_sleep_backup(arch: ModelArch, tp: int, w: int) -> int:
     seg = load("memory/allocator.json")["segments"]
     round_large = seg["round_large"]
     total = small = mid = 0
-    for numel, count in _vllm_weight_numels(arch, max(1, int(tp or 1))):
-        size = numel * w
+    for numel, count, each in _vllm_weight_numels(arch, max(1, int(tp or 1))):
+        size = int(numel * (each or w))
         if size <= seg["small_request"]:
             small += size * count
         elif size < seg["large_min"]:
