@@ -160,6 +160,8 @@ VOCABULARY = (
                             "actor_rollout_ref.actor.strategy); megatron gets no estimate"),
     ("train.critic.strategy", str, "the critic's strategy, when it differs"),
     ("train.gradient_checkpointing", bool, "activations are recomputed in the backward pass"),
+    ("train.activation_offloading", bool, "TRL's activation_offloading: the tensors saved for the backward go to "
+                                          "pinned host RAM in the forward and come back layer by layer"),
     ("train.<role>.gradient_checkpointing", bool, "a role's own checkpointing (verl's critic)"),
     ("train.flash_attn", bool, "flash attention"),
     ("train.packing", bool, "samples packed into one sequence"),

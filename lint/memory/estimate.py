@@ -49,6 +49,7 @@ SRC_ORZ_SYNC = f"{SRC_ORZ}/trainer.py#L66-L80"  # policy backloaded with vLLM fo
 SRC_ORZ_BROADCAST = f"{SRC_ORZ}/actors.py#L692-L714"  # ZeRO-3: one parameter gathered at a time
 SRC_LIGER = "https://github.com/linkedin/Liger-Kernel/blob/main/src/liger_kernel/ops/fused_linear_cross_entropy.py"
 SRC_CAUSAL_LM_LOSS = "schemas/hf/causal_lm_loss.json"
+SRC_TRL_OFFLOAD = "https://github.com/huggingface/trl/blob/v1.16.0/trl/models/activation_offloading.py"
 SRC_LORA = "https://arxiv.org/abs/2106.09685"  # LoRA: r x (d_in + d_out) parameters per adapted matrix
 SRC_QLORA = "https://arxiv.org/abs/2305.14314"  # NF4 + double quantisation: 4.127 bits per parameter
 SRC_QUANT_LOAD = ("https://github.com/huggingface/transformers/blob/v4.44.2/src/transformers/modeling_utils.py "
@@ -673,12 +674,14 @@ def activation_units(arch: ModelArch, moe: bool) -> float:
 def _activation_terms(arch: ModelArch, batch: int, seq: int, checkpointing: bool, flash: bool, w: int,
                       forward_only: bool, with_logits: bool, what: str, fused: bool = False,
                       logit_seq: int | None = None, trl_logps: bool = False, split: int = 1,
-                      loss_in_logits_dtype: str = "") -> list[Term]:
+                      loss_in_logits_dtype: str = "", offloaded: bool = False) -> list[Term]:
     """``logit_seq``: tokens per sequence the LM head runs on when fewer than ``seq`` (TRL's logits_to_keep: the
     completion only). ``trl_logps``: the loss is GRPOTrainer's selective_log_softmax, not a cross entropy.
     ``split``: GPUs the layers are spread over by device_map; one GPU holds its share of the layers' saved tensors
     (the one recomputed layer and the LM head's logits are whole on the GPU that runs them).
-    ``loss_in_logits_dtype``: why the model's own cross entropy runs on its 16-bit logits ("": it upcasts)."""
+    ``loss_in_logits_dtype``: why the model's own cross entropy runs on its 16-bit logits ("": it upcasts).
+    ``offloaded``: TRL's activation_offloading moves the saved tensors to host RAM in the forward: the checkpointed
+    layer inputs but a stash of them, or without checkpointing all but the one layer the backward works on."""
     h, L, a = arch.hidden_size, arch.num_layers, arch.num_heads
     share = f"/{split}" if split > 1 else ""
     lseq = min(seq, logit_seq) if logit_seq else seq
@@ -711,9 +714,17 @@ def _activation_terms(arch: ModelArch, batch: int, seq: int, checkpointing: bool
         recompute = max(0, int(per_layer) - loss)
         beside = f" (one layer recomputed, {gib(per_layer)}, beyond the loss's {gib(loss)}: never live together)" \
             if loss else f" + one layer recomputed {gib(per_layer)}"
-        terms.append(Term("activations", int(L * ck * seq * batch * h / split + recompute),
-                          f"checkpointing: L{share}*{ck}*s*b*h = {L}{share}*{ck}*{seq}*{batch}*{h}{beside} "
-                          f"({attn_note}; {what})", SRC_ACTIVATIONS, recomputed=recompute))
+        kept, how_many = (min(L, K.activation_offload_stash), f"{min(L, K.activation_offload_stash)} kept") \
+            if offloaded else (L, f"L{share}")
+        offload_note = f", the other {L - kept} layer inputs in host RAM (activation_offloading)" if offloaded else ""
+        terms.append(Term("activations", int(kept * ck * seq * batch * h / (1 if offloaded else split) + recompute),
+                          f"checkpointing: {how_many}*{ck}*s*b*h = {kept}*{ck}*{seq}*{batch}*{h}{beside}"
+                          f"{offload_note} ({attn_note}; {what})", SRC_ACTIVATIONS, recomputed=recompute))
+    elif offloaded:
+        terms.append(Term("activations", int(per_layer),
+                          f"activation_offloading: one layer's saved tensors on the GPU, s*b*h*{act:.1f} = "
+                          f"{seq}*{batch}*{h}*{act:.1f} B, the other layers' in host RAM ({attn_note}; {what})",
+                          SRC_TRL_OFFLOAD, reused_by_backward=True))
     else:
         terms.append(Term("activations", int(all_layers),
                           f"no checkpointing: L{share}*s*b*h*{act:.1f} = {L}{share}*{seq}*{batch}*{h}*{act:.1f} B "
@@ -1517,7 +1528,8 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
     r.terms += _bounded(bound, _activation_terms(arch, b, tokens, ctx["checkpointing"], ctx["flash"] or bound, w,
                                                  False, lm_logits, how, ctx["fused_loss"],
                                                  ctx.get("logit_tokens"), ctx.get("trl_logps", False),
-                                                 ctx.get("model_split", 1), _loss_in_logits_dtype(arch, inp, ctx)))
+                                                 ctx.get("model_split", 1), _loss_in_logits_dtype(arch, inp, ctx),
+                                                 inp.flag("train.activation_offloading")))
     if _int_of(inp.get("train.lora_rank"), 0) > 0 and _quantized(ctx):
         r.terms.append(_dequantized_weight(arch, w))
     # DeepSpeed buffers: sizes from the ds_config (zero_optimization), accelerate's fill for "auto", DeepSpeed's
@@ -1938,7 +1950,8 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
         r.micro_tokens["training"] = (b * tokens, bound, how)
         r.terms += _bounded(bound, _activation_terms(arch, b, tokens, checkpointing, ctx["flash"] or bound, c,
                                                      False, role != "critic", how, ctx["fused_loss"],
-                                                     ctx.get("logit_tokens"), ctx.get("trl_logps", False)))
+                                                     ctx.get("logit_tokens"), ctx.get("trl_logps", False),
+                                                     offloaded=inp.flag("train.activation_offloading")))
         if ctx.get("trl_grpo") and role == "policy":
             # GRPO without vLLM generates with the FSDP model itself: units gathered one at a time, as in forward
             r.terms += _trl_generate_terms(arch, b, tokens, r.params, r.gpus, inp, ctx)
