@@ -385,6 +385,12 @@ def test_another_config_path_is_the_repositorys_own(tmp_path):
     assert job.verl.partial  # my_configs/exp.yaml is not among the checked files
 
 
+def _the_verl_job(folder):
+    project, _ = build_project([str(folder)], Config())
+    (job,) = [j for j in project.jobs if j.framework == "verl"]
+    return job
+
+
 def test_launch_through_an_interpreter_array_chosen_in_a_branch(tmp_path):
     """verl's examples since the uv integration (verl-project/verl#7127) launch as `"${LAUNCH[@]}" -m
     verl.trainer.main_ppo` with LAUNCH=(python3) or, under an `if`, LAUNCH=(uv run ... python3): the launch was not
@@ -396,8 +402,7 @@ def test_launch_through_an_interpreter_array_chosen_in_a_branch(tmp_path):
         '    LAUNCH=(uv run --frozen --all-packages --extra vllm --extra fsdp python3)\n'
         'fi\n'
         '"${LAUNCH[@]}" -m verl.trainer.main_ppo "${MODEL[@]}" trainer.nnodes=1 trainer.n_gpus_per_node=2\n')
-    project, _ = build_project([str(tmp_path)], Config())
-    (job,) = [j for j in project.jobs if j.framework == "verl"]
+    job = _the_verl_job(tmp_path)
     assert job.value("model.actor.path") == "Qwen/Qwen2.5-3B"
     assert (job.value("topology.nodes"), job.value("topology.gpus_per_node")) == (1, 2)
 
@@ -414,8 +419,7 @@ def test_a_model_path_under_an_unread_folder_is_named_by_its_end(tmp_path):
         'MODEL_PATH=${MODEL_PATH:-${HOME}/models/${MODEL_ID}}\n'
         'python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo actor_rollout_ref.model.path="$MODEL_PATH" '
         'trainer.nnodes=1 trainer.n_gpus_per_node=1 actor_rollout_ref.rollout.tensor_model_parallel_size=1\n')
-    project, _ = build_project([str(tmp_path)], Config())
-    (job,) = [j for j in project.jobs if j.framework == "verl"]
+    job = _the_verl_job(tmp_path)
     setting = job.settings.get("model.actor.path")
     assert setting.value is UNKNOWN and setting.tail == "/models/Qwen2.5-7B-Instruct"
     est = estimate(job, Hardware(gpu="RTX-3090"))
