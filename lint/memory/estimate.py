@@ -3112,6 +3112,8 @@ def _host(roles, role_nodes, groups, inp: _Inputs, ctx: dict, hardware, versions
                                            f"host RAM, one block per allocator segment rounded up to a power of "
                                            f"two: {count} x {gib(per)}", f"{SRC_VLLM_SLEEP}; {SRC_PINNED}"))
                 continue
+            if r.trainable and inp.flag("train.activation_offloading") and r.arch is not None:
+                persistent.append(_offloaded_activations_host(r, ctx, count))
             if ctx.get("strategy") == "megatron":
                 persistent_mcore, load = _megatron_host(r, count, index == _first_node(placement, role))
                 persistent += persistent_mcore
@@ -3298,6 +3300,27 @@ def _fsdp_host(r: RoleEstimate, inp: _Inputs, count: int, first_node: bool,
                                   f"sharded checkpoint: each rank copies its GPU-resident parameter and optimizer "
                                   f"shards ({share} x {gib(shard)})", SRC_VERL_OFFLOAD))
     return persistent, transient
+
+
+def _offloaded_activations_host(r: RoleEstimate, ctx: dict, count: int) -> Term:
+    """TRL's activation_offloading: what one training micro batch saves for its backward sits in pinned host RAM
+    (each tensor in its own pinned block, rounded up to a power of two): the checkpointed layer inputs but the GPU's
+    stash (without checkpointing every layer's saved tensors but one), and the loss's fp32 log-softmax unless the
+    loss is fused."""
+    arch, tokens = r.arch, r.micro_tokens.get("training", (0,))[0]
+    h, L = arch.hidden_size, arch.num_layers
+    if ctx["checkpointing"]:
+        layers = max(0, L - K.activation_offload_stash)
+        acts = layers * _pow2(K.checkpoint_bytes * tokens * h)
+        what = f"{layers} layer inputs of {gib(K.checkpoint_bytes * tokens * h)}"
+    else:
+        acts = int((L - 1) * tokens * h * activation_units(arch, bool(arch.num_experts)))
+        what = f"{L - 1} layers' saved tensors ({gib(acts)})"
+    loss = 0 if ctx["fused_loss"] else _pow2(dtype_bytes("fp32", 4) * tokens * arch.vocab_size)
+    per = acts + loss
+    return Term(f"activations:{r.role}", count * per,
+                f"activation_offloading: {what}" + (f" + the loss's fp32 log-softmax {gib(loss)}" if loss else "")
+                + f", pinned, per process: {count} x {gib(per)}", SRC_TRL_OFFLOAD)
 
 
 def _pow2(n: int) -> int:
