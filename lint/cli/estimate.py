@@ -37,6 +37,7 @@ def launch_reader(project, job):
 def _job_from_options(model, gpus, gpus_per_node, zero, offload_optimizer, offload_param, dtype, grad_accum_dtype,
                       micro_batch, seq_len, gradient_checkpointing, flash_attn, job_type, extra=None, framework=None):
     from rlhf_lint.frameworks.jobs import Job
+    from rlhf_lint.memory.estimate import ASSUMED_SDPA
     from rlhf_lint.model import Setting, Settings
 
     settings = Settings()
@@ -72,7 +73,7 @@ def _job_from_options(model, gpus, gpus_per_node, zero, offload_optimizer, offlo
     notes = []
     if flash_attn is None:
         # transformers' default attention since 4.36 is SDPA, whose kernels hold no seq x seq scores
-        settings.add(Setting("train.flash_attn", True, origin="assumed: SDPA"))
+        settings.add(Setting("train.flash_attn", True, origin=ASSUMED_SDPA))
         notes.append("attention kernel not given: SDPA or flash attention assumed (transformers' default since "
                      "4.36), no seq x seq scores; --no-flash-attn sizes eager attention")
     if gradient_checkpointing is None:

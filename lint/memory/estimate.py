@@ -483,6 +483,38 @@ def _loss_in_logits_dtype(arch: ModelArch, inp: _Inputs, ctx: dict) -> str:
     return f"transformers {(ctx.get('versions') or {}).get('transformers')} {arch.model_type}: no fp32 upcast"
 
 
+ASSUMED_SDPA = "assumed: SDPA"  # the origin `rlhf-lint estimate` gives an attention kernel the options leave open
+
+
+def _flash(arch: ModelArch, inp: _Inputs, ctx: dict) -> bool:
+    """Whether the attention holds no seq x seq scores. A launch that names no attention gets transformers' default
+    of the release in use (schemas/hf/attention_default.json): eager before 4.36, and after it for a model whose
+    code does not support SDPA (gemma-2 from 5.21, softcapping); an unknown release or model code keeps SDPA."""
+    from rlhf_lint.schemas import load
+
+    setting = inp.settings.get("train.flash_attn")
+    defaults = (load("hf/training_args.json")["defaults"]["train.flash_attn"]["origin"], ASSUMED_SDPA)
+    if not ctx["flash"] or setting is None or setting.origin not in defaults \
+            or ctx.get("framework", "") not in HF_TRAINERS + ("deepspeed", ""):
+        return ctx["flash"]
+    release = _release(ctx.get("versions"), "transformers")
+    if release is None:
+        return True
+    table = load("hf/attention_default.json")
+    version = (ctx.get("versions") or {}).get("transformers")
+    if release < tuple(int(p) for p in table["sdpa_default_since"].split(".")):
+        why = f"transformers {version} runs eager attention by default (SDPA is its default from " \
+              f"{table['sdpa_default_since']}): seq x seq scores counted"
+    else:
+        row = _release_row(table["model_types"].get(arch.model_type, []), ctx.get("versions"), "transformers")
+        if row is None or row["attention"] == "sdpa":
+            return True
+        why = f"{arch.model_type} has no SDPA path in transformers {version}: eager attention, seq x seq scores counted"
+    if why not in inp.assumptions:
+        inp.assumptions.append(why)
+    return False
+
+
 def _trl_reference(inp: _Inputs, versions: dict | None) -> bool:
     """Whether GRPOTrainer loads a reference model: beta != 0 (grpo_trainer.py: `if self.beta == 0.0: ref_model =
     None`). beta unset: its default is 0.04 up to TRL 0.18 and 0.0 since 0.19; an unknown release gets the current
@@ -1525,7 +1557,8 @@ def _trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
     b, tokens, how, bound = _ds_micro_tokens(inp, ctx, role, True)
     r.micro_tokens["training"] = (b * tokens, bound, how)
     lm_logits = role != "critic" and inp.get("model.lm_logits") is not False
-    r.terms += _bounded(bound, _activation_terms(arch, b, tokens, ctx["checkpointing"], ctx["flash"] or bound, w,
+    r.terms += _bounded(bound, _activation_terms(arch, b, tokens, ctx["checkpointing"], _flash(arch, inp, ctx) or bound,
+                                                 w,
                                                  False, lm_logits, how, ctx["fused_loss"],
                                                  ctx.get("logit_tokens"), ctx.get("trl_logps", False),
                                                  ctx.get("model_split", 1), _loss_in_logits_dtype(arch, inp, ctx),
@@ -1693,7 +1726,7 @@ def _inference_role(role: str, arch: ModelArch, params: int, n: int, inp: _Input
                                                    f"training uses ZeRO-3)", SRC_ZERO))
     b, tokens, how, bound = _ds_micro_tokens(inp, ctx, role, False)
     r.micro_tokens["experience"] = (b * tokens, bound, how)
-    r.terms += _bounded(bound, _activation_terms(arch, b, tokens, True, ctx["flash"] or bound, w, True,
+    r.terms += _bounded(bound, _activation_terms(arch, b, tokens, True, _flash(arch, inp, ctx) or bound, w, True,
                                                  role == "ref", f"forward {how}",
                                                  logit_seq=ctx.get("logit_tokens")))
     if stage == 3 or offloaded:
@@ -1948,7 +1981,7 @@ def _fsdp_trainable_role(role: str, arch: ModelArch, params: int, n: int, inp: _
         # the HF Trainer's forward and loss are the same under FSDP as under DDP or ZeRO: the same terms
         b, tokens, how, bound = _ds_micro_tokens(inp, ctx, role, True)
         r.micro_tokens["training"] = (b * tokens, bound, how)
-        r.terms += _bounded(bound, _activation_terms(arch, b, tokens, checkpointing, ctx["flash"] or bound, c,
+        r.terms += _bounded(bound, _activation_terms(arch, b, tokens, checkpointing, _flash(arch, inp, ctx) or bound, c,
                                                      False, role != "critic", how, ctx["fused_loss"],
                                                      ctx.get("logit_tokens"), ctx.get("trl_logps", False),
                                                      offloaded=inp.flag("train.activation_offloading")))

@@ -22,6 +22,8 @@ from rlhf_lint.schemas.build.upstream import newest_patches
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TABLE = os.path.join(HERE, "hf", "causal_lm_loss.json")
+ATTENTION_TABLE = os.path.join(HERE, "hf", "attention_default.json")
+SDPA_DEFAULT_SINCE = "4.36"  # _autoset_attn_implementation picks sdpa for a model that supports it
 OLDEST = (4, 30)
 MODELING = re.compile(r"transformers/models/([a-z0-9_]+)/modeling_[a-z0-9_]+\.py")
 LOSS_UTILS = "transformers/loss/loss_utils.py"
@@ -104,6 +106,38 @@ def modeling_paths(text: str, upcasts: bool) -> list[tuple[str, str]]:
     return out
 
 
+def supports_sdpa(text: str) -> str | None:
+    """The class of a modeling file that sets ``_supports_sdpa = True``, or None."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            for stmt in node.body:
+                if isinstance(stmt, ast.Assign) and any(getattr(t, "id", "") == "_supports_sdpa" for t in stmt.targets) \
+                        and isinstance(stmt.value, ast.Constant) and stmt.value.value is True:
+                    return node.name
+    return None
+
+
+def release_attention(release, model_types) -> dict[str, tuple[str, str, str]]:
+    """{model_type: (attention, class, file)} of the causal LMs of one release: what transformers picks when the
+    launch names no attn_implementation (sdpa from 4.36 for a model that supports it, else eager)."""
+    names = release.names()
+    version = tuple(int(p) for p in release.version.split(".")[:2])
+    since = tuple(int(p) for p in SDPA_DEFAULT_SINCE.split("."))
+    out: dict[str, tuple[str, str, str]] = {}
+    for name in names:
+        m = MODELING.fullmatch(name)
+        if not m or m.group(1) not in model_types:
+            continue
+        cls = supports_sdpa(release.read(name)) if version >= since else None
+        if cls is not None or m.group(1) not in out:
+            out[m.group(1)] = ("sdpa" if cls else "eager", cls or "", name)
+    return out
+
+
 def release_paths(release) -> dict[str, tuple[str, str, str]]:
     """{model_type: (path, class, file)} of one release; a model_type with several causal LMs takes the 16-bit
     path if any of them has it (the estimate must not count fp32 logits a model never makes)."""
@@ -120,9 +154,9 @@ def release_paths(release) -> dict[str, tuple[str, str, str]]:
     return out
 
 
-def ranges(per_release: list[tuple[str, dict]]) -> dict[str, list[dict]]:
-    """Rows {since, until, path, source} per model_type: since is the minor series of the first release read with
-    the path, until that of the first without it (None: the newest read still has it)."""
+def ranges(per_release: list[tuple[str, dict]], field: str = "path", what: str = "{cls}.forward") -> dict[str, list[dict]]:
+    """Rows {since, until, <field>, source} per model_type: since is the minor series of the first release read
+    with the value, until that of the first without it (None: the newest read still has it)."""
     table: dict[str, list[dict]] = {}
     for version, paths in per_release:
         minor = ".".join(version.split(".")[:2])
@@ -130,12 +164,13 @@ def ranges(per_release: list[tuple[str, dict]]) -> dict[str, list[dict]]:
             rows = table.setdefault(model_type, [])
             now = paths.get(model_type)
             last = rows[-1] if rows else None
-            if last is not None and last["until"] is None and (now is None or now[0] != last["path"]):
+            if last is not None and last["until"] is None and (now is None or now[0] != last[field]):
                 last["until"] = minor
             if now is not None and (last is None or last["until"] is not None):
-                path, cls, file = now
-                rows.append({"since": minor, "until": None, "path": path,
-                             "source": BLOB.format(version=version, path=file) + f" ({cls}.forward)"})
+                value, cls, file = now
+                rows.append({"since": minor, "until": None, field: value,
+                             "source": BLOB.format(version=version, path=file)
+                             + (f" ({what.format(cls=cls)})" if cls else "")})
     return table
 
 
@@ -145,10 +180,13 @@ def refresh(cache, versions: list[str] | None = None, log=print) -> dict:
     if not versions:
         listed = cache.cached_versions("transformers") if cache.offline else index_versions("transformers")
         versions = newest_patches(listed, OLDEST)
-    per_release = []
+    per_release, attention = [], []
     for version in versions:
         log(f"  transformers {version}")
-        per_release.append((version, release_paths(cache.release("transformers", version, "wheel"))))
+        release = cache.release("transformers", version, "wheel")
+        paths = release_paths(release)
+        per_release.append((version, paths))
+        attention.append((version, release_attention(release, set(paths))))
     data = {
         "note": "Whether a causal LM's forward(labels=...) computes its cross entropy on fp32 logits ('fp32': an "
                 "upcast in the forward or loss_utils.ForCausalLMLoss) or on the LM head's own 16-bit output "
@@ -162,6 +200,20 @@ def refresh(cache, versions: list[str] | None = None, log=print) -> dict:
     }
     with open(TABLE, "w", encoding="utf-8", newline="\n") as fh:
         json.dump(data, fh, indent=1, ensure_ascii=False)
+        fh.write("\n")
+    attention_data = {
+        "note": "The attention a causal LM runs when the launch names no attn_implementation, per model_type and "
+                "transformers release: before 4.36 eager for every model; from 4.36 transformers' "
+                "_autoset_attn_implementation picks sdpa for a model whose modeling file sets _supports_sdpa = True, "
+                "else eager (which saves the seq x seq scores). Built with causal_lm_loss.json.",
+        "sdpa_default_since": SDPA_DEFAULT_SINCE,
+        "sdpa_default_source": "https://github.com/huggingface/transformers/blob/v4.36.2/src/transformers/"
+                               "modeling_utils.py (_autoset_attn_implementation, _check_and_enable_sdpa)",
+        "releases": versions,
+        "model_types": dict(sorted(ranges(attention, "attention", "{cls}._supports_sdpa").items())),
+    }
+    with open(ATTENTION_TABLE, "w", encoding="utf-8", newline="\n") as fh:
+        json.dump(attention_data, fh, indent=1, ensure_ascii=False)
         fh.write("\n")
     sixteen = sorted(t for t, rows in data["model_types"].items() if any(r["path"] == "logits_dtype" for r in rows))
     return {"table": "hf/causal_lm_loss.json", "added": sum(len(r) for r in data["model_types"].values()),
