@@ -659,11 +659,17 @@ def _from_tail(res: ModelResolution, inp: _Inputs) -> ModelResolution:
 
 def _named_by_tail(setting) -> str | None:
     """The last directory of an unread model path's known end (``$HOME/models/Qwen3-8B``: Qwen3-8B), which names
-    the model as a local checkpoint folder does; None without a path separator before it."""
+    the model as a local checkpoint folder does, or the hub id its last two directories spell when the catalog has
+    it (``$ROOT/models/Qwen/Qwen2.5-0.5B-Instruct``); None without a path separator before it."""
+    from rlhf_lint.memory.catalog import model_by_id
+
     if setting is None or setting.value is not UNKNOWN or "/" not in setting.tail:
         return None
-    name = setting.tail.rstrip("/").rpartition("/")[2]
-    return name if any(c.isalpha() for c in name) else None
+    parts = [p for p in setting.tail.split("/") if p]
+    if not parts or not any(c.isalpha() for c in parts[-1]):
+        return None
+    hub_id = "/".join(parts[-2:])
+    return hub_id if len(parts) >= 2 and model_by_id(hub_id) is not None else parts[-1]
 
 
 def _gpus_of(inp: _Inputs, role: str, hardware) -> tuple[int, int]:

@@ -34,3 +34,14 @@ def test_a_tail_without_a_folder_names_nothing(tmp_path):
     (job,) = project.jobs
     est = estimate(job, Hardware(gpu="H100-80GB", gpus_per_node=8))
     assert not est.roles
+
+
+def test_a_tail_that_spells_a_hub_id_takes_that_entry(tmp_path):
+    (tmp_path / "run.sh").write_text("deepspeed --module openrlhf.cli.train_sft --pretrain "
+                                     "$ROOT/models/Qwen/Qwen2.5-7B-Instruct --zero_stage 3 --bf16\n")
+    project, _ = build_project([str(tmp_path)], Config())
+    (job,) = project.jobs
+    est = estimate(job, Hardware(gpu="H100-80GB", gpus_per_node=8))
+    # the exact hub id (a catalog variant of Qwen2.5-7B, with its own context length), not a name guess
+    assert {r.model for r in est.roles} == {"Qwen/Qwen2.5-7B-Instruct"}
+    assert est.models["Qwen/Qwen2.5-7B-Instruct"].how == "catalog, path tail"
