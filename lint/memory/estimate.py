@@ -489,7 +489,8 @@ ASSUMED_SDPA = "assumed: SDPA"  # the origin `rlhf-lint estimate` gives an atten
 def _flash(arch: ModelArch, inp: _Inputs, ctx: dict) -> bool:
     """Whether the attention holds no seq x seq scores. A launch that names no attention gets transformers' default
     of the release in use (schemas/hf/attention_default.json): eager before 4.36, and after it for a model whose
-    code does not support SDPA (gemma-2 from 5.21, softcapping); an unknown release or model code keeps SDPA."""
+    code does not support SDPA (gemma-2 from 5.21, softcapping); an unknown release, remote code or a model
+    transformers does not ship keeps SDPA."""
     from rlhf_lint.schemas import load
 
     setting = inp.settings.get("train.flash_attn")
@@ -502,6 +503,8 @@ def _flash(arch: ModelArch, inp: _Inputs, ctx: dict) -> bool:
         return True
     table = load("hf/attention_default.json")
     version = (ctx.get("versions") or {}).get("transformers")
+    if arch.model_type not in table["model_types"]:
+        return True  # remote code (Qwen-1 picks flash-attn itself) or an unknown model: its own choice, not known
     if release < tuple(int(p) for p in table["sdpa_default_since"].split(".")):
         why = f"transformers {version} runs eager attention by default (SDPA is its default from " \
               f"{table['sdpa_default_since']}): seq x seq scores counted"

@@ -46,3 +46,9 @@ def test_supports_sdpa_reads_the_class_attribute():
     assert supports_sdpa("class P(PreTrainedModel):\n    _supports_sdpa = True\n") == "P"
     assert supports_sdpa("class P(PreTrainedModel):\n    _supports_sdpa = False\n") is None
     assert supports_sdpa("def f(:\n") is None
+
+
+def test_remote_code_chooses_its_own_attention(tmp_path):
+    """Qwen-1's modeling_qwen.py uses flash-attn when installed, whatever transformers' default."""
+    _, assumptions = run(tmp_path, "4.32.1", "Qwen/Qwen-7B")
+    assert not any("eager" in a for a in assumptions)
