@@ -892,7 +892,7 @@ def interpret(command, source, project) -> list[Job]:
             word = value.word
             origin = getattr(word, "origin", "") if word is not None else ""
             raw = word.text if word is not None and isinstance(word.text, str) else None
-            tail = getattr(word, "suffix", "") if mapped is UNKNOWN else ""
+            tail = word.suffix if word is not None and mapped is UNKNOWN else ""
             settings.add(Setting(key, mapped, path, value.span, origin, raw if raw != mapped else None, tail))
     for row in k.data.get("version_defaults", ()):
         if inv.tag <= k.index(row["last"]) and settings.get(row["key"]) is None:

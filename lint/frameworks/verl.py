@@ -210,7 +210,7 @@ def split_override(word, source_text: str | None) -> Override | None:
         start = source_text.find(m.group(0), word.span.start)
         key_span = Span(start, start + len(m.group(0)) - 1) if start >= 0 else None
         return Override(m.group(1) or "", m.group(2), UNKNOWN, written, word.path, word.span, key_span, None,
-                        getattr(word, "suffix", ""))
+                        word.suffix)
     m = _OVERRIDE.match(text)
     if not m or (m.group("value") is None and m.group("op") != "~"):
         return None

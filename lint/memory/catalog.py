@@ -161,15 +161,22 @@ class ModelArch:
         """Routed experts' parameters over every layer (what expert parallelism splits)."""
         return self.moe_layer_count * self.num_experts * self.mlp_params(self.expert_intermediate_size)
 
+    def norm_params(self) -> int:
+        """One norm: its weight (and bias, GPT-2 style)."""
+        return self.hidden_size * (2 if self.biases else 1)
+
     def layer_params(self) -> int:
         """One decoder layer: the largest (an MoE layer where there are both)."""
-        norm = self.hidden_size * (2 if self.biases else 1)
         ffn = self.moe_ffn_params() if self.num_experts else self.mlp_params(self.intermediate_size)
-        return self.attention_params() + ffn + self.norms_per_layer * norm
+        return self.attention_params() + ffn + self.norms_per_layer * self.norm_params()
 
     def decoder_params(self) -> int:
-        norm = self.hidden_size * (2 if self.biases else 1)
-        return self.num_layers * (self.attention_params() + self.norms_per_layer * norm) + self._ffn_total()
+        return self.num_layers * (self.attention_params() + self.norms_per_layer * self.norm_params()) \
+            + self._ffn_total()
+
+    def decoder_linear_params(self) -> int:
+        """The decoder's parameters but its norms: its linear layers (and the router)."""
+        return self.decoder_params() - self.num_layers * self.norms_per_layer * self.norm_params()
 
     def embedding_params(self) -> int:
         return self.vocab_size * self.hidden_size
@@ -179,7 +186,7 @@ class ModelArch:
         n = self.embedding_params() + self.position_embeddings * h
         if not self.tie_embeddings:
             n += self.vocab_size * h
-        n += self.decoder_params() + h * (2 if self.biases else 1)
+        n += self.decoder_params() + self.norm_params()
         return n + self.extra_params
 
     def _mlp_tensors(self, prefix: str, inter: int) -> list[tuple[str, tuple[int, ...]]]:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # annotations only; importing typing costs ~2 ms of every sta
 from rlhf_lint.startup.records import field, record, replace
 from rlhf_lint.model import UNKNOWN, Setting
 from rlhf_lint.frameworks.precision import dtype_bytes
-from rlhf_lint.memory.catalog import GIB, GPU, ModelArch, ModelResolution, resolve_gpu, resolve_model
+from rlhf_lint.memory.catalog import GIB, GPU, ModelArch, ModelResolution, model_by_id, resolve_gpu, resolve_model
 
 # sources of the formulas (kept short in the Terms; the full list is in docs/accuracy.md)
 SRC_ZERO = "https://arxiv.org/abs/1910.02054"  # ZeRO paper, model-state table
@@ -501,15 +501,17 @@ def _flash(arch: ModelArch, inp: _Inputs, ctx: dict) -> bool:
     release = _release(ctx.get("versions"), "transformers")
     if release is None:
         return True
+    from rlhf_lint.frameworks.deepspeed import version_tuple
+
     table = load("hf/attention_default.json")
     version = (ctx.get("versions") or {}).get("transformers")
     if arch.model_type not in table["model_types"]:
         return True  # remote code (Qwen-1 picks flash-attn itself) or an unknown model: its own choice, not known
-    if release < tuple(int(p) for p in table["sdpa_default_since"].split(".")):
+    if release < version_tuple(table["sdpa_default_since"]):
         why = f"transformers {version} runs eager attention by default (SDPA is its default from " \
               f"{table['sdpa_default_since']}): seq x seq scores counted"
     else:
-        row = _release_row(table["model_types"].get(arch.model_type, []), ctx.get("versions"), "transformers")
+        row = _release_row(table["model_types"][arch.model_type], ctx.get("versions"), "transformers")
         if row is None or row["attention"] == "sdpa":
             return True
         why = f"{arch.model_type} has no SDPA path in transformers {version}: eager attention, seq x seq scores counted"
@@ -664,8 +666,6 @@ def _named_by_tail(setting) -> str | None:
     """The last directory of an unread model path's known end (``$HOME/models/Qwen3-8B``: Qwen3-8B), which names
     the model as a local checkpoint folder does, or the hub id its last two directories spell when the catalog has
     it (``$ROOT/models/Qwen/Qwen2.5-0.5B-Instruct``); None without a path separator before it."""
-    from rlhf_lint.memory.catalog import model_by_id
-
     if setting is None or setting.value is not UNKNOWN or "/" not in setting.tail:
         return None
     parts = [p for p in setting.tail.split("/") if p]
@@ -2441,9 +2441,7 @@ def _stored_weights(arch: ModelArch) -> tuple[int, float, str]:
     if arch.expert_weight_bytes:
         return arch.expert_params(), arch.expert_weight_bytes, "routed-expert weights in MXFP4"
     if arch.linear_weight_bytes:
-        norm = arch.hidden_size * (2 if arch.biases else 1)
-        linear = arch.decoder_params() - arch.num_layers * arch.norms_per_layer * norm
-        return linear, arch.linear_weight_bytes, "decoder linear weights in FP8"
+        return arch.decoder_linear_params(), arch.linear_weight_bytes, "decoder linear weights in FP8"
     return 0, 0.0, ""
 
 

@@ -18,6 +18,8 @@ import json
 import os
 import re
 
+from packaging.version import Version
+
 from rlhf_lint.schemas.build.upstream import newest_patches
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -78,24 +80,25 @@ def forward_loss(fn: ast.FunctionDef, loss_function_upcasts: bool) -> str | None
 
 def loss_function_upcasts(text: str | None) -> bool:
     """Whether loss_utils.ForCausalLMLoss upcasts its logits (``logits = logits.float()``)."""
-    if text is None:
-        return False
-    tree = ast.parse(text)
-    for node in tree.body:
+    tree = parse_module(text) if text is not None else None
+    for node in tree.body if tree is not None else []:
         if isinstance(node, ast.FunctionDef) and node.name == "ForCausalLMLoss":
             return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "float"
                        and _is_logits(n.func.value) for n in ast.walk(node))
     return False
 
 
-def modeling_paths(text: str, upcasts: bool) -> list[tuple[str, str]]:
-    """(class, path) of each causal-LM class of one modeling file whose forward computes a loss."""
+def parse_module(text: str) -> ast.Module | None:
     try:
-        tree = ast.parse(text)
+        return ast.parse(text)
     except SyntaxError:
-        return []
+        return None
+
+
+def modeling_paths(tree: ast.Module | None, upcasts: bool) -> list[tuple[str, str]]:
+    """(class, path) of each causal-LM class of one modeling file whose forward computes a loss."""
     out = []
-    for node in tree.body:
+    for node in tree.body if tree is not None else []:
         if isinstance(node, ast.ClassDef) and node.name.endswith(("ForCausalLM", "LMHeadModel")) \
                 and not node.name.startswith(("TF", "Flax")):
             for fn in node.body:
@@ -106,13 +109,9 @@ def modeling_paths(text: str, upcasts: bool) -> list[tuple[str, str]]:
     return out
 
 
-def supports_sdpa(text: str) -> str | None:
+def supports_sdpa(tree: ast.Module | None) -> str | None:
     """The class of a modeling file that sets ``_supports_sdpa = True``, or None."""
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return None
-    for node in tree.body:
+    for node in tree.body if tree is not None else []:
         if isinstance(node, ast.ClassDef):
             for stmt in node.body:
                 if isinstance(stmt, ast.Assign) and any(getattr(t, "id", "") == "_supports_sdpa" for t in stmt.targets) \
@@ -121,40 +120,32 @@ def supports_sdpa(text: str) -> str | None:
     return None
 
 
-def release_attention(release, model_types) -> dict[str, tuple[str, str, str]]:
-    """{model_type: (attention, class, file)} of the causal LMs of one release: what transformers picks when the
-    launch names no attn_implementation (sdpa from 4.36 for a model that supports it, else eager)."""
-    names = release.names()
-    version = tuple(int(p) for p in release.version.split(".")[:2])
-    since = tuple(int(p) for p in SDPA_DEFAULT_SINCE.split("."))
-    out: dict[str, tuple[str, str, str]] = {}
-    for name in names:
-        m = MODELING.fullmatch(name)
-        if not m or m.group(1) not in model_types:
-            continue
-        cls = supports_sdpa(release.read(name)) if version >= since else None
-        if cls is not None or m.group(1) not in out:
-            out[m.group(1)] = ("sdpa" if cls else "eager", cls or "", name)
-    return out
-
-
-def release_paths(release) -> dict[str, tuple[str, str, str]]:
-    """{model_type: (path, class, file)} of one release; a model_type with several causal LMs takes the 16-bit
-    path if any of them has it (the estimate must not count fp32 logits a model never makes)."""
+def release_tables(release) -> tuple[dict, dict]:
+    """Two {model_type: (value, class, file)} maps of one release, each modeling file parsed once: the loss path
+    (a model_type with several causal LMs takes the 16-bit path if any of them has it: the estimate must not count
+    fp32 logits a model never makes), and the attention transformers picks when the launch names none (sdpa from
+    4.36 for a model whose code supports it, else eager)."""
     names = release.names()
     upcasts = loss_function_upcasts(release.read(LOSS_UTILS) if LOSS_UTILS in names else None)
-    out: dict[str, tuple[str, str, str]] = {}
+    sdpa_default = Version(release.version).release[:2] >= Version(SDPA_DEFAULT_SINCE).release
+    paths: dict[str, tuple[str, str, str]] = {}
+    attention: dict[str, tuple[str, str, str]] = {}
     for name in names:
         m = MODELING.fullmatch(name)
         if not m:
             continue
-        for cls, path in modeling_paths(release.read(name), upcasts):
-            if m.group(1) not in out or path == "logits_dtype":
-                out[m.group(1)] = (path, cls, name)
-    return out
+        model_type, tree = m.group(1), parse_module(release.read(name))
+        for cls, path in modeling_paths(tree, upcasts):
+            if model_type not in paths or path == "logits_dtype":
+                paths[model_type] = (path, cls, name)
+        cls = supports_sdpa(tree) if sdpa_default else None
+        if cls is not None or model_type not in attention:
+            attention[model_type] = ("sdpa" if cls else "eager", cls or "", name)
+    return paths, {t: v for t, v in attention.items() if t in paths}  # causal LMs only
 
 
-def ranges(per_release: list[tuple[str, dict]], field: str = "path", what: str = "{cls}.forward") -> dict[str, list[dict]]:
+def ranges(per_release: list[tuple[str, dict]], field: str = "path",
+           what: str = "{cls}.forward") -> dict[str, list[dict]]:
     """Rows {since, until, <field>, source} per model_type: since is the minor series of the first release read
     with the value, until that of the first without it (None: the newest read still has it)."""
     table: dict[str, list[dict]] = {}
@@ -183,10 +174,9 @@ def refresh(cache, versions: list[str] | None = None, log=print) -> dict:
     per_release, attention = [], []
     for version in versions:
         log(f"  transformers {version}")
-        release = cache.release("transformers", version, "wheel")
-        paths = release_paths(release)
+        paths, defaults = release_tables(cache.release("transformers", version, "wheel"))
         per_release.append((version, paths))
-        attention.append((version, release_attention(release, set(paths))))
+        attention.append((version, defaults))
     data = {
         "note": "Whether a causal LM's forward(labels=...) computes its cross entropy on fp32 logits ('fp32': an "
                 "upcast in the forward or loss_utils.ForCausalLMLoss) or on the LM head's own 16-bit output "

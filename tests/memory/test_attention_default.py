@@ -5,7 +5,7 @@ import pytest
 from rlhf_lint.engine.config import Config, Hardware
 from rlhf_lint.engine.runner import build_project
 from rlhf_lint.memory.estimate import estimate
-from rlhf_lint.schemas.build.causal_lm_loss import supports_sdpa
+from rlhf_lint.schemas.build.causal_lm_loss import parse_module, supports_sdpa
 
 
 def run(tmp_path, transformers, model="meta-llama/Llama-2-7b-hf", extra=""):
@@ -43,9 +43,9 @@ def test_the_launch_naming_its_attention_wins(tmp_path):
 
 
 def test_supports_sdpa_reads_the_class_attribute():
-    assert supports_sdpa("class P(PreTrainedModel):\n    _supports_sdpa = True\n") == "P"
-    assert supports_sdpa("class P(PreTrainedModel):\n    _supports_sdpa = False\n") is None
-    assert supports_sdpa("def f(:\n") is None
+    assert supports_sdpa(parse_module("class P(PreTrainedModel):\n    _supports_sdpa = True\n")) == "P"
+    assert supports_sdpa(parse_module("class P(PreTrainedModel):\n    _supports_sdpa = False\n")) is None
+    assert supports_sdpa(parse_module("def f(:\n")) is None
 
 
 def test_remote_code_chooses_its_own_attention(tmp_path):
